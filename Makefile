@@ -1,0 +1,34 @@
+VENV ?= .venv
+PY := $(VENV)/bin/python
+EXAMPLES ?= examples/conversations.jsonl
+
+.PHONY: setup demo test test-fast lint format bench clean
+
+$(VENV)/.mtrag-setup-done: pyproject.toml scripts/setup.sh
+	bash scripts/setup.sh
+
+setup: $(VENV)/.mtrag-setup-done
+
+## Answer the example conversations with the offline default models
+demo: setup
+	$(VENV)/bin/mtrag-graph answer $(EXAMPLES) -o demo-predictions.jsonl --show
+
+## The whole test suite (unit tests with fakes + real-model tests)
+test: setup
+	$(PY) -m pytest -q
+
+## Unit tests only (no real models)
+test-fast: setup
+	$(PY) -m pytest -q -m "not slow"
+
+lint: setup
+	$(VENV)/bin/ruff check mtrag_graph tests
+	$(VENV)/bin/ruff format --check mtrag_graph tests
+	$(VENV)/bin/mypy mtrag_graph
+
+format: setup
+	$(VENV)/bin/ruff format mtrag_graph tests
+	$(VENV)/bin/ruff check --fix mtrag_graph tests
+
+clean:
+	rm -rf $(VENV) demo-predictions.jsonl .pytest_cache

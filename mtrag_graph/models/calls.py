@@ -1,0 +1,210 @@
+"""Calling chat models from nodes: timing, token accounting, bounded retries, strict parsing.
+
+LLM output is untrusted. ``ask_choice`` and ``ask_json`` constrain decoding where the backend can
+(llama.cpp grammar / JSON schema, OpenAI-compatible ``response_format``), parse strictly anyway, and
+on a parse failure ask again with the error appended (decoding is deterministic, so an unchanged
+prompt would fail the same way). After ``retries`` failed attempts they return ``None`` and the
+caller records its safe default.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import BaseModel, ValidationError
+
+from mtrag_graph.models.factory import model_name
+
+T = TypeVar("T", bound=BaseModel)
+
+TRANSIENT_ERROR_NAMES = {
+    "APIConnectionError",
+    "APITimeoutError",
+    "RateLimitError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "ConnectionError",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "TimeoutError",
+    "ReadTimeout",
+    "ConnectTimeout",
+    "TransientModelError",
+}
+
+
+class TransientModelError(RuntimeError):
+    """A model failure worth retrying (raised by fault-injection wrappers and adapters)."""
+
+
+def is_transient(error: BaseException) -> bool:
+    """Connection, timeout, rate-limit and 5xx errors are transient; bad requests are not."""
+    for cls in type(error).__mro__:
+        if cls.__name__ in TRANSIENT_ERROR_NAMES:
+            return True
+    status = getattr(error, "status_code", None)
+    return isinstance(status, int) and (status == 429 or status >= 500)
+
+
+@dataclass
+class CallLog:
+    """What a node's model calls cost; ``records`` go into the state's ``model_calls``."""
+
+    node: str
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _constraint_options(model: BaseChatModel, choices=None, json_schema=None) -> dict[str, Any]:
+    if not choices and not json_schema:
+        return {}
+    if type(model).__name__ in ("ChatOpenAI", "AzureChatOpenAI"):
+        schema = json_schema or {
+            "type": "object",
+            "properties": {"answer": {"type": "string", "enum": list(choices)}},
+            "required": ["answer"],
+        }
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": schema, "strict": False},
+            }
+        }
+    return {"choices": list(choices)} if choices else {"json_schema": json_schema}
+
+
+def invoke_text(
+    model: BaseChatModel,
+    messages: Sequence[BaseMessage],
+    log: CallLog,
+    *,
+    max_tokens: int | None = None,
+    transient_retries: int = 2,
+    backoff_seconds: float = 0.5,
+    **options: Any,
+) -> AIMessage:
+    """One model call, retried with backoff on transient errors; each attempt is logged."""
+    if max_tokens:
+        options["max_tokens"] = max_tokens
+    config = {"run_name": f"{log.node}.model", "metadata": {"node": log.node}}
+    attempt = 0
+    while True:
+        attempt += 1
+        started = time.perf_counter()
+        record: dict[str, Any] = {"node": log.node, "model": model_name(model), "attempt": attempt}
+        try:
+            reply = model.invoke(list(messages), config=config, **options)
+        except Exception as error:  # noqa: BLE001 - classified below, re-raised when permanent
+            record.update(seconds=time.perf_counter() - started, error=f"{type(error).__name__}: {error}")
+            log.records.append(record)
+            if attempt > transient_retries or not is_transient(error):
+                raise
+            time.sleep(backoff_seconds * 2 ** (attempt - 1))
+            continue
+        meta = reply.response_metadata or {}
+        usage = reply.usage_metadata or {}
+        prompt_tokens = meta.get("prompt_tokens", usage.get("input_tokens"))
+        record.update(
+            seconds=time.perf_counter() - started,
+            prompt_tokens=prompt_tokens,
+            prompt_tokens_processed=meta.get("prompt_tokens_processed", prompt_tokens),
+            completion_tokens=meta.get("completion_tokens", usage.get("output_tokens")),
+            finish_reason=meta.get("finish_reason"),
+        )
+        log.records.append(record)
+        return reply
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def parse_choice(text: str, choices: Sequence[str]) -> str | None:
+    """The choice a reply names: the whole reply, ``{"answer": ...}``, or its first word; else None."""
+    raw = text.strip()
+    if raw.startswith("{"):
+        try:
+            value = json.loads(raw).get("answer")
+        except (json.JSONDecodeError, AttributeError):
+            return None
+        raw = str(value) if value is not None else ""
+    lowered = raw.strip().strip("\"'`*. ").lower()
+    wanted = {c.lower(): c for c in choices}
+    if lowered in wanted:
+        return wanted[lowered]
+    words = _WORD.findall(lowered)
+    if words and words[0] in wanted:
+        return wanted[words[0]]
+    return None
+
+
+def parse_json_object(text: str, schema: type[T]) -> T:
+    """Validate the first JSON object in ``text`` against ``schema``; raises ValueError."""
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        raise ValueError("no JSON object in the reply")
+    try:
+        data = json.loads(text[start : end + 1])
+    except json.JSONDecodeError as error:
+        raise ValueError(f"invalid JSON: {error.msg}") from None
+    try:
+        return schema.model_validate(data)
+    except ValidationError as error:
+        raise ValueError(f"JSON does not match {schema.__name__}: {error.errors()[0]['msg']}") from None
+
+
+def ask_choice(
+    model: BaseChatModel,
+    messages: Sequence[BaseMessage],
+    choices: Sequence[str],
+    log: CallLog,
+    *,
+    retries: int = 2,
+) -> tuple[str | None, list[str]]:
+    """One of ``choices`` or None after ``retries`` unparseable replies; also the raw replies."""
+    conversation = list(messages)
+    raws: list[str] = []
+    for _ in range(retries + 1):
+        reply = invoke_text(model, conversation, log, max_tokens=8, **_constraint_options(model, choices=choices))
+        raws.append(str(reply.content))
+        value = parse_choice(raws[-1], choices)
+        if value is not None:
+            return value, raws
+        conversation = [
+            *messages,
+            AIMessage(content=raws[-1]),
+            HumanMessage(content=f"Reply with exactly one word: {' or '.join(choices)}."),
+        ]
+    return None, raws
+
+
+def ask_json(
+    model: BaseChatModel,
+    messages: Sequence[BaseMessage],
+    schema: type[T],
+    log: CallLog,
+    *,
+    retries: int = 2,
+    max_tokens: int = 256,
+) -> tuple[T | None, list[str]]:
+    """A validated ``schema`` instance, or None after ``retries`` invalid replies; also the raw replies."""
+    conversation = list(messages)
+    raws: list[str] = []
+    options = _constraint_options(model, json_schema=schema.model_json_schema())
+    for _ in range(retries + 1):
+        reply = invoke_text(model, conversation, log, max_tokens=max_tokens, **options)
+        raws.append(str(reply.content))
+        try:
+            return parse_json_object(raws[-1], schema), raws
+        except ValueError as error:
+            conversation = [
+                *messages,
+                AIMessage(content=raws[-1]),
+                HumanMessage(content=f"That reply was not valid ({error}). Reply with only the JSON object."),
+            ]
+    return None, raws

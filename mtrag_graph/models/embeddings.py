@@ -1,0 +1,160 @@
+"""Embedders and rerankers: the bundled MiniLM by default, local FlagEmbedding folders when configured.
+
+Spec strings:
+- ``minilm`` (default): the bundled all-MiniLM-L6-v2 through sentence-transformers (mean pooling).
+- ``st:/path``: any sentence-transformers folder.
+- ``flag:/path``: a FlagEmbedding ``FlagModel`` folder (e.g. bge-*-en-v1.5), mean pooling.
+- ``bge-m3:/path``: a ``BGEM3FlagModel`` folder (dense vectors; sparse weights through ``lexical_weights``).
+Reranker specs: ``embedding`` (cosine of the embedder, default), ``cross-encoder:/path`` (``FlagReranker``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from mtrag_graph.models.bundled import minilm_path
+
+DEFAULT_EMBEDDER = "minilm"
+_CACHE_SIZE = 50_000
+
+
+class Embedder:
+    """Encodes texts into L2-normalised float32 rows; repeated texts are served from a cache."""
+
+    def __init__(self, name: str, encode: Callable[[list[str]], np.ndarray], batch_size: int = 32):
+        self.name = name
+        self._encode = encode
+        self._batch_size = batch_size
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.dim = int(self._encode(["dimension probe"]).shape[1])
+
+    def embed(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
+        keys = [hashlib.sha1(t.encode("utf-8")).hexdigest() for t in texts]
+        with self._lock:
+            missing = [i for i, k in enumerate(keys) if k not in self._cache]
+        if missing:
+            todo = [texts[i] for i in missing]
+            vectors = []
+            steps = range(0, len(todo), self._batch_size)
+            if show_progress:
+                from tqdm import tqdm
+
+                steps = tqdm(steps, desc=f"embedding ({self.name})", unit="batch")
+            for start in steps:
+                vectors.append(self._encode(todo[start : start + self._batch_size]))
+            new = _normalise(np.concatenate(vectors))
+            with self._lock:
+                for i, vector in zip(missing, new, strict=True):
+                    self._cache[keys[i]] = vector
+                while len(self._cache) > _CACHE_SIZE:
+                    self._cache.popitem(last=False)
+        with self._lock:
+            return np.stack([self._cache[k] for k in keys]) if keys else np.zeros((0, self.dim), np.float32)
+
+
+def _normalise(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.maximum(norms, 1e-12)
+
+
+def _sentence_transformer(path: str) -> Callable[[list[str]], np.ndarray]:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(path, device="cpu")
+    return lambda texts: model.encode(texts, batch_size=len(texts), convert_to_numpy=True)
+
+
+def _flag_model(path: str) -> Callable[[list[str]], np.ndarray]:
+    from FlagEmbedding import FlagModel
+
+    model = FlagModel(path, pooling_method="mean", use_fp16=False, devices="cpu")
+    return lambda texts: model.encode(texts)
+
+
+def _bge_m3(path: str) -> Callable[[list[str]], np.ndarray]:
+    from FlagEmbedding import BGEM3FlagModel
+
+    model = BGEM3FlagModel(path, use_fp16=False, devices="cpu")
+    return lambda texts: model.encode(texts, return_dense=True)["dense_vecs"]
+
+
+_EMBEDDERS: dict[str, Embedder] = {}
+_RERANKERS: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def get_embedder(spec: str | None = None) -> Embedder:
+    """The process-wide embedder for ``spec`` (loaded once)."""
+    spec = spec or os.environ.get("MTRAG_EMBEDDER") or DEFAULT_EMBEDDER
+    with _LOCK:
+        if spec not in _EMBEDDERS:
+            kind, _, path = spec.partition(":")
+            if spec == "minilm":
+                encode = _sentence_transformer(str(minilm_path()))
+            elif kind == "st" and path:
+                encode = _sentence_transformer(path)
+            elif kind == "flag" and path:
+                encode = _flag_model(path)
+            elif kind == "bge-m3" and path:
+                encode = _bge_m3(path)
+            else:
+                raise ValueError(
+                    f"unknown embedder spec '{spec}': use 'minilm', 'st:/path', 'flag:/path' or 'bge-m3:/path'"
+                )
+            _EMBEDDERS[spec] = Embedder(spec, encode)
+        return _EMBEDDERS[spec]
+
+
+class EmbeddingReranker:
+    """Cosine similarity between the query and each passage under an embedder."""
+
+    def __init__(self, embedder: Embedder):
+        self.embedder = embedder
+        self.name = f"embedding({embedder.name})"
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        if not passages:
+            return []
+        vectors = self.embedder.embed([query, *passages])
+        return [float(x) for x in vectors[1:] @ vectors[0]]
+
+
+class CrossEncoderReranker:
+    """A FlagEmbedding ``FlagReranker`` from a local folder; scores normalised to 0-1."""
+
+    def __init__(self, path: str):
+        from FlagEmbedding import FlagReranker
+
+        self._model = FlagReranker(path, use_fp16=False, devices="cpu")
+        self.name = f"cross-encoder({path})"
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        if not passages:
+            return []
+        scores = self._model.compute_score([[query, p] for p in passages], normalize=True)
+        return [float(s) for s in np.atleast_1d(scores)]
+
+
+def get_reranker(spec: str = "embedding", embedder: str | None = None) -> EmbeddingReranker | CrossEncoderReranker:
+    """``embedding`` (default) or ``cross-encoder:/path``."""
+    key = f"{spec}|{embedder}"
+    if spec == "embedding":
+        return EmbeddingReranker(get_embedder(embedder))
+    with _LOCK:
+        if key not in _RERANKERS:
+            kind, _, path = spec.partition(":")
+            if kind != "cross-encoder" or not path:
+                raise ValueError(f"unknown reranker spec '{spec}': use 'embedding' or 'cross-encoder:/path'")
+            _RERANKERS[key] = CrossEncoderReranker(path)
+        return _RERANKERS[key]

@@ -1,0 +1,90 @@
+"""One factory that turns a model spec into a LangChain chat model (loaded once per process).
+
+Specs:
+- ``qwen2.5-coder-1.5b`` / ``qwen2.5-coder-0.5b`` (or ``qwen-1.5b`` / ``qwen-0.5b``): the bundled GGUF models.
+- ``gguf:/path/model.gguf`` (or a path ending in ``.gguf``): any local GGUF file through llama.cpp.
+- ``openai:MODEL``: OpenAI (``OPENAI_API_KEY``); ``openai:MODEL@URL`` any OpenAI-compatible endpoint.
+- ``vllm:MODEL@URL``: a vLLM server's OpenAI-compatible API (``VLLM_API_KEY``, default ``EMPTY``);
+  structured outputs and choices are then constrained server-side.
+- ``scripted:a|b|c``: a scripted fake that replies a, then b, then c (for tests and dry runs).
+A ``BaseChatModel`` instance is accepted wherever a spec is, and returned unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from langchain_core.language_models.chat_models import BaseChatModel
+
+from mtrag_graph.models.bundled import BUNDLED_GGUF, gguf_path
+
+ALIASES = {"qwen-1.5b": "qwen2.5-coder-1.5b", "qwen-0.5b": "qwen2.5-coder-0.5b"}
+DEFAULT_N_CTX = 8192
+
+_MODELS: dict[str, BaseChatModel] = {}
+_LOCK = threading.Lock()
+
+ModelSpec = str | BaseChatModel
+
+
+def model_name(model: ModelSpec) -> str:
+    if isinstance(model, str):
+        return model
+    return str(getattr(model, "model_name", None) or getattr(model, "model", None) or type(model).__name__)
+
+
+def _split_url(rest: str) -> tuple[str, str | None]:
+    name, sep, url = rest.partition("@")
+    return name, (url if sep else None)
+
+
+def _build(spec: str) -> BaseChatModel:
+    from mtrag_graph.models.llama import ChatLlamaCpp
+
+    n_ctx = int(os.environ.get("MTRAG_N_CTX", DEFAULT_N_CTX))
+    n_threads = int(os.environ["MTRAG_N_THREADS"]) if os.environ.get("MTRAG_N_THREADS") else None
+    canonical = ALIASES.get(spec, spec)
+    if canonical in BUNDLED_GGUF:
+        return ChatLlamaCpp(
+            model_path=str(gguf_path(canonical)), model_name=canonical, n_ctx=n_ctx, n_threads=n_threads
+        )
+    kind, _, rest = spec.partition(":")
+    if kind == "gguf" or spec.endswith(".gguf"):
+        path = rest if kind == "gguf" else spec
+        if not os.path.isfile(path):
+            raise ValueError(f"model spec '{spec}': no GGUF file at {path}")
+        return ChatLlamaCpp(
+            model_path=path, model_name=os.path.basename(path), n_ctx=n_ctx, n_threads=n_threads
+        )
+    if kind in ("openai", "vllm") and rest:
+        from langchain_openai import ChatOpenAI
+
+        name, url = _split_url(rest)
+        options: dict[str, Any] = {"model": name, "temperature": 0.0, "max_retries": 2, "timeout": 120}
+        if url:
+            options["base_url"] = url
+        if kind == "vllm":
+            options["api_key"] = os.environ.get("VLLM_API_KEY", "EMPTY")
+        model = ChatOpenAI(**options)
+        model.metadata = {**(model.metadata or {}), "backend": kind}
+        return model
+    if kind == "scripted":
+        from mtrag_graph.models.fake import ScriptedChatModel
+
+        return ScriptedChatModel(responses=rest.split("|"))
+    raise ValueError(
+        f"unknown model spec '{spec}': use a bundled name ({', '.join(sorted(BUNDLED_GGUF))}), "
+        "'gguf:/path', 'openai:MODEL[@URL]', 'vllm:MODEL@URL' or 'scripted:a|b'"
+    )
+
+
+def get_chat_model(spec: ModelSpec) -> BaseChatModel:
+    """The chat model for ``spec``; each spec is built once per process."""
+    if isinstance(spec, BaseChatModel):
+        return spec
+    with _LOCK:
+        if spec not in _MODELS:
+            _MODELS[spec] = _build(spec)
+        return _MODELS[spec]

@@ -1,0 +1,74 @@
+"""A scripted chat model for tests: answers from a list (or a function), records every call.
+
+langchain-core's fake chat models ignore call options; this one accepts the same options as the
+real backends (``choices``, ``json_schema``, ``max_tokens``), so every route of the graph can be
+driven without a model.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import PrivateAttr
+
+Reply = str | BaseException
+Responder = Callable[[list[BaseMessage], dict[str, Any]], Reply]
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Replies with ``responses`` in order (the last one repeats), or with ``responder(messages, options)``.
+
+    A reply that is an exception instance is raised instead of returned.
+    """
+
+    responses: list[Any] = []
+    responder: Responder | None = None
+    model_name: str = "scripted"
+    _calls: list[dict[str, Any]] = PrivateAttr(default_factory=list)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        return self._calls
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        with self._lock:
+            index = len(self._calls)
+            self._calls.append({"messages": messages, "options": kwargs})
+        if self.responder is not None:
+            reply = self.responder(messages, kwargs)
+        elif self.responses:
+            reply = self.responses[min(index, len(self.responses) - 1)]
+        else:
+            raise RuntimeError("ScriptedChatModel has no responses left")
+        if isinstance(reply, BaseException):
+            raise reply
+        prompt_tokens = sum(len(str(m.content).split()) for m in messages)
+        completion_tokens = len(str(reply).split())
+        message = AIMessage(
+            content=str(reply),
+            response_metadata={
+                "model_name": self.model_name,
+                "finish_reason": "stop",
+                "prompt_tokens": prompt_tokens,
+                "prompt_tokens_processed": prompt_tokens,
+                "completion_tokens": completion_tokens,
+            },
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])

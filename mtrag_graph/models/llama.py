@@ -1,0 +1,136 @@
+"""A LangChain chat model over llama.cpp (``llama-cpp-python``), with constrained decoding.
+
+One ``Llama`` instance per (model file, context size) per process. llama.cpp keeps the tokens of the
+last call and re-evaluates only what differs, so calls that share a prompt prefix are cheap; the
+number of prompt tokens actually processed is reported in ``response_metadata``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, PrivateAttr
+
+_INSTANCES: dict[tuple[str, int], Any] = {}
+_LOCKS: dict[tuple[str, int], threading.Lock] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def load_llama(model_path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threading.Lock]:
+    """The process-wide ``Llama`` for this file and context size, loaded once."""
+    key = (model_path, n_ctx)
+    with _REGISTRY_LOCK:
+        if key not in _INSTANCES:
+            from llama_cpp import Llama
+
+            _INSTANCES[key] = Llama(
+                model_path=model_path, n_ctx=n_ctx, n_threads=n_threads, verbose=False, seed=0
+            )
+            _LOCKS[key] = threading.Lock()
+        return _INSTANCES[key], _LOCKS[key]
+
+
+def choice_grammar(choices: Sequence[str]) -> str:
+    """GBNF that admits exactly one of ``choices``."""
+    alternatives = " | ".join('"' + c.replace("\\", "\\\\").replace('"', '\\"') + '"' for c in choices)
+    return f"root ::= {alternatives}\n"
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _role(message: BaseMessage) -> str:
+    return {"human": "user", "ai": "assistant", "system": "system"}.get(message.type, "user")
+
+
+class ChatLlamaCpp(BaseChatModel):
+    """Chat model over a local GGUF file.
+
+    Extra call options: ``choices`` (a list of strings: the output is exactly one of them, via a
+    grammar), ``json_schema`` (a JSON schema the output must follow), ``max_tokens``.
+    """
+
+    model_path: str
+    model_name: str = "gguf"
+    n_ctx: int = 4096
+    n_threads: int | None = None
+    max_tokens: int = 256
+    temperature: float = 0.0
+
+    model_config = ConfigDict(protected_namespaces=())
+    _llama: Any = PrivateAttr(default=None)
+    _lock: Any = PrivateAttr(default=None)
+
+    @property
+    def _llm_type(self) -> str:
+        return "llama-cpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": self.model_name, "n_ctx": self.n_ctx}
+
+    def _ensure_loaded(self) -> None:
+        if self._llama is None:
+            self._llama, self._lock = load_llama(self.model_path, self.n_ctx, self.n_threads)
+
+    def count_tokens(self, text: str) -> int:
+        self._ensure_loaded()
+        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        from llama_cpp import LlamaGrammar
+
+        self._ensure_loaded()
+        options: dict[str, Any] = {
+            "temperature": self.temperature,
+            "max_tokens": int(kwargs.get("max_tokens") or self.max_tokens),
+            "stop": stop,
+        }
+        if kwargs.get("choices"):
+            options["grammar"] = LlamaGrammar.from_string(choice_grammar(kwargs["choices"]), verbose=False)
+        elif kwargs.get("json_schema"):
+            options["response_format"] = {"type": "json_object", "schema": kwargs["json_schema"]}
+        chat = [{"role": _role(m), "content": str(m.content)} for m in messages]
+        with self._lock:
+            before = list(self._llama._input_ids)
+            out = self._llama.create_chat_completion(messages=chat, **options)
+            prompt_tokens = int(out["usage"]["prompt_tokens"])
+            after = list(self._llama._input_ids[:prompt_tokens])
+        # llama.cpp re-evaluates at least the last prompt token even on a full prefix match
+        reused = min(_common_prefix(before, after), max(prompt_tokens - 1, 0))
+        choice = out["choices"][0]
+        metadata = {
+            "model_name": self.model_name,
+            "finish_reason": choice.get("finish_reason"),
+            "prompt_tokens": prompt_tokens,
+            "prompt_tokens_processed": prompt_tokens - reused,
+            "completion_tokens": int(out["usage"]["completion_tokens"]),
+        }
+        message = AIMessage(
+            content=choice["message"]["content"] or "",
+            response_metadata=metadata,
+            usage_metadata={
+                "input_tokens": prompt_tokens,
+                "output_tokens": metadata["completion_tokens"],
+                "total_tokens": prompt_tokens + metadata["completion_tokens"],
+            },
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])

@@ -1,0 +1,152 @@
+"""MTRAG task input: parsing and validation at the boundary, with errors that name task and field."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+ANSWERABILITY = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL", "UNDERSPECIFIED")
+DOMAINS = {"clapnq": "clapnq", "cloud": "cloud", "ibmcloud": "cloud", "fiqa": "fiqa", "govt": "govt"}
+
+
+class TaskError(ValueError):
+    """A task that cannot be run: ``task`` is its task_id (or ``line N``), ``field`` the offending field."""
+
+    def __init__(self, task: str, field: str, message: str):
+        self.task, self.field, self.message = task, field, message
+        super().__init__(f"task {task}: field '{field}': {message}")
+
+
+class Turn(BaseModel):
+    speaker: Literal["user", "agent"]
+    text: str
+
+
+class Passage(BaseModel):
+    document_id: str = ""
+    title: str = ""
+    text: str
+    score: float | None = None
+
+
+class Task(BaseModel):
+    """A validated task: the conversation before the question, the question, and the passages."""
+
+    task_id: str
+    history: list[Turn]
+    question: str
+    passages: list[Passage] | None = Field(description="None when the task has no `contexts` (full-RAG mode)")
+    collection: str | None = None
+    answerability: str | None = None
+    targets: list[str] = []
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def domain_of(collection: str | None) -> str | None:
+    """Map a collection name (``mt-rag-ibmcloud-elser-...``, ``cloud``, ...) to its domain."""
+    if not collection:
+        return None
+    lowered = collection.lower()
+    for key, domain in DOMAINS.items():
+        if lowered == key or f"-{key}-" in lowered or lowered.startswith(f"{key}-") or lowered.endswith(f"-{key}"):
+            return domain
+    return None
+
+
+def task_label(raw: Any, line: int | None = None) -> str:
+    if isinstance(raw, dict) and isinstance(raw.get("task_id"), str) and raw["task_id"].strip():
+        return raw["task_id"]
+    return f"line {line}" if line is not None else "<unknown>"
+
+
+def parse_task(raw: Any, line: int | None = None) -> Task:
+    """Validate one task dict; raises ``TaskError`` naming the task and the field."""
+    label = task_label(raw, line)
+    if not isinstance(raw, dict):
+        raise TaskError(label, "<task>", f"expected a JSON object, got {type(raw).__name__}")
+    task_id = raw.get("task_id")
+    if _is_missing(task_id):
+        task_id = label
+    elif not isinstance(task_id, str) or not task_id.strip():
+        raise TaskError(label, "task_id", "must be a non-empty string")
+    turns = raw.get("input")
+    if _is_missing(turns):
+        raise TaskError(label, "input", "missing: the conversation (a list of turns) is required")
+    if not isinstance(turns, list) or not turns:
+        raise TaskError(label, "input", "must be a non-empty list of turns")
+    parsed: list[Turn] = []
+    for i, turn in enumerate(turns):
+        where = f"input[{i}]"
+        if not isinstance(turn, dict):
+            raise TaskError(label, where, f"expected an object with speaker and text, got {type(turn).__name__}")
+        speaker, text = turn.get("speaker"), turn.get("text")
+        if speaker not in ("user", "agent"):
+            raise TaskError(label, f"{where}.speaker", f"must be 'user' or 'agent', got {speaker!r}")
+        if not isinstance(text, str):
+            raise TaskError(label, f"{where}.text", f"must be a string, got {type(text).__name__}")
+        parsed.append(Turn(speaker=speaker, text=text))
+    if parsed[-1].speaker != "user":
+        raise TaskError(label, f"input[{len(parsed) - 1}].speaker", "the last turn must be the user's question")
+    if not parsed[-1].text.strip():
+        raise TaskError(label, f"input[{len(parsed) - 1}].text", "the user's question is empty")
+    passages: list[Passage] | None = None
+    if "contexts" in raw and not _is_missing(raw["contexts"]):
+        contexts = raw["contexts"]
+        if not isinstance(contexts, list):
+            raise TaskError(label, "contexts", f"must be a list of passages, got {type(contexts).__name__}")
+        passages = []
+        for i, ctx in enumerate(contexts):
+            where = f"contexts[{i}]"
+            if not isinstance(ctx, dict):
+                raise TaskError(label, where, f"expected an object with text, got {type(ctx).__name__}")
+            text = ctx.get("text")
+            if not isinstance(text, str):
+                raise TaskError(label, f"{where}.text", f"must be a string, got {type(text).__name__}")
+            doc_id = ctx.get("document_id", ctx.get("_id", f"passage-{i}"))
+            title = ctx.get("title", "")
+            passages.append(
+                Passage(
+                    document_id=str(doc_id),
+                    title=title if isinstance(title, str) else "",
+                    text=text,
+                )
+            )
+    answerability = raw.get("answerability", raw.get("Answerability"))
+    if isinstance(answerability, list):
+        answerability = answerability[0] if answerability else None
+    targets = raw.get("targets")
+    target_texts = (
+        [t["text"] for t in targets if isinstance(t, dict) and isinstance(t.get("text"), str)]
+        if isinstance(targets, list)
+        else []
+    )
+    collection = raw.get("Collection", raw.get("collection"))
+    return Task(
+        task_id=task_id,
+        history=parsed[:-1],
+        question=parsed[-1].text.strip(),
+        passages=passages,
+        collection=collection if isinstance(collection, str) else None,
+        answerability=answerability if isinstance(answerability, str) else None,
+        targets=target_texts,
+    )
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[int, Any | None, str | None]]:
+    """Yield ``(line_number, object, error)`` for each non-blank line; a bad line yields an error."""
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line), None
+            except json.JSONDecodeError as error:
+                yield number, None, f"not valid JSON ({error.msg} at column {error.colno})"

