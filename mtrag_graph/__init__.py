@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Context", "build_graph", "graph"]
+__all__ = ["Context", "Insertion", "build_graph"]
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
     # Lazy, so `import mtrag_graph.tasks` (and the CLI's --help) does not import LangGraph and models.
-    if name in ("build_graph", "graph"):
+    if name in ("build_graph", "Insertion"):
         from mtrag_graph import graph as graph_module
 
         return getattr(graph_module, name)

@@ -29,12 +29,13 @@ class Context:
     """Models, thresholds and prompt text for one run of the graph.
 
     Model fields take a spec string (see ``mtrag_graph.models.factory``) or a chat model instance.
-    Environment fallbacks: ``MTRAG_SMALL_MODEL`` (rewrite, classify), ``MTRAG_LARGE_MODEL`` (gate,
+    Environment fallbacks: ``MTRAG_SMALL_MODEL`` (rewrite), ``MTRAG_LARGE_MODEL`` (classify, gate,
     generate), ``MTRAG_EMBEDDER``, ``MTRAG_RERANKER``, ``MTRAG_INDEX_DIR``.
     """
 
     rewrite_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_SMALL_MODEL", SMALL_MODEL))
-    classify_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_SMALL_MODEL", SMALL_MODEL))
+    # the 0.5B model answers "no" to nearly every relation question; the 1.5B judges them sensibly
+    classify_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
     gate_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
     generate_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
     embedder: str = field(default_factory=lambda: _env("MTRAG_EMBEDDER", "minilm"))

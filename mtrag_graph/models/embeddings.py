@@ -5,13 +5,15 @@ Spec strings:
 - ``st:/path``: any sentence-transformers folder.
 - ``flag:/path``: a FlagEmbedding ``FlagModel`` folder (e.g. bge-*-en-v1.5), mean pooling.
 - ``bge-m3:/path``: a ``BGEM3FlagModel`` folder (dense vectors; sparse weights through ``lexical_weights``).
-Reranker specs: ``embedding`` (cosine of the embedder, default), ``cross-encoder:/path`` (``FlagReranker``).
+Reranker specs: ``embedding`` (cosine of the embedder, default), ``lexical`` (word overlap, no model),
+``cross-encoder:/path`` (``FlagReranker``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -130,6 +132,19 @@ class EmbeddingReranker:
         return [float(x) for x in vectors[1:] @ vectors[0]]
 
 
+class LexicalReranker:
+    """Token-overlap scoring (no model): the share of the query's distinct words found in the passage."""
+
+    name = "lexical"
+    _token = re.compile(r"[a-z0-9]+")
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        wanted = set(self._token.findall(query.lower()))
+        if not wanted:
+            return [0.0 for _ in passages]
+        return [len(wanted & set(self._token.findall(p.lower()))) / len(wanted) for p in passages]
+
+
 class CrossEncoderReranker:
     """A FlagEmbedding ``FlagReranker`` from a local folder; scores normalised to 0-1."""
 
@@ -146,15 +161,21 @@ class CrossEncoderReranker:
         return [float(s) for s in np.atleast_1d(scores)]
 
 
-def get_reranker(spec: str = "embedding", embedder: str | None = None) -> EmbeddingReranker | CrossEncoderReranker:
-    """``embedding`` (default) or ``cross-encoder:/path``."""
+def get_reranker(
+    spec: str = "embedding", embedder: str | None = None
+) -> EmbeddingReranker | CrossEncoderReranker | LexicalReranker:
+    """``embedding`` (default), ``lexical`` (no model) or ``cross-encoder:/path``."""
     key = f"{spec}|{embedder}"
     if spec == "embedding":
         return EmbeddingReranker(get_embedder(embedder))
+    if spec == "lexical":
+        return LexicalReranker()
     with _LOCK:
         if key not in _RERANKERS:
             kind, _, path = spec.partition(":")
             if kind != "cross-encoder" or not path:
-                raise ValueError(f"unknown reranker spec '{spec}': use 'embedding' or 'cross-encoder:/path'")
+                raise ValueError(
+                    f"unknown reranker spec '{spec}': use 'embedding', 'lexical' or 'cross-encoder:/path'"
+                )
             _RERANKERS[key] = CrossEncoderReranker(path)
         return _RERANKERS[key]

@@ -44,7 +44,8 @@ def _build(spec: str) -> BaseChatModel:
     from mtrag_graph.models.llama import ChatLlamaCpp
 
     n_ctx = int(os.environ.get("MTRAG_N_CTX", DEFAULT_N_CTX))
-    n_threads = int(os.environ["MTRAG_N_THREADS"]) if os.environ.get("MTRAG_N_THREADS") else None
+    # llama-cpp-python defaults to half the cores; use them all unless told otherwise
+    n_threads = int(os.environ.get("MTRAG_N_THREADS") or os.cpu_count() or 1)
     canonical = ALIASES.get(spec, spec)
     if canonical in BUNDLED_GGUF:
         return ChatLlamaCpp(

@@ -22,9 +22,9 @@ GATE = (
 
 GENERATE = (
     "Question: {question}\n\n"
-    "Answer the question using only facts stated in the documents above. Be direct and complete, in a "
-    "few sentences; do not mention the documents. If the documents do not contain the answer, reply "
-    "exactly: {idk}"
+    "Answer the question in one to three complete sentences, using only facts stated in the documents "
+    "above. Start with the answer itself; do not mention the documents. If the documents do not contain "
+    "the answer, reply exactly: {idk}"
 )
 
 GENERATE_STRICT = (

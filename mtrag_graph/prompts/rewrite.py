@@ -17,17 +17,15 @@ GLOBAL_REWRITE = (
 )
 
 RELATED_TO_QUESTION = (
-    "Earlier user question: {previous_question}\n"
-    "Current user question: {question}\n\n"
-    "Is the current question about the same subject as the earlier question, or does it depend on it "
-    "to be understood? Reply with only yes or no."
+    "Earlier question: {previous_question}\n"
+    "New question: {question}\n\n"
+    "Is the new question a follow-up on the same subject as the earlier question? Reply with only yes or no."
 )
 
 RELATED_TO_ANSWER = (
-    "Earlier agent answer: {previous_answer}\n"
-    "Current user question: {question}\n\n"
-    "Does the current question ask about something mentioned in the earlier answer? Reply with only "
-    "yes or no."
+    "Text: {previous_answer}\n"
+    "Question: {question}\n\n"
+    "Does the question ask about something mentioned in the text? Reply with only yes or no."
 )
 
 LOCAL_REWRITE = (

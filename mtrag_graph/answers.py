@@ -1,0 +1,78 @@
+"""Answer text rules: cleaning model output, recognising a refusal, and spotting bad answers."""
+
+from __future__ import annotations
+
+import re
+
+_CHAT_MARKERS = re.compile(r"<\|[^|>]*\|>|</?s>|\[/?INST\]")
+_ROLE_PREFIX = re.compile(r"^\s*(assistant|agent|answer|response|ai)\s*:\s*", re.IGNORECASE)
+_SOURCE_PREFIX = re.compile(
+    r"^\s*(based on|according to|from) (the )?(information |text |details )?(provided |given )?"
+    r"(in |from )?(the )?(documents?|passages?|text|context)( provided| given| above)?\s*,\s*",
+    re.IGNORECASE,
+)
+_ECHO_START = re.compile(r"^\s*(documents?|conversation so far|question)\s*:", re.IGNORECASE)
+_WORD = re.compile(r"[a-z0-9]+")
+_NUMBER_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty thirty forty fifty hundred thousand million billion "
+    "several few many dozen single both none no"
+).split()
+_IDK = re.compile(
+    r"\b(i (do not|don't|dont) know|(do not|don't|does not|doesn't) (contain|provide|include|mention|have)"
+    r"|(cannot|can't|can not|unable to) (answer|find|determine|provide)"
+    r"|no (information|mention|details?) (about|on|regarding|of)"
+    r"|not (mentioned|provided|specified|stated|available) in the (documents?|passages?|text|context))",
+    re.IGNORECASE,
+)
+_TERMINAL = (".", "!", "?", '"', "'", ")", "]", ":", "*", "`")
+
+
+def clean_answer(text: str) -> str:
+    """Strip chat markers, a role prefix and an "According to the documents," opener."""
+    text = _CHAT_MARKERS.sub("", text)
+    text = _ROLE_PREFIX.sub("", text.strip())
+    stripped = _SOURCE_PREFIX.sub("", text)
+    if stripped != text and stripped:
+        text = stripped[0].upper() + stripped[1:]
+    return text.strip()
+
+
+def says_idk(text: str) -> bool:
+    """Does the answer decline (say it does not know / the documents do not say)?"""
+    return bool(_IDK.search(text))
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def trim_to_sentence(text: str) -> str | None:
+    """Cut an answer that stopped mid-sentence back to its last complete sentence, if it has one."""
+    cut = max(text.rfind(". "), text.rfind("! "), text.rfind("? "), text.rfind(".\n"))
+    return text[: cut + 1].strip() if cut > 0 else None
+
+
+def answer_problems(answer: str, question: str, truncated: bool, min_words: int) -> list[str]:
+    """Why ``answer`` is a bad answer to ``question`` (empty list: it is acceptable)."""
+    words = _words(answer)
+    if not words:
+        return ["empty answer"]
+    if _ECHO_START.match(answer):
+        return ["echoes the prompt"]
+    problems = []
+    is_yes_no = bool(words) and words[0] in ("yes", "no")
+    if len(words) < min_words and not is_yes_no:
+        problems.append("too short")
+    question_words = _words(question)
+    if question_words and len(words) <= len(question_words) + 3:
+        overlap = len(set(words) & set(question_words)) / max(len(set(words)), 1)
+        if overlap >= 0.8:
+            problems.append("restates the question")
+    if truncated or not answer.rstrip().endswith(_TERMINAL):
+        problems.append("cut off mid-sentence")
+    if re.search(r"\bhow (many|much)\b", question, re.IGNORECASE) and not (
+        re.search(r"\d", answer) or any(w in _NUMBER_WORDS for w in words)
+    ):
+        problems.append("no quantity in an answer to a how-many question")
+    return problems

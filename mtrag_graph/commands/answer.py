@@ -1,0 +1,74 @@
+"""``mtrag-graph answer TASKS.jsonl -o PREDICTIONS.jsonl``: run the graph over a benchmark file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """Model and setting overrides shared by the commands that run the graph."""
+    group = parser.add_argument_group("models and settings (default: the offline bundled models)")
+    group.add_argument("--small-model", help="spec for rewriting and classification")
+    group.add_argument("--large-model", help="spec for the gate and generation")
+    for role in ("rewrite", "classify", "gate", "generate"):
+        group.add_argument(f"--{role}-model", help=f"spec for the {role} node (overrides --small/--large)")
+    group.add_argument("--embedder", help="embedder spec: minilm, st:/path, flag:/path, bge-m3:/path")
+    group.add_argument("--reranker", help="reranker spec: embedding or cross-encoder:/path")
+    group.add_argument("--top-k", type=int, help="passages kept after reranking (default 5)")
+    group.add_argument("--index", dest="index_dir", help="index folder for full-RAG tasks (no contexts)")
+    group.add_argument("--idk-answer", help="the answer given when abstaining")
+
+
+def context_from_args(args: argparse.Namespace):
+    from mtrag_graph.context import Context
+
+    small, large = args.small_model, args.large_model
+    return Context.from_overrides(
+        rewrite_model=args.rewrite_model or small,
+        classify_model=args.classify_model or small,
+        gate_model=args.gate_model or large,
+        generate_model=args.generate_model or large,
+        embedder=args.embedder,
+        reranker=args.reranker,
+        top_k=args.top_k,
+        index_dir=args.index_dir,
+        idk_answer=args.idk_answer,
+    )
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "answer",
+        help="answer every task of a benchmark file",
+        description="Answer every task of TASKS.jsonl; writes each task with its prediction and route, "
+        "one line per task as it goes. Re-running resumes: tasks already in the output are skipped.",
+    )
+    parser.add_argument("tasks", help="MTRAG tasks, one JSON object per line")
+    parser.add_argument("-o", "--output", required=True, help="predictions file (JSON lines, appended)")
+    parser.add_argument("--limit", type=int, help="answer only the first N tasks")
+    parser.add_argument("--show", action="store_true", help="print each question and answer as it is done")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_model_options(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mtrag_graph.runner import answer_tasks
+
+    def show(record: dict) -> None:
+        if record.get("status") != "ok":
+            return
+        question = record["input"][-1]["text"]
+        print(f"\n[{record['task_id']}]\nQ: {question}\nA: {record['predictions'][0]['text']}", flush=True)
+
+    summary = answer_tasks(
+        args.tasks,
+        args.output,
+        context_from_args(args),
+        limit=args.limit,
+        progress=not args.no_progress,
+        on_record=show if args.show else None,
+    )
+    print("\n" + summary.render(), file=sys.stderr)
+    return 1 if summary.failed else 0

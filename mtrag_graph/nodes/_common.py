@@ -1,0 +1,93 @@
+"""What several nodes share: the node guard, prompt formatting of conversations and documents."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from mtrag_graph.state import AbstainReason
+from mtrag_graph.tasks import TaskError
+
+logger = logging.getLogger("mtrag_graph")
+
+AGENT_TURN_CHARS = 600  # an agent turn is cut to this in the small model's prompts
+
+
+def guarded(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """Time a node and turn an unexpected failure into a recorded abstention instead of a crash.
+
+    Bad input (``TaskError``) still raises: it is the caller's to report.
+    """
+
+    @functools.wraps(node)
+    def wrapper(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
+        started = time.perf_counter()
+        try:
+            update = node(state, runtime)
+        except TaskError:
+            raise
+        except Exception as error:  # noqa: BLE001 - recorded in state, the run goes on
+            logger.warning("node %s failed: %s: %s", node.__name__, type(error).__name__, error)
+            update = {
+                "error": {"node": node.__name__, "message": f"{type(error).__name__}: {error}"},
+                "abstain_reason": AbstainReason.ERROR,
+            }
+        seconds = time.perf_counter() - started
+        return {**update, "node_seconds": [{"node": node.__name__, "seconds": seconds}]}
+
+    return wrapper
+
+
+def user_and_agent_pairs(history: Sequence[dict[str, str]]) -> list[tuple[str, str]]:
+    """The conversation as (user question, agent answer) pairs, oldest first."""
+    pairs: list[tuple[str, str]] = []
+    question: str | None = None
+    for turn in history:
+        if turn["speaker"] == "user":
+            if question is not None:
+                pairs.append((question, ""))
+            question = turn["text"]
+        elif question is not None:
+            pairs.append((question, turn["text"]))
+            question = None
+        elif pairs:  # consecutive agent turns: join them to the last answer
+            pairs[-1] = (pairs[-1][0], f"{pairs[-1][1]}\n{turn['text']}".strip())
+    if question is not None:
+        pairs.append((question, ""))
+    return pairs
+
+
+def pairs_to_turns(pairs: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+    turns: list[dict[str, str]] = []
+    for question, answer in pairs:
+        turns.append({"speaker": "user", "text": question})
+        if answer:
+            turns.append({"speaker": "agent", "text": answer})
+    return turns
+
+
+def shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3].rsplit(" ", 1)[0] + "..."
+
+
+def format_conversation(turns: Sequence[dict[str, str]], agent_chars: int | None = None) -> str:
+    lines = []
+    for turn in turns:
+        text = turn["text"] if agent_chars is None or turn["speaker"] == "user" else shorten(turn["text"], agent_chars)
+        lines.append(f"{'User' if turn['speaker'] == 'user' else 'Agent'}: {' '.join(text.split())}")
+    return "\n".join(lines)
+
+
+def format_documents(passages: Sequence[dict[str, Any]], max_chars: int) -> str:
+    """Documents delimited and numbered, each cut to ``max_chars`` (at a word boundary)."""
+    blocks = []
+    for i, passage in enumerate(passages, start=1):
+        title = passage.get("title") or ""
+        body = shorten(passage.get("text", ""), max_chars)
+        header = f"[Document {i}]" + (f" {title}" if title else "")
+        blocks.append(f"{header}\n{body}\n[End of document {i}]")
+    return "\n\n".join(blocks)

@@ -1,0 +1,17 @@
+"""Say the configured "I don't know" answer; the reason was recorded by the node that decided."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mtrag_graph.context import Context
+from mtrag_graph.state import AbstainReason
+
+
+def abstain(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    return {
+        "answer": runtime.context.idk_answer,
+        "abstain_reason": state.get("abstain_reason") or AbstainReason.ERROR,
+    }

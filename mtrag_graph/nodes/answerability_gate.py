@@ -1,0 +1,37 @@
+"""One strict yes/no: do the kept passages, as a whole, hold what the user asks?"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mtrag_graph.context import Context
+from mtrag_graph.models import CallLog, ask_choice, get_chat_model
+from mtrag_graph.nodes._common import guarded
+from mtrag_graph.nodes._grounded import grounded_messages, question_for_answering
+from mtrag_graph.state import AbstainReason
+
+
+@guarded
+def answerability_gate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    context = runtime.context
+    if not state.get("kept_passages"):
+        return {"gate": "no", "abstain_reason": AbstainReason.NO_EVIDENCE}
+    log = CallLog(node="answerability_gate")
+    tail = context.gate_instruction.format(question=question_for_answering(state))
+    value, raws = ask_choice(
+        get_chat_model(context.gate_model),
+        grounded_messages(state, context, tail),
+        ["yes", "no"],
+        log,
+        retries=context.parse_retries,
+    )
+    update: dict[str, Any] = {"model_calls": log.records}
+    if value is None:
+        value = context.gate_fallback
+        update["fallbacks"] = [{"node": "answerability_gate", "used": value, "raw": raws[-1]}]
+    update["gate"] = value
+    if value == "no":
+        update["abstain_reason"] = AbstainReason.GATE_NO
+    return update

@@ -1,0 +1,30 @@
+"""Clean the draft and judge it; a bad draft is retried once with a stricter prompt, then abstained."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mtrag_graph.answers import answer_problems, clean_answer, says_idk, trim_to_sentence
+from mtrag_graph.context import Context
+from mtrag_graph.nodes._common import guarded
+from mtrag_graph.state import AbstainReason
+
+
+@guarded
+def check_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    context = runtime.context
+    answer = clean_answer(state.get("draft", ""))
+    truncated = state.get("draft_finish_reason") == "length"
+    if truncated and (trimmed := trim_to_sentence(answer)):
+        answer, truncated = trimmed, False
+    if says_idk(answer):
+        return {"answer": context.idk_answer, "answer_problems": [], "abstain_reason": AbstainReason.GENERATOR_DECLINED}
+    problems = answer_problems(answer, state["question"], truncated, context.min_answer_words)
+    if not problems:
+        return {"answer": answer, "answer_problems": []}
+    retries = state.get("retries", 0)
+    if retries < context.max_generate_retries:
+        return {"answer_problems": problems, "retries": retries + 1}
+    return {"answer_problems": problems, "abstain_reason": AbstainReason.FAILED_RETRY}

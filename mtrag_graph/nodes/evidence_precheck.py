@@ -1,0 +1,20 @@
+"""No passages to answer from: abstain before spending any model time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mtrag_graph.nodes._common import guarded
+from mtrag_graph.state import AbstainReason
+
+
+def needs_retrieval(state: dict[str, Any]) -> bool:
+    """Full-RAG mode: the task has no ``contexts`` field, or the caller asked for retrieval."""
+    return state.get("passages") is None or bool(state.get("retrieve"))
+
+
+@guarded
+def evidence_precheck(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
+    if needs_retrieval(state) or state.get("passages"):
+        return {}
+    return {"abstain_reason": AbstainReason.NO_EVIDENCE}

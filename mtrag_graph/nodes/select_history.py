@@ -1,0 +1,43 @@
+"""Which earlier turns the rest of the graph sees, by relation class.
+
+Class 1 keeps the last exchange and walks back over older exchanges while each still classifies as
+a continuation, adding at most ``history_walk_cap`` of them. Classes 2 and 3 keep the last exchange;
+class 4 keeps nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mtrag_graph.context import Context
+from mtrag_graph.models import CallLog
+from mtrag_graph.nodes._common import guarded, pairs_to_turns, user_and_agent_pairs
+from mtrag_graph.nodes.classify_relation import judge_relation
+from mtrag_graph.state import RelationClass
+
+
+@guarded
+def select_history(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    relation = RelationClass(state["relation_class"])
+    pairs = user_and_agent_pairs(state.get("history", []))
+    if relation == RelationClass.NEW_TOPIC or not pairs:
+        return {"selected_history": []}
+    if relation != RelationClass.CONTINUATION:
+        return {"selected_history": pairs_to_turns(pairs[-1:])}
+    log = CallLog(node="select_history")
+    kept, votes, fallbacks = [pairs[-1]], [], []
+    for pair in reversed(pairs[-1 - runtime.context.history_walk_cap : -1]):
+        older, vote, failed = judge_relation(state["question"], pair, runtime.context, log)
+        votes.append(vote)
+        fallbacks.extend(failed)
+        if older != RelationClass.CONTINUATION:
+            break
+        kept.insert(0, pair)
+    return {
+        "selected_history": pairs_to_turns(kept),
+        "relation_votes": [*state.get("relation_votes", []), *votes],
+        "model_calls": log.records,
+        "fallbacks": fallbacks,
+    }

@@ -1,0 +1,160 @@
+"""Answer a file of tasks with the graph: incremental, resumable output and a run summary."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mtrag_graph.context import Context
+from mtrag_graph.jsonl_out import open_resumable
+from mtrag_graph.state import route_of
+from mtrag_graph.tasks import TaskError, parse_task, read_jsonl, task_label
+
+
+@dataclass
+class RunSummary:
+    tasks: int = 0
+    answered: int = 0
+    resumed: int = 0
+    failed: int = 0
+    seconds: list[float] = field(default_factory=list)
+    abstentions: Counter = field(default_factory=Counter)
+    by_answerability: dict[str, Counter] = field(default_factory=dict)
+    node_seconds: Counter = field(default_factory=Counter)
+
+    def add(self, record: dict[str, Any], seconds: float) -> None:
+        self.answered += 1
+        self.seconds.append(seconds)
+        route = record.get("route") or {}
+        reason = route.get("abstain_reason")
+        if reason:
+            self.abstentions[reason] += 1
+        label = _answerability(record) or "unknown"
+        self.by_answerability.setdefault(label, Counter())[reason or "answered"] += 1
+        for node, value in (route.get("node_seconds") or {}).items():
+            self.node_seconds[node] += value
+
+    def render(self) -> str:
+        lines = [
+            f"tasks: {self.tasks}  answered now: {self.answered}  resumed (already done): {self.resumed}  "
+            f"failed: {self.failed}"
+        ]
+        if self.seconds:
+            lines.append(
+                f"seconds per task: mean {statistics.mean(self.seconds):.1f}  max {max(self.seconds):.1f}"
+            )
+        if self.abstentions:
+            lines.append("abstentions: " + ", ".join(f"{k} {v}" for k, v in self.abstentions.most_common()))
+        if self.by_answerability:
+            lines.append("outcome by answerability class:")
+            for label, counts in sorted(self.by_answerability.items()):
+                lines.append(f"  {label:<15} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        if self.node_seconds and self.seconds:
+            total = sum(self.seconds)
+            lines.append("time by node (share of task time):")
+            for node, value in self.node_seconds.most_common():
+                lines.append(f"  {node:<20} {value:8.1f} s  {100 * value / total:5.1f}%")
+        return "\n".join(lines)
+
+
+def _answerability(task: dict[str, Any]) -> str | None:
+    value = task.get("answerability", task.get("Answerability"))
+    if isinstance(value, list):
+        value = value[0] if value else None
+    return value if isinstance(value, str) else None
+
+
+def _task_key(record: dict[str, Any]) -> str | None:
+    return record.get("task_id") or record.get("_line")
+
+
+def prediction_record(task: dict[str, Any], state: dict[str, Any], seconds: float) -> dict[str, Any]:
+    route = route_of(state)
+    node_seconds: dict[str, float] = {}
+    for entry in state.get("node_seconds", []):
+        node_seconds[entry["node"]] = round(node_seconds.get(entry["node"], 0.0) + entry["seconds"], 3)
+    route["node_seconds"] = node_seconds
+    route["seconds"] = round(seconds, 3)
+    return {**task, "predictions": [{"text": state["answer"]}], "route": route, "status": "ok"}
+
+
+def answer_tasks(
+    tasks_path: str | Path,
+    output_path: str | Path,
+    context: Context,
+    *,
+    limit: int | None = None,
+    graph: Any = None,
+    progress: bool = True,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+    config: dict[str, Any] | None = None,
+) -> RunSummary:
+    """Answer every task of ``tasks_path`` into ``output_path`` (one line per task, resumable)."""
+    if graph is None:
+        from mtrag_graph.graph import build_graph
+
+        graph = build_graph()
+    writer, done = open_resumable(output_path, _task_key)
+    summary = RunSummary()
+    rows: Iterable[tuple[int, Any, str | None]] = list(read_jsonl(tasks_path))
+    if limit is not None:
+        rows = list(rows)[:limit]
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(rows), desc="answering", unit="task", file=sys.stderr)
+    try:
+        for line, raw, error in rows:
+            summary.tasks += 1
+            label = task_label(raw, line)
+            key = raw.get("task_id") if isinstance(raw, dict) and isinstance(raw.get("task_id"), str) else None
+            key = key or f"line {line}"
+            if key in done:
+                summary.resumed += 1
+                if done[key].get("status") == "failed":
+                    summary.failed += 1
+                if bar:
+                    bar.update()
+                continue
+            record: dict[str, Any]
+            started = time.perf_counter()
+            try:
+                if error is not None:
+                    raise TaskError(label, "<line>", error)
+                parse_task(raw, line)
+                state = graph.invoke({"task": raw}, context=context, config=config)
+                record = prediction_record(raw, state, time.perf_counter() - started)
+                summary.add(record, time.perf_counter() - started)
+            except TaskError as failure:
+                record = _failed(raw, key, failure.field, failure.message)
+            except Exception as failure:  # noqa: BLE001 - one task's crash must not end the run
+                record = _failed(raw, key, "<run>", f"{type(failure).__name__}: {failure}")
+            if record["status"] == "failed":
+                summary.failed += 1
+                print(f"failed: {record['error']['task']}: field '{record['error']['field']}': "
+                      f"{record['error']['message']}", file=sys.stderr)  # fmt: skip
+            writer.write(record)
+            if on_record:
+                on_record(record)
+            if bar:
+                bar.update()
+    finally:
+        writer.close()
+        if bar:
+            bar.close()
+    return summary
+
+
+def _failed(raw: Any, key: str, field_name: str, message: str) -> dict[str, Any]:
+    base = raw if isinstance(raw, dict) else {}
+    record = {**base, "status": "failed", "error": {"task": key, "field": field_name, "message": message}}
+    if "task_id" not in record or not isinstance(record.get("task_id"), str):
+        record["_line"] = key
+    return record

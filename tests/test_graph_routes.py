@@ -1,0 +1,227 @@
+"""Every node and edge of the controller graph, driven by scripted fake models."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from mtrag_graph.graph import Insertion, build_graph
+from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.state import RelationClass
+from mtrag_graph.tasks import TaskError
+from tests.conftest import fake_context, make_task
+
+PASSAGES = ["Bees use the waggle dance to show the direction of flowers.", "The round dance means food is close."]
+GRAPH = build_graph()
+
+
+def run(task, context):
+    return GRAPH.invoke({"task": task}, context=context)
+
+
+def conversation(n_pairs: int, question: str = "What do they do then?") -> list[str]:
+    turns = []
+    for i in range(n_pairs):
+        turns += [f"Question number {i}?", f"Answer number {i}."]
+    return turns + [question]
+
+
+def test_first_turn_is_new_topic_without_a_model_call():
+    context = fake_context()
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["relation_class"] == RelationClass.NEW_TOPIC
+    assert context.classify_model.calls == []
+    assert context.rewrite_model.calls == []
+    assert state["standalone_question"] == "How do bees find flowers?"
+
+
+@pytest.mark.parametrize(
+    ("related_q", "related_a", "expected"),
+    [
+        ("yes", "yes", RelationClass.CONTINUATION),
+        ("yes", "no", RelationClass.SAME_THREAD_SUBTOPIC),
+        ("no", "yes", RelationClass.ANSWER_FOLLOW_UP),
+        ("no", "no", RelationClass.NEW_TOPIC),
+    ],
+)
+def test_relation_class_follows_the_two_judgements(related_q, related_a, expected):
+    context = fake_context(related_to_question=[related_q, "no"], related_to_answer=[related_a, "no"])
+    state = run(make_task(conversation(1), PASSAGES), context)
+    assert state["relation_class"] == expected
+
+
+def test_continuation_walks_back_until_an_older_turn_is_not_a_continuation():
+    # last pair: continuation; pair -2: continuation; pair -3: not related to its answer -> stop
+    context = fake_context(related_to_question=["yes"], related_to_answer=["yes", "yes", "no"])
+    state = run(make_task(conversation(4), PASSAGES), context)
+    users = [t["text"] for t in state["selected_history"] if t["speaker"] == "user"]
+    assert users == ["Question number 2?", "Question number 3?"]
+
+
+def test_walk_back_stops_at_the_cap():
+    context = fake_context(history_walk_cap=2)
+    state = run(make_task(conversation(6), PASSAGES), context)
+    users = [t["text"] for t in state["selected_history"] if t["speaker"] == "user"]
+    assert users == ["Question number 3?", "Question number 4?", "Question number 5?"]
+    assert len(state["relation_votes"]) == 3
+
+
+@pytest.mark.parametrize(("related_q", "related_a"), [("yes", "no"), ("no", "yes")])
+def test_subtopic_and_answer_follow_up_keep_only_the_last_exchange(related_q, related_a):
+    context = fake_context(related_to_question=[related_q], related_to_answer=[related_a])
+    state = run(make_task(conversation(3), PASSAGES), context)
+    assert [t["text"] for t in state["selected_history"]] == ["Question number 2?", "Answer number 2."]
+
+
+def test_new_topic_keeps_no_history_and_uses_the_global_rewrite():
+    context = fake_context(related_to_question=["no"], related_to_answer=["no"], rewrite=["How do bees dance?"])
+    state = run(make_task(conversation(2), PASSAGES), context)
+    assert state["selected_history"] == []
+    assert state["standalone_question"] == "How do bees dance?"
+
+
+def test_local_rewrite_produces_summary_intent_and_standalone_question():
+    local = '{"summary": "Bees talk.", "intent": "know the close-food signal", "standalone_question": "What do bees do when food is close?"}'
+    context = fake_context(rewrite=["What do bees do then?", local])
+    state = run(make_task(conversation(1), PASSAGES), context)
+    assert state["standalone_question"] == "What do bees do when food is close?"
+    assert state["intent"] == "know the close-food signal"
+    assert state["fallbacks"] == []
+
+
+def test_pronoun_question_rewrites_from_the_last_exchange_only():
+    context = fake_context(related_to_question=["no"], related_to_answer=["no"])
+    run(make_task(conversation(3, "What do they do then?"), PASSAGES), context)
+    prompt = str(context.rewrite_model.calls[0]["messages"][-1].content)
+    assert "Question number 2?" in prompt and "Question number 0?" not in prompt
+
+
+def test_question_without_pronoun_rewrites_from_the_whole_history():
+    context = fake_context(related_to_question=["no"], related_to_answer=["no"])
+    run(make_task(conversation(3, "Why do bees dance?"), PASSAGES), context)
+    prompt = str(context.rewrite_model.calls[0]["messages"][-1].content)
+    assert "Question number 0?" in prompt and "Question number 2?" in prompt
+
+
+def test_empty_passages_abstain_without_any_model_call():
+    context = fake_context()
+    state = run(make_task(["Who won?"], []), context)
+    assert state["abstain_reason"] == "no_evidence"
+    assert state["answer"] == context.idk_answer
+    assert context.gate_model.calls == [] and context.generate_model.calls == []
+
+
+def test_gate_no_abstains():
+    context = fake_context(gate=["no"])
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["gate"] == "no"
+    assert state["abstain_reason"] == "gate_no"
+    assert context.generate_model.calls == []
+
+
+def test_gate_yes_generates_the_answer():
+    context = fake_context(generate=["Bees use the waggle dance to show where flowers are."])
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["answer"] == "Bees use the waggle dance to show where flowers are."
+    assert state["abstain_reason"] is None and state["retries"] == 0
+
+
+def test_bad_answer_is_retried_once_with_a_stricter_prompt_then_accepted():
+    context = fake_context(generate=["Waggle", "Bees perform the waggle dance to show direction."])
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["retries"] == 1
+    assert state["answer"] == "Bees perform the waggle dance to show direction."
+    assert "previous answer was rejected" in str(context.generate_model.calls[1]["messages"][-1].content)
+
+
+def test_bad_answer_after_the_retry_abstains():
+    context = fake_context(generate=["Waggle", "Dance"])
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["abstain_reason"] == "failed_retry"
+    assert state["answer"] == context.idk_answer
+    assert len(context.generate_model.calls) == 2
+
+
+def test_generator_declining_is_recorded_as_an_abstention():
+    context = fake_context(generate=["I don't know the answer based on the provided documents."])
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["abstain_reason"] == "generator_declined"
+
+
+def test_gate_reply_that_is_neither_yes_nor_no_falls_back_and_is_recorded():
+    context = fake_context(gate=["maybe", "perhaps", "unclear"])
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert len(context.gate_model.calls) == 3  # first try + parse_retries
+    assert state["gate"] == context.gate_fallback
+    assert state["fallbacks"][0]["node"] == "answerability_gate"
+
+
+def test_invalid_json_from_the_local_rewrite_falls_back_to_the_global_rewrite():
+    context = fake_context(rewrite=["How do bees signal close food?", "{not json", '{"summary": 1}', "nope"])
+    state = run(make_task(conversation(1), PASSAGES), context)
+    assert state["standalone_question"] == "How do bees signal close food?"
+    assert any(f["node"] == "local_rewrite" for f in state["fallbacks"])
+
+
+def test_a_failing_model_ends_in_a_recorded_abstention():
+    context = fake_context(gate=[ValueError("bad request: context too long")])
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["abstain_reason"] == "error"
+    assert state["error"]["node"] == "answerability_gate"
+    assert "context too long" in state["error"]["message"]
+
+
+def test_rerank_keeps_the_top_k_passages_in_score_order():
+    passages = ["nothing here", "bees dance", "bees dance waggle flowers", "flowers"]
+    context = fake_context(top_k=2)
+    state = run(make_task(["Why do bees dance the waggle dance near flowers?"], passages), context)
+    kept = state["kept_passages"]
+    assert [p["text"] for p in kept] == ["bees dance waggle flowers", "bees dance"]
+    assert kept[0]["score"] >= kept[1]["score"]
+
+
+def test_gate_and_generate_prompts_share_their_prefix():
+    context = fake_context()
+    run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    gate_prompt = context.gate_model.calls[0]["messages"]
+    generate_prompt = context.generate_model.calls[0]["messages"]
+    assert gate_prompt[0].content == generate_prompt[0].content
+    gate_text, generate_text = str(gate_prompt[-1].content), str(generate_prompt[-1].content)
+    shared = gate_text.split("Question:")[0]
+    assert len(shared) > 100 and generate_text.startswith(shared)
+
+
+def test_invalid_task_raises_an_error_naming_the_field():
+    with pytest.raises(TaskError) as error:
+        run({"task_id": "x<::>1", "input": [{"speaker": "agent", "text": "hi"}], "contexts": []}, fake_context())
+    assert error.value.field == "input[0].speaker" and error.value.task == "x<::>1"
+
+
+def test_a_custom_node_can_be_inserted_between_two_nodes():
+    seen = []
+
+    def mark(state, runtime):
+        seen.append(state["relation_class"])
+        return {"intent": "marked"}
+
+    graph = build_graph(insert=[Insertion("mark", mark, after="classify_relation", before="select_history")])
+    state = graph.invoke({"task": make_task(conversation(1), PASSAGES)}, context=fake_context())
+    assert seen == [RelationClass.CONTINUATION]
+    assert state["answer"]
+
+
+def test_an_inserted_node_that_answers_ends_the_run():
+    def answer_now(state, runtime):
+        return {"answer": "Which bees do you mean?"}
+
+    graph = build_graph(insert=[Insertion("ask", answer_now, after="local_rewrite", before="rerank")])
+    context = fake_context()
+    state = graph.invoke({"task": make_task(["How do they dance?"], PASSAGES)}, context=context)
+    assert state["answer"] == "Which bees do you mean?"
+    assert context.gate_model.calls == []
+
+
+def test_scripted_model_records_constraint_options():
+    model = ScriptedChatModel(responses=["yes"])
+    model.invoke([HumanMessage(content="ok?")], choices=["yes", "no"])
+    assert model.calls[0]["options"]["choices"] == ["yes", "no"]
