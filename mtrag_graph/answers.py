@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 _CHAT_MARKERS = re.compile(r"<\|[^|>]*\|>|</?s>|\[/?INST\]")
-_ROLE_PREFIX = re.compile(r"^\s*(assistant|agent|answer|response|ai)\s*:\s*", re.IGNORECASE)
+_ROLE_PREFIX = re.compile(r"^\s*(assistant|agent|answer|response|ai)\s*(:|\n)\s*", re.IGNORECASE)
 _SOURCE_PREFIX = re.compile(
     r"^\s*(based on|according to|from) (the )?(information |text |details )?(provided |given )?"
     r"(in |from )?(the )?(documents?|passages?|text|context)( provided| given| above)?\s*,\s*",

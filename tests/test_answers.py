@@ -1,0 +1,76 @@
+"""Answer cleaning, refusal detection and the bad-answer rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from mtrag_graph.answers import answer_problems, clean_answer, says_idk, trim_to_sentence
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("<|im_start|>assistant\nThe sky is blue.<|im_end|>", "The sky is blue."),
+        ("Assistant: The sky is blue.", "The sky is blue."),
+        ("According to the documents, the sky is blue.", "The sky is blue."),
+        ("Based on the information provided in the documents, bees dance.", "Bees dance."),
+        ("  The sky is blue.  ", "The sky is blue."),
+    ],
+)
+def test_clean_answer(raw, clean):
+    assert clean_answer(raw) == clean
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I don't know the answer based on the provided documents.",
+        "The documents do not contain information about the schedule.",
+        "I cannot answer that from the given passages.",
+        "This is not mentioned in the documents.",
+    ],
+)
+def test_refusals_are_recognised(text):
+    assert says_idk(text)
+
+
+def test_a_real_answer_is_not_a_refusal():
+    assert not says_idk("Bees perform a round dance when food is within 50 metres.")
+
+
+def test_a_good_answer_has_no_problems():
+    assert answer_problems("Bees perform a round dance.", "What do bees do?", False, 3) == []
+
+
+def test_empty_answer_is_bad():
+    assert answer_problems("   ", "What?", False, 3) == ["empty answer"]
+
+
+def test_too_short_answer_is_bad_but_yes_no_is_fine():
+    assert "too short" in answer_problems("Round dance.", "What do bees do?", False, 3)
+    assert answer_problems("Yes.", "Is it free?", False, 3) == []
+
+
+def test_restating_the_question_is_bad():
+    assert "restates the question" in answer_problems(
+        "How do bees find flowers?", "How do bees find flowers?", False, 3
+    )
+
+
+def test_cut_off_answer_is_bad():
+    assert "cut off mid-sentence" in answer_problems("Bees find flowers by using their", "How?", False, 3)
+
+
+def test_how_many_without_a_quantity_is_bad():
+    problems = answer_problems("It depends on the hive and the season.", "How many bees live in a hive?", False, 3)
+    assert "no quantity in an answer to a how-many question" in problems
+    assert answer_problems("About 50,000 bees live in a hive.", "How many bees live in a hive?", False, 3) == []
+
+
+def test_prompt_echo_is_bad():
+    assert answer_problems("Documents: [Document 1] ...", "What?", False, 3) == ["echoes the prompt"]
+
+
+def test_truncated_answer_is_trimmed_to_its_last_sentence():
+    assert trim_to_sentence("Bees dance. They also buzz and") == "Bees dance."
+    assert trim_to_sentence("no sentence end at all") is None

@@ -1,0 +1,60 @@
+"""The real path: bundled models through llama.cpp and the bundled MiniLM, end to end."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from mtrag_graph.context import Context
+from mtrag_graph.graph import build_graph
+from mtrag_graph.models import get_chat_model, get_embedder
+from tests.conftest import make_task
+
+pytestmark = pytest.mark.slow
+
+SMALL = "qwen2.5-coder-0.5b"
+
+
+def test_bundled_embedder_ranks_the_relevant_passage_first():
+    embedder = get_embedder("minilm")
+    vectors = embedder.embed(["how do bees find flowers", "bees dance to show flowers", "tax returns are due"])
+    assert vectors.shape == (3, 384)
+    assert vectors[1] @ vectors[0] > vectors[2] @ vectors[0]
+
+
+def test_bundled_model_follows_a_yes_no_grammar():
+    from langchain_core.messages import HumanMessage
+
+    reply = get_chat_model(SMALL).invoke([HumanMessage(content="Is Paris in France?")], choices=["yes", "no"])
+    assert reply.content in ("yes", "no")
+    assert reply.response_metadata["prompt_tokens"] > 0
+
+
+def test_shared_prompt_prefix_is_not_processed_twice():
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    model = get_chat_model(SMALL)
+    prefix = [SystemMessage(content="You answer briefly. " * 20)]
+    model.invoke([*prefix, HumanMessage(content="Say one word.")], max_tokens=2)
+    second = model.invoke([*prefix, HumanMessage(content="Say two words.")], max_tokens=2)
+    meta = second.response_metadata
+    assert meta["prompt_tokens_processed"] < meta["prompt_tokens"] / 2
+
+
+def test_graph_answers_a_short_task_from_its_passage_with_the_small_model():
+    task = make_task(
+        ["When did the Eiffel Tower open to the public?"],
+        [
+            "The Eiffel Tower in Paris was completed in March 1889 and opened to the public on 15 May 1889, "
+            "as the entrance arch to the World's Fair.",
+            "The Statue of Liberty was dedicated in New York Harbor in October 1886.",
+        ],
+    )
+    context = Context(rewrite_model=SMALL, classify_model=SMALL, gate_model=SMALL, generate_model=SMALL)
+    started = time.perf_counter()
+    state = build_graph().invoke({"task": task}, context=context)
+    assert time.perf_counter() - started < 120
+    assert state["abstain_reason"] is None, state
+    assert "1889" in state["answer"]
+    assert state["kept_passages"][0]["document_id"] == "d0"
