@@ -53,6 +53,8 @@ class Context:
     min_answer_words: int = 3
     max_generate_retries: int = 1
     passage_max_chars: int = 2000  # each passage is cut to this many characters in prompts
+    # prompts are fitted to this window before each call (see mtrag_graph.budget)
+    context_window_tokens: int = field(default_factory=lambda: int(_env("MTRAG_N_CTX", "8192")))
 
     # full-RAG retrieval
     index_dir: str | None = field(default_factory=lambda: os.environ.get("MTRAG_INDEX_DIR"))

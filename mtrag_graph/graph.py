@@ -156,8 +156,13 @@ def build_graph(
         if insertion.name in NODES:
             raise ValueError(f"a node named '{insertion.name}' already exists")
         edge = (insertion.after, insertion.before)
-        if insertion.before not in DESTINATIONS.get(insertion.after, ()) and edge != ("load_task", "evidence_precheck"):
-            raise ValueError(f"there is no edge {insertion.after} -> {insertion.before} to insert '{insertion.name}' on")
+        if insertion.before not in DESTINATIONS.get(insertion.after, ()) and edge != (
+            "load_task",
+            "evidence_precheck",
+        ):
+            raise ValueError(
+                f"there is no edge {insertion.after} -> {insertion.before} to insert '{insertion.name}' on"
+            )
         target = redirects.get(edge, insertion.before)
         redirects[edge] = insertion.name
         builder.add_node(insertion.name, insertion.node)

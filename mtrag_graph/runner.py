@@ -114,7 +114,9 @@ def answer_tasks(
         for line, raw, error in rows:
             summary.tasks += 1
             label = task_label(raw, line)
-            key = raw.get("task_id") if isinstance(raw, dict) and isinstance(raw.get("task_id"), str) else None
+            key = (
+                raw.get("task_id") if isinstance(raw, dict) and isinstance(raw.get("task_id"), str) else None
+            )
             key = key or f"line {line}"
             if key in done:
                 summary.resumed += 1

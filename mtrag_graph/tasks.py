@@ -56,7 +56,12 @@ def domain_of(collection: str | None) -> str | None:
         return None
     lowered = collection.lower()
     for key, domain in DOMAINS.items():
-        if lowered == key or f"-{key}-" in lowered or lowered.startswith(f"{key}-") or lowered.endswith(f"-{key}"):
+        if (
+            lowered == key
+            or f"-{key}-" in lowered
+            or lowered.startswith(f"{key}-")
+            or lowered.endswith(f"-{key}")
+        ):
             return domain
     return None
 
@@ -86,7 +91,9 @@ def parse_task(raw: Any, line: int | None = None) -> Task:
     for i, turn in enumerate(turns):
         where = f"input[{i}]"
         if not isinstance(turn, dict):
-            raise TaskError(label, where, f"expected an object with speaker and text, got {type(turn).__name__}")
+            raise TaskError(
+                label, where, f"expected an object with speaker and text, got {type(turn).__name__}"
+            )
         speaker, text = turn.get("speaker"), turn.get("text")
         if speaker not in ("user", "agent"):
             raise TaskError(label, f"{where}.speaker", f"must be 'user' or 'agent', got {speaker!r}")
@@ -94,7 +101,9 @@ def parse_task(raw: Any, line: int | None = None) -> Task:
             raise TaskError(label, f"{where}.text", f"must be a string, got {type(text).__name__}")
         parsed.append(Turn(speaker=speaker, text=text))
     if parsed[-1].speaker != "user":
-        raise TaskError(label, f"input[{len(parsed) - 1}].speaker", "the last turn must be the user's question")
+        raise TaskError(
+            label, f"input[{len(parsed) - 1}].speaker", "the last turn must be the user's question"
+        )
     if not parsed[-1].text.strip():
         raise TaskError(label, f"input[{len(parsed) - 1}].text", "the user's question is empty")
     passages: list[Passage] | None = None

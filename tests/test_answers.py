@@ -62,9 +62,13 @@ def test_cut_off_answer_is_bad():
 
 
 def test_how_many_without_a_quantity_is_bad():
-    problems = answer_problems("It depends on the hive and the season.", "How many bees live in a hive?", False, 3)
+    problems = answer_problems(
+        "It depends on the hive and the season.", "How many bees live in a hive?", False, 3
+    )
     assert "no quantity in an answer to a how-many question" in problems
-    assert answer_problems("About 50,000 bees live in a hive.", "How many bees live in a hive?", False, 3) == []
+    assert (
+        answer_problems("About 50,000 bees live in a hive.", "How many bees live in a hive?", False, 3) == []
+    )
 
 
 def test_prompt_echo_is_bad():

@@ -11,7 +11,10 @@ from mtrag_graph.state import RelationClass
 from mtrag_graph.tasks import TaskError
 from tests.conftest import fake_context, make_task
 
-PASSAGES = ["Bees use the waggle dance to show the direction of flowers.", "The round dance means food is close."]
+PASSAGES = [
+    "Bees use the waggle dance to show the direction of flowers.",
+    "The round dance means food is close.",
+]
 GRAPH = build_graph()
 
 
@@ -74,7 +77,9 @@ def test_subtopic_and_answer_follow_up_keep_only_the_last_exchange(related_q, re
 
 
 def test_new_topic_keeps_no_history_and_uses_the_global_rewrite():
-    context = fake_context(related_to_question=["no"], related_to_answer=["no"], rewrite=["How do bees dance?"])
+    context = fake_context(
+        related_to_question=["no"], related_to_answer=["no"], rewrite=["How do bees dance?"]
+    )
     state = run(make_task(conversation(2), PASSAGES), context)
     assert state["selected_history"] == []
     assert state["standalone_question"] == "How do bees dance?"
@@ -193,7 +198,10 @@ def test_gate_and_generate_prompts_share_their_prefix():
 
 def test_invalid_task_raises_an_error_naming_the_field():
     with pytest.raises(TaskError) as error:
-        run({"task_id": "x<::>1", "input": [{"speaker": "agent", "text": "hi"}], "contexts": []}, fake_context())
+        run(
+            {"task_id": "x<::>1", "input": [{"speaker": "agent", "text": "hi"}], "contexts": []},
+            fake_context(),
+        )
     assert error.value.field == "input[0].speaker" and error.value.task == "x<::>1"
 
 

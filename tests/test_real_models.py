@@ -18,7 +18,9 @@ SMALL = "qwen2.5-coder-0.5b"
 
 def test_bundled_embedder_ranks_the_relevant_passage_first():
     embedder = get_embedder("minilm")
-    vectors = embedder.embed(["how do bees find flowers", "bees dance to show flowers", "tax returns are due"])
+    vectors = embedder.embed(
+        ["how do bees find flowers", "bees dance to show flowers", "tax returns are due"]
+    )
     assert vectors.shape == (3, 384)
     assert vectors[1] @ vectors[0] > vectors[2] @ vectors[0]
 

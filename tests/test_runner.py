@@ -75,7 +75,11 @@ def test_bad_tasks_are_recorded_as_failed_and_the_run_goes_on(tmp_path):
     summary = answer_tasks(tasks, out, fake_context(), progress=False)
     lines = read_lines(out)
     assert summary.failed == 4 and summary.answered == 1
-    errors = {line.get("task_id", line.get("_line")): line["error"]["field"] for line in lines if line["status"] == "failed"}
+    errors = {
+        line.get("task_id", line.get("_line")): line["error"]["field"]
+        for line in lines
+        if line["status"] == "failed"
+    }
     assert errors == {
         "line 1": "<line>",
         "no-input<::>1": "input",

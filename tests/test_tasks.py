@@ -92,7 +92,9 @@ def test_collections_map_to_domains(collection, domain):
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 field_names = st.sampled_from(["task_id", "input", "contexts", "answerability", "targets", "Collection"])

@@ -170,7 +170,9 @@ def ask_choice(
     conversation = list(messages)
     raws: list[str] = []
     for _ in range(retries + 1):
-        reply = invoke_text(model, conversation, log, max_tokens=8, **_constraint_options(model, choices=choices))
+        reply = invoke_text(
+            model, conversation, log, max_tokens=8, **_constraint_options(model, choices=choices)
+        )
         raws.append(str(reply.content))
         value = parse_choice(raws[-1], choices)
         if value is not None:

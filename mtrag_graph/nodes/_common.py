@@ -8,12 +8,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mtrag_graph.budget import cut
 from mtrag_graph.state import AbstainReason
 from mtrag_graph.tasks import TaskError
 
 logger = logging.getLogger("mtrag_graph")
 
 AGENT_TURN_CHARS = 600  # an agent turn is cut to this in the small model's prompts
+QUESTION_CHARS = 2000  # a question longer than this is cut in prompts
 
 
 def guarded(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -69,15 +71,14 @@ def pairs_to_turns(pairs: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
     return turns
 
 
-def shorten(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3].rsplit(" ", 1)[0] + "..."
-
-
 def format_conversation(turns: Sequence[dict[str, str]], agent_chars: int | None = None) -> str:
     lines = []
     for turn in turns:
-        text = turn["text"] if agent_chars is None or turn["speaker"] == "user" else shorten(turn["text"], agent_chars)
+        text = (
+            turn["text"]
+            if agent_chars is None or turn["speaker"] == "user"
+            else cut(turn["text"], agent_chars)
+        )
         lines.append(f"{'User' if turn['speaker'] == 'user' else 'Agent'}: {' '.join(text.split())}")
     return "\n".join(lines)
 
@@ -87,7 +88,7 @@ def format_documents(passages: Sequence[dict[str, Any]], max_chars: int) -> str:
     blocks = []
     for i, passage in enumerate(passages, start=1):
         title = passage.get("title") or ""
-        body = shorten(passage.get("text", ""), max_chars)
+        body = cut(passage.get("text", ""), max_chars)
         header = f"[Document {i}]" + (f" {title}" if title else "")
         blocks.append(f"{header}\n{body}\n[End of document {i}]")
     return "\n\n".join(blocks)

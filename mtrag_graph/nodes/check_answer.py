@@ -20,7 +20,11 @@ def check_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, 
     if truncated and (trimmed := trim_to_sentence(answer)):
         answer, truncated = trimmed, False
     if says_idk(answer):
-        return {"answer": context.idk_answer, "answer_problems": [], "abstain_reason": AbstainReason.GENERATOR_DECLINED}
+        return {
+            "answer": context.idk_answer,
+            "answer_problems": [],
+            "abstain_reason": AbstainReason.GENERATOR_DECLINED,
+        }
     problems = answer_problems(answer, state["question"], truncated, context.min_answer_words)
     if not problems:
         return {"answer": answer, "answer_problems": []}

@@ -7,9 +7,10 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from mtrag_graph.budget import cut
 from mtrag_graph.context import Context
 from mtrag_graph.models import CallLog, ask_choice, get_chat_model
-from mtrag_graph.nodes._common import AGENT_TURN_CHARS, guarded, shorten, user_and_agent_pairs
+from mtrag_graph.nodes._common import AGENT_TURN_CHARS, QUESTION_CHARS, guarded, user_and_agent_pairs
 from mtrag_graph.prompts import rewrite as prompts
 from mtrag_graph.state import RelationClass
 
@@ -29,13 +30,16 @@ def judge_relation(
     An unparseable judgement counts as "related" (keeping history is the safer error), recorded.
     """
     model = get_chat_model(context.classify_model)
-    previous_question, previous_answer = pair
+    previous_question, previous_answer = cut(pair[0], QUESTION_CHARS), pair[1]
+    question = cut(question, QUESTION_CHARS)
     fallbacks: list[dict[str, Any]] = []
     verdicts = {}
     asks = {
-        "question": prompts.RELATED_TO_QUESTION.format(previous_question=previous_question, question=question),
+        "question": prompts.RELATED_TO_QUESTION.format(
+            previous_question=previous_question, question=question
+        ),
         "answer": prompts.RELATED_TO_ANSWER.format(
-            previous_answer=shorten(previous_answer, AGENT_TURN_CHARS) or "(no answer)", question=question
+            previous_answer=cut(previous_answer, AGENT_TURN_CHARS) or "(no answer)", question=question
         ),
     }
     for target, body in asks.items():

@@ -6,13 +6,15 @@ import re
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, Field, field_validator
 from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field, field_validator
 
+from mtrag_graph.budget import cut, prompt_char_budget, trim_history
 from mtrag_graph.context import Context
 from mtrag_graph.models import CallLog, ask_json, get_chat_model, invoke_text
 from mtrag_graph.nodes._common import (
     AGENT_TURN_CHARS,
+    QUESTION_CHARS,
     format_conversation,
     guarded,
     pairs_to_turns,
@@ -54,6 +56,14 @@ class LocalRewrite(BaseModel):
         return value.strip()
 
 
+def _fit(turns: list[dict[str, str]], context: Context) -> list[dict[str, str]]:
+    """Agent turns cut, then the oldest turns dropped so the conversation fits half the window."""
+    short = [t if t["speaker"] == "user" else {**t, "text": cut(t["text"], AGENT_TURN_CHARS)} for t in turns]
+    return trim_history(
+        short, prompt_char_budget(context.context_window_tokens, context.local_rewrite_max_tokens) // 2
+    )
+
+
 def _messages(context: Context, body: str) -> list:
     return [SystemMessage(content=context.rewrite_system_prompt), HumanMessage(content=body)]
 
@@ -65,7 +75,8 @@ def global_rewrite(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str
         return {"global_rewrite": question, "pronoun_detected": False}
     pronoun = mentions_earlier_turn(question, context.pronouns)
     pairs = user_and_agent_pairs(history)
-    turns = pairs_to_turns(pairs[-1:]) if pronoun else history
+    turns = _fit(pairs_to_turns(pairs[-1:]) if pronoun else history, context)
+    question = cut(question, QUESTION_CHARS)
     log = CallLog(node="global_rewrite")
     body = prompts.GLOBAL_REWRITE.format(
         conversation=format_conversation(turns, AGENT_TURN_CHARS), question=question
@@ -80,7 +91,9 @@ def global_rewrite(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str
     update: dict[str, Any] = {"pronoun_detected": pronoun, "model_calls": log.records}
     if rewritten is None:
         update["global_rewrite"] = question
-        update["fallbacks"] = [{"node": "global_rewrite", "used": "original question", "raw": str(reply.content)}]
+        update["fallbacks"] = [
+            {"node": "global_rewrite", "used": "original question", "raw": str(reply.content)}
+        ]
     else:
         update["global_rewrite"] = rewritten
     return update
@@ -94,7 +107,8 @@ def local_rewrite(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
         return {"standalone_question": state.get("global_rewrite") or question}
     log = CallLog(node="local_rewrite")
     body = prompts.LOCAL_REWRITE.format(
-        conversation=format_conversation(selected, AGENT_TURN_CHARS), question=question
+        conversation=format_conversation(_fit(selected, context), AGENT_TURN_CHARS),
+        question=cut(question, QUESTION_CHARS),
     )
     parsed, raws = ask_json(
         get_chat_model(context.rewrite_model),
@@ -108,7 +122,9 @@ def local_rewrite(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
         return {
             "standalone_question": state.get("global_rewrite") or question,
             "model_calls": log.records,
-            "fallbacks": [{"node": "local_rewrite", "used": "global rewrite", "raw": raws[-1] if raws else ""}],
+            "fallbacks": [
+                {"node": "local_rewrite", "used": "global rewrite", "raw": raws[-1] if raws else ""}
+            ],
         }
     return {
         "history_summary": parsed.summary,

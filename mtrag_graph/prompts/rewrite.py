@@ -31,7 +31,7 @@ RELATED_TO_ANSWER = (
 LOCAL_REWRITE = (
     "Conversation:\n{conversation}\n\n"
     "Last user question: {question}\n\n"
-    "Reply with a JSON object with three fields: \"summary\" (one sentence summarising the conversation), "
-    "\"intent\" (what the user wants to know now), \"standalone_question\" (the last question rewritten "
+    'Reply with a JSON object with three fields: "summary" (one sentence summarising the conversation), '
+    '"intent" (what the user wants to know now), "standalone_question" (the last question rewritten '
     "so it can be understood without the conversation; do not answer it and do not add facts)."
 )

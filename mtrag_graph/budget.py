@@ -1,0 +1,61 @@
+"""Fitting prompts to the model's context window, before the call.
+
+The rule (documented in the README):
+- The prompt may use ``context_window_tokens - answer_max_tokens - RESERVE_TOKENS`` tokens, counted as
+  ``CHARS_PER_TOKEN`` characters each (a conservative ratio for English text with Qwen and Llama
+  tokenizers, which average about 4).
+- The conversation gets at most ``HISTORY_SHARE`` of that; turns are dropped oldest first, and a
+  single turn longer than the whole share is cut.
+- Passages share the rest equally: each is cut (at a word boundary) to ``passage_max_chars`` or to its
+  equal share, whichever is smaller. The order of passages (best first) is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+CHARS_PER_TOKEN = 3.0
+RESERVE_TOKENS = 256  # system text, instruction tail, chat-template tokens
+HISTORY_SHARE = 0.25
+
+
+def prompt_char_budget(context_window_tokens: int, answer_max_tokens: int) -> int:
+    return max(int((context_window_tokens - answer_max_tokens - RESERVE_TOKENS) * CHARS_PER_TOKEN), 2000)
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` with whitespace collapsed, cut at a word boundary to at most ``limit`` characters."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    head = text[: max(limit - 3, 0)]
+    return (head.rsplit(" ", 1)[0] if " " in head else head) + "..."
+
+
+def trim_history(turns: Sequence[dict[str, str]], max_chars: int) -> list[dict[str, str]]:
+    """The newest turns whose texts fit in ``max_chars`` (oldest dropped first)."""
+    kept: list[dict[str, str]] = []
+    used = 0
+    for turn in reversed(turns):
+        size = len(turn["text"]) + 8
+        if used + size > max_chars:
+            if not kept:  # the newest turn alone is too long: keep its cut version
+                kept.append({**turn, "text": cut(turn["text"], max_chars - 8)})
+            break
+        kept.append(turn)
+        used += size
+    return list(reversed(kept))
+
+
+def fit_passages(
+    passages: Sequence[dict[str, Any]], max_chars_each: int, total_chars: int
+) -> list[dict[str, Any]]:
+    """Passages with texts cut so that together they fit in ``total_chars``."""
+    if not passages:
+        return []
+    share = max(min(max_chars_each, total_chars // len(passages)), 200)
+    return [
+        {**p, "text": cut(p.get("text", ""), share), "title": cut(p.get("title") or "", 200)}
+        for p in passages
+    ]
