@@ -51,16 +51,16 @@ def fake_context(
     **overrides: Any,
 ) -> Context:
     """A Context whose four model roles are scripted fakes (reranking by word overlap, no model)."""
-    return Context(
-        rewrite_model=ScriptedChatModel(responses=rewrite or ["What is the rewritten question?"]),
-        classify_model=ScriptedChatModel(
+    defaults: dict[str, Any] = {
+        "rewrite_model": ScriptedChatModel(responses=rewrite or ["What is the rewritten question?"]),
+        "classify_model": ScriptedChatModel(
             responder=relation_responder(related_to_question or ["yes"], related_to_answer or ["yes"])
         ),
-        gate_model=ScriptedChatModel(responses=gate or ["yes"]),
-        generate_model=ScriptedChatModel(responses=generate or ["The answer is stated in the passage."]),
-        reranker="lexical",
-        **overrides,
-    )
+        "gate_model": ScriptedChatModel(responses=gate or ["yes"]),
+        "generate_model": ScriptedChatModel(responses=generate or ["The answer is stated in the passage."]),
+        "reranker": "lexical",
+    }
+    return Context(**{**defaults, **overrides})
 
 
 def make_task(turns: list[str], contexts: list[str] | None = None, task_id: str = "t<::>1") -> dict[str, Any]:

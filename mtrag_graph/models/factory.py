@@ -82,10 +82,20 @@ def _build(spec: str) -> BaseChatModel:
 
 
 def get_chat_model(spec: ModelSpec) -> BaseChatModel:
-    """The chat model for ``spec``; each spec is built once per process."""
+    """The chat model for ``spec``; each spec is built once per process.
+
+    With ``MTRAG_INJECT_FAULTS`` set (a share of calls, e.g. 0.3) every model is wrapped in
+    ``FaultInjectingChatModel`` (see ``mtrag_graph.models.faults``).
+    """
     if isinstance(spec, BaseChatModel):
         return spec
     with _LOCK:
         if spec not in _MODELS:
-            _MODELS[spec] = _build(spec)
+            model = _build(spec)
+            if rate := float(os.environ.get("MTRAG_INJECT_FAULTS") or 0):
+                from mtrag_graph.models.faults import FaultInjectingChatModel
+
+                seed = int(os.environ.get("MTRAG_FAULT_SEED") or 0)
+                model = FaultInjectingChatModel(inner=model, rate=rate, seed=seed)
+            _MODELS[spec] = model
         return _MODELS[spec]

@@ -6,7 +6,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mtrag_graph.answers import answer_problems, clean_answer, says_idk, trim_to_sentence
+from mtrag_graph.answers import (
+    answer_problems,
+    clean_answer,
+    injected_payloads,
+    repeats_injection,
+    says_idk,
+    trim_to_sentence,
+)
 from mtrag_graph.context import Context
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import AbstainReason
@@ -26,6 +33,9 @@ def check_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, 
             "abstain_reason": AbstainReason.GENERATOR_DECLINED,
         }
     problems = answer_problems(answer, state["question"], truncated, context.min_answer_words)
+    payloads = injected_payloads([p.get("text", "") for p in state.get("kept_passages") or []])
+    if payloads and repeats_injection(answer, payloads):
+        problems.append("repeats an instruction found in a passage")
     if not problems:
         return {"answer": answer, "answer_problems": []}
     retries = state.get("retries", 0)
