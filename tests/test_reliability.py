@@ -16,7 +16,6 @@ import pytest
 
 from mtrag_graph.budget import CHARS_PER_TOKEN
 from mtrag_graph.graph import build_graph
-from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.models.faults import FaultInjectingChatModel
 from mtrag_graph.runner import answer_tasks
 from tests.conftest import REPO, fake_context, make_task
