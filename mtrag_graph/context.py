@@ -41,6 +41,13 @@ class Context:
     embedder: str = field(default_factory=lambda: _env("MTRAG_EMBEDDER", "minilm"))
     reranker: str = field(default_factory=lambda: _env("MTRAG_RERANKER", "embedding"))
 
+    # pipeline switches (presets turn stages off to reproduce published pipelines)
+    rewrite_question: bool = True
+    classify_history: bool = True
+    history_pairs_without_classifier: int = 3  # exchanges kept when classify_history is off
+    use_gate: bool = True
+    check_answers: bool = True
+
     top_k: int = 5
     history_walk_cap: int = 3
     pronouns: tuple[str, ...] = DEFAULT_PRONOUNS

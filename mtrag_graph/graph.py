@@ -77,7 +77,7 @@ def route_after_rerank(state: State) -> Literal["abstain", "answerability_gate"]
 
 
 def route_after_gate(state: State) -> Literal["abstain", "generate"]:
-    return "abstain" if _stopped(state) or state.get("gate") != "yes" else "generate"
+    return "abstain" if _stopped(state) or state.get("gate") == "no" else "generate"
 
 
 def route_after_generate(state: State) -> Literal["abstain", "check_answer"]:

@@ -91,6 +91,8 @@ def route_of(state: dict[str, Any]) -> dict[str, Any]:
         timings[call["node"]] = round(timings.get(call["node"], 0.0) + float(call.get("seconds") or 0.0), 3)
     route["model_seconds"] = timings
     route["model_calls"] = len(state.get("model_calls", []))
+    for key in ("prompt_tokens", "prompt_tokens_processed", "prompt_tokens_unique", "completion_tokens"):
+        route[key] = sum(int(c.get(key) or 0) for c in state.get("model_calls", []))
     route["model_errors"] = [
         {"node": c["node"], "attempt": c.get("attempt"), "error": c["error"]}
         for c in state.get("model_calls", [])

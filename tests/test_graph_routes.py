@@ -233,3 +233,20 @@ def test_scripted_model_records_constraint_options():
     model = ScriptedChatModel(responses=["yes"])
     model.invoke([HumanMessage(content="ok?")], choices=["yes", "no"])
     assert model.calls[0]["options"]["choices"] == ["yes", "no"]
+
+
+def test_switches_turn_off_rewriting_classification_gate_and_check():
+    context = fake_context(
+        rewrite_question=False,
+        classify_history=False,
+        history_pairs_without_classifier=1,
+        use_gate=False,
+        check_answers=False,
+        generate=["Waggle"],
+    )
+    state = run(make_task(conversation(3), PASSAGES), context)
+    assert context.rewrite_model.calls == [] and context.classify_model.calls == []
+    assert context.gate_model.calls == []
+    assert state["standalone_question"] == "What do they do then?"
+    assert [t["text"] for t in state["selected_history"]] == ["Question number 2?", "Answer number 2."]
+    assert state["gate"] == "skipped" and state["answer"] == "Waggle"

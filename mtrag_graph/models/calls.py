@@ -114,6 +114,7 @@ def invoke_text(
             seconds=time.perf_counter() - started,
             prompt_tokens=prompt_tokens,
             prompt_tokens_processed=meta.get("prompt_tokens_processed", prompt_tokens),
+            prompt_tokens_unique=meta.get("prompt_tokens_unique", prompt_tokens),
             completion_tokens=meta.get("completion_tokens", usage.get("output_tokens")),
             finish_reason=meta.get("finish_reason"),
         )

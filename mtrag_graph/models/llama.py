@@ -18,6 +18,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 _INSTANCES: dict[tuple[str, int], Any] = {}
+_RECENT_PROMPTS = 32  # prompts remembered per model to count tokens no earlier prompt shared
 _LOCKS: dict[tuple[str, int], threading.Lock] = {}
 _REGISTRY_LOCK = threading.Lock()
 
@@ -68,10 +69,12 @@ class ChatLlamaCpp(BaseChatModel):
     n_threads: int | None = None
     max_tokens: int = 256
     temperature: float = 0.0
+    reuse_prefix: bool = True  # False: re-evaluate every prompt from scratch (for measuring the cache)
 
     model_config = ConfigDict(protected_namespaces=())
     _llama: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default=None)
+    _recent: list = PrivateAttr(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -110,10 +113,15 @@ class ChatLlamaCpp(BaseChatModel):
             options["response_format"] = {"type": "json_object", "schema": kwargs["json_schema"]}
         chat = [{"role": _role(m), "content": str(m.content)} for m in messages]
         with self._lock:
+            if not self.reuse_prefix:
+                self._llama.reset()
             before = list(self._llama._input_ids)
             out = self._llama.create_chat_completion(messages=chat, **options)
             prompt_tokens = int(out["usage"]["prompt_tokens"])
             after = list(self._llama._input_ids[:prompt_tokens])
+            # tokens no recent prompt started with: what an ideal prefix cache would still process
+            shared = max((_common_prefix(p, after) for p in self._recent), default=0)
+            self._recent = [after, *self._recent[: _RECENT_PROMPTS - 1]]
         # llama.cpp re-evaluates at least the last prompt token even on a full prefix match
         reused = min(_common_prefix(before, after), max(prompt_tokens - 1, 0))
         choice = out["choices"][0]
@@ -122,6 +130,7 @@ class ChatLlamaCpp(BaseChatModel):
             "finish_reason": choice.get("finish_reason"),
             "prompt_tokens": prompt_tokens,
             "prompt_tokens_processed": prompt_tokens - reused,
+            "prompt_tokens_unique": prompt_tokens - min(shared, max(prompt_tokens - 1, 0)),
             "completion_tokens": int(out["usage"]["completion_tokens"]),
         }
         message = AIMessage(

@@ -18,6 +18,8 @@ def answerability_gate(state: dict[str, Any], runtime: Runtime[Context]) -> dict
     context = runtime.context
     if not state.get("kept_passages"):
         return {"gate": "no", "abstain_reason": AbstainReason.NO_EVIDENCE}
+    if not context.use_gate:
+        return {"gate": "skipped"}
     log = CallLog(node="answerability_gate")
     tail = context.gate_instruction.format(question=question_for_answering(state))
     value, raws = ask_choice(

@@ -32,6 +32,8 @@ def check_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, 
             "answer_problems": [],
             "abstain_reason": AbstainReason.GENERATOR_DECLINED,
         }
+    if not context.check_answers:
+        return {"answer": answer or context.idk_answer, "answer_problems": []}
     problems = answer_problems(answer, state["question"], truncated, context.min_answer_words)
     payloads = injected_payloads([p.get("text", "") for p in state.get("kept_passages") or []])
     if payloads and repeats_injection(answer, payloads):

@@ -57,6 +57,8 @@ def judge_relation(
 
 @guarded
 def classify_relation(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    if not runtime.context.classify_history:
+        return {}
     pairs = user_and_agent_pairs(state.get("history", []))
     if not pairs:
         return {"relation_class": int(RelationClass.NEW_TOPIC), "relation_votes": []}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -23,7 +24,9 @@ def rerank(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     if not passages:
         return {"kept_passages": []}
     reranker = get_reranker(runtime.context.reranker, runtime.context.embedder)
+    started = time.perf_counter()
     scores = reranker.score(question_for_answering(state), [passage_text(p) for p in passages])
+    call = {"node": "rerank", "model": reranker.name, "attempt": 1, "seconds": time.perf_counter() - started}
     ranked = sorted(zip(scores, range(len(passages)), strict=True), key=lambda item: (-item[0], item[1]))
     kept = [{**passages[i], "score": round(score, 6)} for score, i in ranked[: runtime.context.top_k]]
-    return {"kept_passages": kept}
+    return {"kept_passages": kept, "model_calls": [call]}

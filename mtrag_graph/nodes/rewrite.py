@@ -71,7 +71,7 @@ def _messages(context: Context, body: str) -> list:
 @guarded
 def global_rewrite(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     context, question, history = runtime.context, state["question"], state.get("history", [])
-    if not history:
+    if not history or not context.rewrite_question:
         return {"global_rewrite": question, "pronoun_detected": False}
     pronoun = mentions_earlier_turn(question, context.pronouns)
     pairs = user_and_agent_pairs(history)
@@ -103,7 +103,7 @@ def global_rewrite(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str
 def local_rewrite(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     context, question = runtime.context, state["question"]
     selected = state.get("selected_history") or []
-    if not selected:
+    if not selected or not context.rewrite_question:
         return {"standalone_question": state.get("global_rewrite") or question}
     log = CallLog(node="local_rewrite")
     body = prompts.LOCAL_REWRITE.format(

@@ -20,8 +20,11 @@ from mtrag_graph.state import RelationClass
 
 @guarded
 def select_history(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
-    relation = RelationClass(state["relation_class"])
     pairs = user_and_agent_pairs(state.get("history", []))
+    if not runtime.context.classify_history:
+        keep = runtime.context.history_pairs_without_classifier
+        return {"selected_history": pairs_to_turns(pairs[-keep:] if keep > 0 else [])}
+    relation = RelationClass(state["relation_class"])
     if relation == RelationClass.NEW_TOPIC or not pairs:
         return {"selected_history": []}
     if relation != RelationClass.CONTINUATION:
