@@ -9,8 +9,8 @@ import sys
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """Model and setting overrides shared by the commands that run the graph."""
     group = parser.add_argument_group("models and settings (default: the offline bundled models)")
-    group.add_argument("--small-model", help="spec for rewriting and classification")
-    group.add_argument("--large-model", help="spec for the gate and generation")
+    group.add_argument("--small-model", help="spec for rewriting")
+    group.add_argument("--large-model", help="spec for classification, the gate and generation")
     for role in ("rewrite", "classify", "gate", "generate"):
         group.add_argument(f"--{role}-model", help=f"spec for the {role} node (overrides --small/--large)")
     group.add_argument("--embedder", help="embedder spec: minilm, st:/path, flag:/path, bge-m3:/path")
@@ -20,21 +20,26 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--idk-answer", help="the answer given when abstaining")
 
 
-def context_from_args(args: argparse.Namespace):
-    from mtrag_graph.context import Context
-
+def overrides_from_args(args: argparse.Namespace) -> dict:
+    """Context overrides from the model and setting flags (unset flags are None and ignored)."""
     small, large = args.small_model, args.large_model
-    return Context.from_overrides(
-        rewrite_model=args.rewrite_model or small,
-        classify_model=args.classify_model or small,
-        gate_model=args.gate_model or large,
-        generate_model=args.generate_model or large,
-        embedder=args.embedder,
-        reranker=args.reranker,
-        top_k=args.top_k,
-        index_dir=args.index_dir,
-        idk_answer=args.idk_answer,
-    )
+    return {
+        "rewrite_model": args.rewrite_model or small,
+        "classify_model": args.classify_model or large,
+        "gate_model": args.gate_model or large,
+        "generate_model": args.generate_model or large,
+        "embedder": args.embedder,
+        "reranker": args.reranker,
+        "top_k": args.top_k,
+        "index_dir": args.index_dir,
+        "idk_answer": args.idk_answer,
+    }
+
+
+def context_from_args(args: argparse.Namespace):
+    from mtrag_graph.presets import context_from_preset
+
+    return context_from_preset(args.preset or "ncl", **overrides_from_args(args))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -49,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--limit", type=int, help="answer only the first N tasks")
     parser.add_argument("--show", action="store_true", help="print each question and answer as it is done")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--preset", help="pipeline preset: a name in mtrag_graph/presets or a .json path")
     add_model_options(parser)
     parser.set_defaults(func=run)
 

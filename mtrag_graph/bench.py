@@ -1,0 +1,127 @@
+"""Speed benchmark: run presets over the same tasks and report where the time goes.
+
+Per preset: seconds per task (mean, p50, p95), model seconds per node, model calls per task, prompt
+tokens submitted / processed / unique (processed < submitted is KV-cache reuse; unique is what an
+ideal prefix cache would still process), generated tokens, orchestration overhead (wall time outside
+model and embedder calls, as a share) and the process's peak memory.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import statistics
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from mtrag_graph.models.factory import get_chat_model
+from mtrag_graph.models.llama import ChatLlamaCpp
+from mtrag_graph.presets import context_from_preset
+from mtrag_graph.runner import answer_tasks
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(int(round(q * (len(ordered) - 1))), len(ordered) - 1)
+    return ordered[index]
+
+
+def preset_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Aggregate the routes of one preset's predictions."""
+    ok = [r for r in records if r.get("status") == "ok"]
+    if not ok:
+        return {"tasks": 0, "failed": len(records)}
+    seconds = [r["route"]["seconds"] for r in ok]
+    node_seconds: Counter = Counter()
+    for r in ok:
+        node_seconds.update(r["route"].get("model_seconds", {}))
+    model_total = sum(node_seconds.values())
+    n = len(ok)
+
+    def mean(key: str) -> float:
+        return sum(float(r["route"].get(key) or 0) for r in ok) / n
+
+    processed, unique = mean("prompt_tokens_processed"), mean("prompt_tokens_unique")
+    return {
+        "tasks": n,
+        "failed": len(records) - n,
+        "seconds_mean": statistics.mean(seconds),
+        "seconds_p50": _percentile(seconds, 0.5),
+        "seconds_p95": _percentile(seconds, 0.95),
+        "model_seconds_per_node": {k: v / n for k, v in node_seconds.most_common()},
+        "model_calls_per_task": mean("model_calls"),
+        "prompt_tokens_submitted": mean("prompt_tokens"),
+        "prompt_tokens_processed": processed,
+        "prompt_tokens_unique": unique,
+        "processed_over_unique": processed / unique if unique else None,
+        "generated_tokens": mean("completion_tokens"),
+        "overhead_share": max(sum(seconds) - model_total, 0.0) / sum(seconds),
+        "abstentions": sum(1 for r in ok if r["route"].get("abstain_reason")),
+    }
+
+
+def set_prefix_cache(context: Any, enabled: bool) -> None:
+    """Turn llama.cpp prefix reuse on or off for every local model the context uses."""
+    for role in ("rewrite_model", "classify_model", "gate_model", "generate_model"):
+        model = get_chat_model(getattr(context, role))
+        if isinstance(model, ChatLlamaCpp):
+            model.reuse_prefix = enabled
+
+
+def run_bench(
+    tasks: str | Path,
+    presets: list[str],
+    out_dir: str | Path,
+    *,
+    limit: int | None = None,
+    overrides: dict[str, Any] | None = None,
+    compare_prefix_cache: bool = False,
+) -> dict[str, Any]:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = [(name, name, True) for name in presets]
+    if compare_prefix_cache:
+        runs.append((f"{presets[0]}-no-prefix-cache", presets[0], False))
+    results: dict[str, Any] = {}
+    for label, preset, cache in runs:
+        context = context_from_preset(preset, **(overrides or {}))
+        set_prefix_cache(context, cache)
+        predictions = out_dir / f"{label}.jsonl"
+        answer_tasks(tasks, predictions, context, limit=limit, progress=True)
+        records = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines()]
+        stats = preset_stats(records[:limit] if limit else records)
+        stats["peak_memory_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        stats["predictions"] = str(predictions)
+        results[label] = stats
+        set_prefix_cache(context, True)
+    (out_dir / "bench.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return results
+
+
+def render(results: dict[str, Any]) -> str:
+    header = (
+        "| preset | tasks | s/task mean | p50 | p95 | calls/task | prompt tok submitted | processed | unique "
+        "| processed/unique | generated | overhead | abstained | peak MB |"
+    )
+    lines = [header, "|" + "---|" * 14]
+    for label, s in results.items():
+        if not s.get("tasks"):
+            lines.append(f"| {label} | 0 | | | | | | | | | | | | |")
+            continue
+        ratio = f"{s['processed_over_unique']:.2f}" if s["processed_over_unique"] else "-"
+        lines.append(
+            f"| {label} | {s['tasks']} | {s['seconds_mean']:.1f} | {s['seconds_p50']:.1f} | {s['seconds_p95']:.1f} "
+            f"| {s['model_calls_per_task']:.1f} | {s['prompt_tokens_submitted']:.0f} | {s['prompt_tokens_processed']:.0f} "
+            f"| {s['prompt_tokens_unique']:.0f} | {ratio} | {s['generated_tokens']:.0f} | {100 * s['overhead_share']:.1f}% "
+            f"| {s['abstentions']} | {s['peak_memory_mb']:.0f} |"
+        )
+    lines.append("")
+    lines.append("Model seconds per task, by node:")
+    nodes = sorted({n for s in results.values() for n in s.get("model_seconds_per_node", {})})
+    lines.append("| preset | " + " | ".join(nodes) + " |")
+    lines.append("|" + "---|" * (len(nodes) + 1))
+    for label, s in results.items():
+        per = s.get("model_seconds_per_node", {})
+        lines.append(f"| {label} | " + " | ".join(f"{per.get(n, 0):.1f}" for n in nodes) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,67 @@
+"""Presets load as Context overrides; the bench aggregates routes into its table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mtrag_graph.bench import preset_stats, render, run_bench
+from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.presets import context_from_preset, load_preset, preset_names
+from tests.conftest import make_task
+
+
+def test_every_shipped_preset_builds_a_context():
+    for name in preset_names():
+        assert load_preset(name)["description"]
+        context_from_preset(name)
+
+
+def test_preset_settings_apply_and_overrides_win():
+    context = context_from_preset("fiveting", top_k=2)
+    assert context.use_gate is False and context.rewrite_question is False and context.top_k == 2
+
+
+def test_unknown_preset_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown preset 'nope'"):
+        load_preset("nope")
+
+
+def record(seconds, calls, processed, unique, model_seconds, abstain=None):
+    return {
+        "status": "ok",
+        "route": {
+            "seconds": seconds, "model_calls": calls, "prompt_tokens": 100, "prompt_tokens_processed": processed,
+            "prompt_tokens_unique": unique, "completion_tokens": 10, "model_seconds": model_seconds,
+            "abstain_reason": abstain,
+        },
+    }  # fmt: skip
+
+
+def test_preset_stats_aggregates_time_tokens_and_overhead():
+    stats = preset_stats(
+        [
+            record(10.0, 4, 60, 50, {"generate": 6.0, "rerank": 3.0}),
+            record(20.0, 6, 80, 50, {"generate": 18.0, "rerank": 1.0}, abstain="gate_no"),
+            {"status": "failed"},
+        ]
+    )
+    assert stats["tasks"] == 2 and stats["failed"] == 1
+    assert stats["seconds_mean"] == 15.0
+    assert stats["model_seconds_per_node"] == {"generate": 12.0, "rerank": 2.0}
+    assert stats["processed_over_unique"] == pytest.approx(70 / 50)
+    assert stats["overhead_share"] == pytest.approx(2.0 / 30.0)
+    assert stats["abstentions"] == 1
+
+
+def test_run_bench_writes_predictions_per_preset_and_a_json_report(tmp_path):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(make_task(["How do bees dance?"], ["Bees dance the waggle dance."])) + "\n")
+    fake = ScriptedChatModel(responses=["yes", "Bees dance the waggle dance."])
+    overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
+                 "reranker": "lexical"}  # fmt: skip
+    results = run_bench(tasks, ["ncl", "fiveting"], tmp_path / "out", limit=1, overrides=overrides)
+    assert set(results) == {"ncl", "fiveting"}
+    assert (tmp_path / "out" / "ncl.jsonl").exists() and (tmp_path / "out" / "bench.json").exists()
+    assert "| ncl | 1 |" in render(results)
