@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from langgraph.errors import GraphBubbleUp
+
 from mtrag_graph.state import AbstainReason
 from mtrag_graph.tasks import TaskError
 
@@ -19,7 +21,8 @@ AGENT_TURN_CHARS = 600  # an agent turn is cut to this in the small model's prom
 def guarded(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     """Time a node and turn an unexpected failure into a recorded abstention instead of a crash.
 
-    Bad input (``TaskError``) still raises: it is the caller's to report.
+    Bad input (``TaskError``) still raises: it is the caller's to report; so do LangGraph's control-flow
+    exceptions (``interrupt()`` raises one to pause the run).
     """
 
     @functools.wraps(node)
@@ -27,7 +30,7 @@ def guarded(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]
         started = time.perf_counter()
         try:
             update = node(state, runtime)
-        except TaskError:
+        except (TaskError, GraphBubbleUp):
             raise
         except Exception as error:  # noqa: BLE001 - recorded in state, the run goes on
             logger.warning("node %s failed: %s: %s", node.__name__, type(error).__name__, error)
