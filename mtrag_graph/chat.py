@@ -54,10 +54,14 @@ def pending_question(state: dict[str, Any]) -> str | None:
 
 
 def build_chat_graph(
-    *, checkpointer: Any = None, insert: Sequence[Insertion] = (CLARIFY,), name: str = "mtrag-chat"
+    *, checkpointer: Any = None, insert: Sequence[Insertion] | None = None, name: str = "mtrag-chat"
 ):
-    """The chat graph; the answering graph runs inside ``respond`` and shares its checkpointer."""
-    answering = build_graph(insert=insert)
+    """The chat graph; the answering graph (default: with ``CLARIFY``) runs inside ``respond``.
+
+    The answering graph is called from the node, so it shares the chat's checkpointer and thread:
+    its ``interrupt()`` pauses the chat, and ``Command(resume=...)`` on the chat resumes it.
+    """
+    answering = build_graph(insert=(CLARIFY,) if insert is None else insert)
 
     def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
         turns = state["turns"]
