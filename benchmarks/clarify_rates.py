@@ -23,7 +23,9 @@ from mtrag_graph.nodes.clarify import is_underspecified
 from mtrag_graph.tasks import parse_task, read_jsonl
 
 CLASSES = ("UNDERSPECIFIED", "ANSWERABLE", "PARTIAL")
-DEFAULT_TASKS = Path(os.environ.get("MTRAG_DATA") or Path(__file__).resolve().parents[1].parent / "shared/data/mtrag")
+DEFAULT_TASKS = Path(
+    os.environ.get("MTRAG_DATA") or Path(__file__).resolve().parents[1].parent / "shared/data/mtrag"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         seconds.append(time.perf_counter() - started)
         total[label] += 1
         asked[label] += bool(decision)
-        print(f"{label:<15} {'-' if decision is None else 'ask' if decision else 'no':<4} {seconds[-1]:5.1f}s  {task.question[:70]}", file=sys.stderr)
+        shown = "-" if decision is None else "ask" if decision else "no"
+        print(f"{label:<15} {shown:<4} {seconds[-1]:5.1f}s  {task.question[:70]}", file=sys.stderr)
         if out:
             out.write(json.dumps({"task_id": task.task_id, "answerability": label, "decision": decision,
                                   "raw": raws[-1]}) + "\n")  # fmt: skip

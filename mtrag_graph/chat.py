@@ -41,7 +41,10 @@ class ChatState(TypedDict, total=False):
 
 def user_turn(text: str, passages: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The chat graph's input for one user turn."""
-    return {"turns": [{"speaker": "user", "text": text}], "passages": None if passages is None else list(passages)}
+    return {
+        "turns": [{"speaker": "user", "text": text}],
+        "passages": None if passages is None else list(passages),
+    }
 
 
 def pending_question(state: dict[str, Any]) -> str | None:
@@ -95,7 +98,9 @@ def open_checkpointer(target: str | Path) -> Iterator[Any]:
         try:
             from langgraph.checkpoint.postgres import PostgresSaver
         except ImportError as error:
-            raise RuntimeError("PostgreSQL needs the postgres extra: pip install 'mtrag-graph[postgres]'") from error
+            raise RuntimeError(
+                "PostgreSQL needs the postgres extra: pip install 'mtrag-graph[postgres]'"
+            ) from error
         with PostgresSaver.from_conn_string(text) as saver:
             saver.setup()
             yield saver

@@ -219,8 +219,8 @@ def otlp_tracer_from_env() -> OpenTelemetryTracer | None:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    provider = TracerProvider(resource=Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME",
-                                                                                       "mtrag-graph")}))  # fmt: skip
+    service = os.environ.get("OTEL_SERVICE_NAME", "mtrag-graph")
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     atexit.register(provider.shutdown)  # flush the last spans when the process ends
     return OpenTelemetryTracer(provider)

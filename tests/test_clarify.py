@@ -46,7 +46,9 @@ def test_an_underspecified_turn_without_passages_is_asked_about_not_abstained():
 
 
 def test_a_clear_turn_goes_on_to_the_usual_answer():
-    context = fake_context(clarify_model=judge("this library"), generate=["The Alameda library opens at 9 am."])
+    context = fake_context(
+        clarify_model=judge("this library"), generate=["The Alameda library opens at 9 am."]
+    )
     task = make_task(["When does the Alameda library open?"], LIBRARIES)
     state = GRAPH.invoke({"task": task}, context=context)
     assert state["clarification"] == {"asked": False}
@@ -70,7 +72,9 @@ def test_in_chat_mode_the_reply_resumes_the_graph_with_the_disambiguated_questio
     graph = build_graph(insert=[CLARIFY], checkpointer=InMemorySaver())
     context = fake_context(clarify_model=judge("this library"), clarify_interrupt=True)
     config = {"configurable": {"thread_id": "c1"}}
-    paused = graph.invoke({"task": make_task(["When does this library open?"], LIBRARIES)}, config, context=context)
+    paused = graph.invoke(
+        {"task": make_task(["When does this library open?"], LIBRARIES)}, config, context=context
+    )
     assert paused["__interrupt__"][0].value == {"clarifying_question": QUESTION_ASKED}
     assert context.generate_model.calls == []
     state = graph.invoke(Command(resume="the Alameda one"), config, context=context)

@@ -22,12 +22,16 @@ MODELS = ["--small-model", "scripted:yes", "--large-model", "scripted:yes|The li
 def _chat_process(db, passages_file) -> subprocess.Popen:
     command = [sys.executable, "-m", "mtrag_graph.cli", "chat", "--passages", str(passages_file),
                "--thread", "kept", "--checkpointer", str(db), *MODELS]  # fmt: skip
-    return subprocess.Popen(command, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    return subprocess.Popen(
+        command, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+    )
 
 
 def test_a_killed_chat_process_continues_its_thread_after_a_restart(tmp_path):
     db, passages_file = tmp_path / "chat.sqlite", tmp_path / "passages.jsonl"
-    passages_file.write_text("".join(f'{{"document_id": "d{i}", "text": "{t}"}}\n' for i, t in enumerate(LIBRARIES)))
+    passages_file.write_text(
+        "".join(f'{{"document_id": "d{i}", "text": "{t}"}}\n' for i, t in enumerate(LIBRARIES))
+    )
     first = _chat_process(db, passages_file)
     first.stdin.write("When does the Alameda library open?\n")
     first.stdin.flush()
@@ -41,7 +45,11 @@ def test_a_killed_chat_process_continues_its_thread_after_a_restart(tmp_path):
     assert "thread kept: continuing, 2 turns so far" in output
     assert "you> When does the Alameda library open?" in output
     with open_checkpointer(db) as saver:
-        turns = build_chat_graph(checkpointer=saver).get_state({"configurable": {"thread_id": "kept"}}).values["turns"]
+        turns = (
+            build_chat_graph(checkpointer=saver)
+            .get_state({"configurable": {"thread_id": "kept"}})
+            .values["turns"]
+        )
     assert [t["speaker"] for t in turns] == ["user", "agent", "user", "agent"]
     assert turns[2]["text"] == "And the Monterey library?"
 
@@ -55,8 +63,13 @@ def test_the_api_keeps_each_thread_apart_and_feeds_history_to_the_next_turn(tmp_
         chat.invoke(user_turn("Where is Monterey?", PASSAGES), two, context=context)
         state = chat.invoke(user_turn("And on Sundays?", PASSAGES), one, context=context)
     assert len(state["turns"]) == 4
-    conversation = str(context.generate_model.calls[-1]["messages"][-1].content).split("Conversation so far:")[1]
-    assert "User: When does the Alameda library open?" in conversation and "Where is Monterey" not in conversation
+    conversation = str(context.generate_model.calls[-1]["messages"][-1].content).split(
+        "Conversation so far:"
+    )[1]
+    assert (
+        "User: When does the Alameda library open?" in conversation
+        and "Where is Monterey" not in conversation
+    )
 
 
 def test_a_clarifying_question_pauses_the_chat_and_the_reply_resumes_it(tmp_path):
@@ -67,8 +80,14 @@ def test_a_clarifying_question_pauses_the_chat_and_the_reply_resumes_it(tmp_path
         paused = chat.invoke(user_turn("When does this library open?", PASSAGES), config, context=context)
         assert pending_question(paused) == QUESTION_ASKED
     with open_checkpointer(tmp_path / "chat.sqlite") as saver:  # reopened: the pause was saved
-        state = build_chat_graph(checkpointer=saver).invoke(Command(resume="Alameda"), config, context=context)
-    assert [t["text"] for t in state["turns"]][:3] == ["When does this library open?", QUESTION_ASKED, "Alameda"]
+        state = build_chat_graph(checkpointer=saver).invoke(
+            Command(resume="Alameda"), config, context=context
+        )
+    assert [t["text"] for t in state["turns"]][:3] == [
+        "When does this library open?",
+        QUESTION_ASKED,
+        "Alameda",
+    ]
     assert state["turns"][3]["speaker"] == "agent"
 
 
@@ -77,7 +96,9 @@ def postgres_url() -> str:
     url = os.environ.get("MTRAG_POSTGRES_URL")
     if url:
         return url
-    started = subprocess.run(["bash", str(REPO / "scripts" / "ci_postgres.sh")], capture_output=True, text=True)
+    started = subprocess.run(
+        ["bash", str(REPO / "scripts" / "ci_postgres.sh")], capture_output=True, text=True
+    )
     if started.returncode != 0:
         reason = f"no PostgreSQL server could be started: {started.stderr.strip().splitlines()[-1:]}"
         print(reason)

@@ -11,7 +11,10 @@ from mtrag_graph.graph import build_graph
 from mtrag_graph.tracing import OpenTelemetryTracer, TraceFile
 from tests.conftest import fake_context, make_task
 
-PASSAGES = ["Bees use the waggle dance to show the direction of flowers.", "The round dance means food is close."]
+PASSAGES = [
+    "Bees use the waggle dance to show the direction of flowers.",
+    "The round dance means food is close.",
+]
 TASK = make_task(["How do bees talk?", "They dance.", "How do they find flowers?"], PASSAGES)
 NODE_ORDER = [
     "load_task", "evidence_precheck", "global_rewrite", "classify_relation", "select_history",
@@ -68,7 +71,9 @@ def test_an_in_memory_opentelemetry_exporter_receives_a_span_per_node():
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    GRAPH.invoke({"task": TASK}, context=fake_context(), config={"callbacks": [OpenTelemetryTracer(provider)]})
+    GRAPH.invoke(
+        {"task": TASK}, context=fake_context(), config={"callbacks": [OpenTelemetryTracer(provider)]}
+    )
     spans = exporter.get_finished_spans()
     root = next(span for span in spans if span.parent is None)
     node_spans = sorted((s for s in spans if s.parent and s.parent.span_id == root.context.span_id),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import uuid
 
 from mtrag_graph.commands.answer import add_model_options, context_from_args
@@ -49,7 +48,13 @@ def _read(prompt: str) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from langgraph.types import Command
 
-    from mtrag_graph.chat import build_chat_graph, open_checkpointer, pending_question, read_passages, user_turn
+    from mtrag_graph.chat import (
+        build_chat_graph,
+        open_checkpointer,
+        pending_question,
+        read_passages,
+        user_turn,
+    )
     from mtrag_graph.tracing import tracing_callbacks
 
     context = context_from_args(args)

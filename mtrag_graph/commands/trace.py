@@ -33,7 +33,9 @@ def render(tree: dict[str, Any], *, routers: bool = False, models: bool = True) 
         meta = run.get("metadata", {})
         details = "  ".join(f"{key}={_value(meta[key])}" for key in SHOWN if meta.get(key) not in (None, []))
         error = f"  ERROR {run['error']}" if run.get("error") else ""
-        lines.append(f"{'  ' * depth}{name:<{max(1, 28 - 2 * depth)}} {seconds:>8}  {details}{error}".rstrip())
+        lines.append(
+            f"{'  ' * depth}{name:<{max(1, 28 - 2 * depth)}} {seconds:>8}  {details}{error}".rstrip()
+        )
         for child in run.get("children", []):
             walk(child, depth + 1)
 

@@ -42,7 +42,9 @@ def _messages(
     lines = []
     for passage in list(passages or [])[:MAX_PASSAGES]:
         title = passage.get("title") or ""
-        text = shorten(f"{title}: {passage.get('text', '')}" if title else passage.get("text", ""), PASSAGE_CHARS)
+        text = shorten(
+            f"{title}: {passage.get('text', '')}" if title else passage.get("text", ""), PASSAGE_CHARS
+        )
         lines.append(f"- {text}")
     body = instruction.format(
         conversation=conversation or prompts.NO_CONVERSATION,
@@ -72,7 +74,10 @@ def is_underspecified(
 
 def clarifying_question(state: dict[str, Any], context: Context, log: CallLog) -> str:
     messages = _messages(
-        context.clarify_question_instruction, state.get("history", []), state["question"], state.get("passages")
+        context.clarify_question_instruction,
+        state.get("history", []),
+        state["question"],
+        state.get("passages"),
     )
     reply = invoke_text(
         get_chat_model(context.clarify_model), messages, log, max_tokens=context.clarify_max_tokens

@@ -12,7 +12,7 @@ DECIDE = (
     "Passages found:\n{passages}\n\n"
     "User's new message: {question}\n\n"
     "Is it clear which specific thing the new message is about? Answer no only if it refers to something "
-    "(\"this library\", \"the actor\", \"the country\", \"it\") that could be several different things "
+    '("this library", "the actor", "the country", "it") that could be several different things '
     "and neither the message nor the conversation says which one. Reply with only yes or no."
 )
 
