@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from mtrag_graph.models.factory import ModelSpec
-from mtrag_graph.prompts import grounded, rewrite
+from mtrag_graph.prompts import clarify, grounded, rewrite
 
 SMALL_MODEL = "qwen2.5-coder-0.5b"
 LARGE_MODEL = "qwen2.5-coder-1.5b"
@@ -30,7 +30,7 @@ class Context:
 
     Model fields take a spec string (see ``mtrag_graph.models.factory``) or a chat model instance.
     Environment fallbacks: ``MTRAG_SMALL_MODEL`` (rewrite), ``MTRAG_LARGE_MODEL`` (classify, gate,
-    generate), ``MTRAG_EMBEDDER``, ``MTRAG_RERANKER``, ``MTRAG_INDEX_DIR``.
+    generate, clarify), ``MTRAG_EMBEDDER``, ``MTRAG_RERANKER``, ``MTRAG_INDEX_DIR``.
     """
 
     rewrite_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_SMALL_MODEL", SMALL_MODEL))
@@ -38,6 +38,7 @@ class Context:
     classify_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
     gate_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
     generate_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
+    clarify_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
     embedder: str = field(default_factory=lambda: _env("MTRAG_EMBEDDER", "minilm"))
     reranker: str = field(default_factory=lambda: _env("MTRAG_RERANKER", "embedding"))
 
@@ -70,12 +71,19 @@ class Context:
     dense_weight: float = 1.0
     rrf_k: int = 60
 
+    # clarify node (when inserted): chat asks the user with interrupt(); batch answers with the question
+    clarify_interrupt: bool = False
+    clarify_max_tokens: int = 60
+    clarify_fallback_question: str = "Could you say more precisely what you are asking about?"
+
     # prompt text (any of it can be overridden per run)
     grounded_system_prompt: str = grounded.SYSTEM
     generate_instruction: str = grounded.GENERATE
     strict_generate_instruction: str = grounded.GENERATE_STRICT
     gate_instruction: str = grounded.GATE
     rewrite_system_prompt: str = rewrite.SYSTEM
+    clarify_instruction: str = clarify.DECIDE
+    clarify_question_instruction: str = clarify.ASK
 
     @classmethod
     def from_overrides(cls, **overrides: Any) -> Context:

@@ -45,6 +45,7 @@ class State(InputState, total=False):
     history_summary: str
     intent: str
     standalone_question: str
+    clarification: dict[str, Any]  # clarify node: {"asked", "question", "reply"}
     # evidence
     kept_passages: list[dict[str, Any]]  # top-k after reranking, each with its score
     gate: str  # "yes" | "no"
@@ -63,6 +64,7 @@ class State(InputState, total=False):
 
 
 ROUTE_FIELDS = (
+    "clarification",
     "relation_class",
     "pronoun_detected",
     "selected_history",

@@ -10,8 +10,10 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     """Model and setting overrides shared by the commands that run the graph."""
     group = parser.add_argument_group("models and settings (default: the offline bundled models)")
     group.add_argument("--small-model", help="spec for rewriting")
-    group.add_argument("--large-model", help="spec for classification, the gate and generation")
-    for role in ("rewrite", "classify", "gate", "generate"):
+    group.add_argument(
+        "--large-model", help="spec for classification, clarification, the gate and generation"
+    )
+    for role in ("rewrite", "classify", "gate", "generate", "clarify"):
         group.add_argument(f"--{role}-model", help=f"spec for the {role} node (overrides --small/--large)")
     group.add_argument("--embedder", help="embedder spec: minilm, st:/path, flag:/path, bge-m3:/path")
     group.add_argument("--reranker", help="reranker spec: embedding or cross-encoder:/path")
@@ -28,6 +30,7 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
         "classify_model": args.classify_model or large,
         "gate_model": args.gate_model or large,
         "generate_model": args.generate_model or large,
+        "clarify_model": args.clarify_model or large,
         "embedder": args.embedder,
         "reranker": args.reranker,
         "top_k": args.top_k,
@@ -39,7 +42,7 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
 def context_from_args(args: argparse.Namespace):
     from mtrag_graph.presets import context_from_preset
 
-    return context_from_preset(args.preset or "ncl", **overrides_from_args(args))
+    return context_from_preset(getattr(args, "preset", None) or "ncl", **overrides_from_args(args))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,12 +58,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--show", action="store_true", help="print each question and answer as it is done")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--preset", help="pipeline preset: a name in mtrag_graph/presets or a .json path")
+    parser.add_argument(
+        "--trace-file", help="append each task's run tree here (JSON lines; see `trace show`)"
+    )
+    parser.add_argument("--clarify", action="store_true", help="insert the clarify node (asks when unclear)")
     add_model_options(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from mtrag_graph.graph import build_graph
+    from mtrag_graph.nodes.clarify import CLARIFY
     from mtrag_graph.runner import answer_tasks
+    from mtrag_graph.tracing import tracing_callbacks
 
     def show(record: dict) -> None:
         if record.get("status") != "ok":
@@ -75,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         progress=not args.no_progress,
         on_record=show if args.show else None,
+        graph=build_graph(insert=[CLARIFY] if args.clarify else []),
+        config={"callbacks": tracing_callbacks(args.trace_file)},
     )
     print("\n" + summary.render(), file=sys.stderr)
     return 1 if summary.failed else 0

@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from langgraph.errors import GraphBubbleUp
+
 from mtrag_graph.budget import cut
 from mtrag_graph.state import AbstainReason
 from mtrag_graph.tasks import TaskError
@@ -21,7 +23,8 @@ QUESTION_CHARS = 2000  # a question longer than this is cut in prompts
 def guarded(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     """Time a node and turn an unexpected failure into a recorded abstention instead of a crash.
 
-    Bad input (``TaskError``) still raises: it is the caller's to report.
+    Bad input (``TaskError``) still raises: it is the caller's to report; so do LangGraph's control-flow
+    exceptions (``interrupt()`` raises one to pause the run).
     """
 
     @functools.wraps(node)
@@ -29,7 +32,7 @@ def guarded(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]
         started = time.perf_counter()
         try:
             update = node(state, runtime)
-        except TaskError:
+        except (TaskError, GraphBubbleUp):
             raise
         except Exception as error:  # noqa: BLE001 - recorded in state, the run goes on
             logger.warning("node %s failed: %s: %s", node.__name__, type(error).__name__, error)
@@ -38,9 +41,20 @@ def guarded(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]
                 "abstain_reason": AbstainReason.ERROR,
             }
         seconds = time.perf_counter() - started
+        _annotate(node.__name__, state, update, seconds)
         return {**update, "node_seconds": [{"node": node.__name__, "seconds": seconds}]}
 
     return wrapper
+
+
+def _annotate(name: str, state: dict[str, Any], update: dict[str, Any], seconds: float) -> None:
+    """Put the node's decisions on its traced run; tracing must never fail a run."""
+    from mtrag_graph.tracing import annotate_current_run, node_metadata
+
+    try:
+        annotate_current_run(node_metadata(name, state, update, seconds))
+    except Exception as error:  # noqa: BLE001 - a tracing problem is logged, never raised
+        logger.debug("could not annotate the run of %s: %s", name, error)
 
 
 def user_and_agent_pairs(history: Sequence[dict[str, str]]) -> list[tuple[str, str]]:

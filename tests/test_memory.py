@@ -1,0 +1,120 @@
+"""Conversation memory: a thread's conversation survives a killed process (SQLite) and lives in PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+from langgraph.types import Command
+
+from mtrag_graph.chat import build_chat_graph, open_checkpointer, pending_question, user_turn
+from tests.conftest import REPO, fake_context
+from tests.test_clarify import LIBRARIES, QUESTION_ASKED, judge
+
+PASSAGES = [{"document_id": f"d{i}", "text": text} for i, text in enumerate(LIBRARIES)]
+MODELS = ["--small-model", "scripted:yes", "--large-model", "scripted:yes|The library opens at 9 am.",
+          "--reranker", "lexical", "--no-clarify"]  # fmt: skip
+
+
+def _chat_process(db, passages_file) -> subprocess.Popen:
+    command = [sys.executable, "-m", "mtrag_graph.cli", "chat", "--passages", str(passages_file),
+               "--thread", "kept", "--checkpointer", str(db), *MODELS]  # fmt: skip
+    return subprocess.Popen(
+        command, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+    )
+
+
+def test_a_killed_chat_process_continues_its_thread_after_a_restart(tmp_path):
+    db, passages_file = tmp_path / "chat.sqlite", tmp_path / "passages.jsonl"
+    passages_file.write_text(
+        "".join(f'{{"document_id": "d{i}", "text": "{t}"}}\n' for i, t in enumerate(LIBRARIES))
+    )
+    first = _chat_process(db, passages_file)
+    first.stdin.write("When does the Alameda library open?\n")
+    first.stdin.flush()
+    while "bot>" not in (line := first.stdout.readline()):
+        assert line, "the chat ended before answering"
+    first.kill()  # no clean shutdown: the turn must already be in the checkpoint
+    first.wait()
+
+    second = _chat_process(db, passages_file)
+    output, _ = second.communicate("And the Monterey library?\n", timeout=120)
+    assert "thread kept: continuing, 2 turns so far" in output
+    assert "you> When does the Alameda library open?" in output
+    with open_checkpointer(db) as saver:
+        turns = (
+            build_chat_graph(checkpointer=saver)
+            .get_state({"configurable": {"thread_id": "kept"}})
+            .values["turns"]
+        )
+    assert [t["speaker"] for t in turns] == ["user", "agent", "user", "agent"]
+    assert turns[2]["text"] == "And the Monterey library?"
+
+
+def test_the_api_keeps_each_thread_apart_and_feeds_history_to_the_next_turn(tmp_path):
+    context = fake_context()
+    with open_checkpointer(tmp_path / "chat.sqlite") as saver:
+        chat = build_chat_graph(checkpointer=saver, insert=())
+        one, two = ({"configurable": {"thread_id": name}} for name in ("one", "two"))
+        chat.invoke(user_turn("When does the Alameda library open?", PASSAGES), one, context=context)
+        chat.invoke(user_turn("Where is Monterey?", PASSAGES), two, context=context)
+        state = chat.invoke(user_turn("And on Sundays?", PASSAGES), one, context=context)
+    assert len(state["turns"]) == 4
+    conversation = str(context.generate_model.calls[-1]["messages"][-1].content).split(
+        "Conversation so far:"
+    )[1]
+    assert (
+        "User: When does the Alameda library open?" in conversation
+        and "Where is Monterey" not in conversation
+    )
+
+
+def test_a_clarifying_question_pauses_the_chat_and_the_reply_resumes_it(tmp_path):
+    context = fake_context(clarify_model=judge("this library"))
+    config = {"configurable": {"thread_id": "ask"}}
+    with open_checkpointer(tmp_path / "chat.sqlite") as saver:
+        chat = build_chat_graph(checkpointer=saver)
+        paused = chat.invoke(user_turn("When does this library open?", PASSAGES), config, context=context)
+        assert pending_question(paused) == QUESTION_ASKED
+    with open_checkpointer(tmp_path / "chat.sqlite") as saver:  # reopened: the pause was saved
+        state = build_chat_graph(checkpointer=saver).invoke(
+            Command(resume="Alameda"), config, context=context
+        )
+    assert [t["text"] for t in state["turns"]][:3] == [
+        "When does this library open?",
+        QUESTION_ASKED,
+        "Alameda",
+    ]
+    assert state["turns"][3]["speaker"] == "agent"
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> str:
+    url = os.environ.get("MTRAG_POSTGRES_URL")
+    if url:
+        return url
+    started = subprocess.run(
+        ["bash", str(REPO / "scripts" / "ci_postgres.sh")], capture_output=True, text=True
+    )
+    if started.returncode != 0:
+        reason = f"no PostgreSQL server could be started: {started.stderr.strip().splitlines()[-1:]}"
+        print(reason)
+        pytest.skip(reason)
+    return started.stdout.strip()
+
+
+def test_a_thread_persists_in_postgresql_across_connections(postgres_url):
+    pytest.importorskip("langgraph.checkpoint.postgres")
+    thread = {"configurable": {"thread_id": f"pg-{uuid.uuid4().hex}"}}
+    with open_checkpointer(postgres_url) as saver:
+        build_chat_graph(checkpointer=saver, insert=()).invoke(
+            user_turn("When does the Alameda library open?", PASSAGES), thread, context=fake_context()
+        )
+    with open_checkpointer(postgres_url) as saver:
+        chat = build_chat_graph(checkpointer=saver, insert=())
+        assert len(chat.get_state(thread).values["turns"]) == 2
+        state = chat.invoke(user_turn("And the Monterey one?", PASSAGES), thread, context=fake_context())
+    assert len(state["turns"]) == 4
