@@ -1,0 +1,1 @@
+"""Prompt text, one module per stage. Nodes that share a model share an identical prompt prefix."""

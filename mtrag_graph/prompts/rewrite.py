@@ -1,0 +1,39 @@
+"""Prompts of the small model: question rewriting and relation classification.
+
+All share the system text; the variable parts come last.
+"""
+
+SYSTEM = (
+    "You help a question-answering assistant understand a conversation between a user and an agent. "
+    "Follow the task instruction exactly and never answer the user's question yourself."
+)
+
+GLOBAL_REWRITE = (
+    "Conversation:\n{conversation}\n\n"
+    "Last user question: {question}\n\n"
+    "Rewrite the last user question so that it can be understood without the conversation: replace "
+    "pronouns and vague references with what they refer to. Do not answer it and do not add facts. "
+    "Reply with only the rewritten question."
+)
+
+RELATED_TO_QUESTION = (
+    "Earlier user question: {previous_question}\n"
+    "Current user question: {question}\n\n"
+    "Is the current question about the same subject as the earlier question, or does it depend on it "
+    "to be understood? Reply with only yes or no."
+)
+
+RELATED_TO_ANSWER = (
+    "Earlier agent answer: {previous_answer}\n"
+    "Current user question: {question}\n\n"
+    "Does the current question ask about something mentioned in the earlier answer? Reply with only "
+    "yes or no."
+)
+
+LOCAL_REWRITE = (
+    "Conversation:\n{conversation}\n\n"
+    "Last user question: {question}\n\n"
+    "Reply with a JSON object with three fields: \"summary\" (one sentence summarising the conversation), "
+    "\"intent\" (what the user wants to know now), \"standalone_question\" (the last question rewritten "
+    "so it can be understood without the conversation; do not answer it and do not add facts)."
+)

@@ -1,0 +1,94 @@
+"""Graph state. Inputs are validated into a ``Task`` by the first node; nodes return partial updates."""
+
+from __future__ import annotations
+
+import operator
+from enum import IntEnum
+from typing import Annotated, Any, TypedDict
+
+
+class RelationClass(IntEnum):
+    """How the current question relates to the previous exchange (Q(t-1), A(t-1))."""
+
+    CONTINUATION = 1  # related to both the previous question and the previous answer
+    SAME_THREAD_SUBTOPIC = 2  # related to the previous question only
+    ANSWER_FOLLOW_UP = 3  # related to the previous answer only
+    NEW_TOPIC = 4  # related to neither
+
+
+class AbstainReason:
+    NO_EVIDENCE = "no_evidence"
+    GATE_NO = "gate_no"
+    FAILED_RETRY = "failed_retry"
+    GENERATOR_DECLINED = "generator_declined"
+    ERROR = "error"
+
+
+class InputState(TypedDict, total=False):
+    """What a caller passes: one MTRAG task dict (``input`` conversation, ``contexts`` passages)."""
+
+    task: dict[str, Any]
+    retrieve: bool  # retrieve passages even when the task has contexts
+
+
+class State(InputState, total=False):
+    task_id: str
+    history: list[dict[str, str]]  # the conversation before the question: {"speaker", "text"}
+    question: str  # the user's last turn
+    passages: list[dict[str, Any]]  # candidate passages (given, or retrieved)
+    # rewriting and relation classification
+    pronoun_detected: bool
+    global_rewrite: str
+    relation_class: int
+    relation_votes: list[dict[str, Any]]  # the yes/no judgements behind the class and the walk-back
+    selected_history: list[dict[str, str]]
+    history_summary: str
+    intent: str
+    standalone_question: str
+    # evidence
+    kept_passages: list[dict[str, Any]]  # top-k after reranking, each with its score
+    gate: str  # "yes" | "no"
+    # generation
+    draft: str
+    draft_finish_reason: str | None
+    answer_problems: list[str]
+    retries: int
+    answer: str
+    abstain_reason: str | None
+    error: dict[str, str] | None  # {"node", "message"} when a node failed
+    # accounting, written by many nodes
+    fallbacks: Annotated[list[dict[str, Any]], operator.add]
+    model_calls: Annotated[list[dict[str, Any]], operator.add]
+    node_seconds: Annotated[list[dict[str, Any]], operator.add]
+
+
+ROUTE_FIELDS = (
+    "relation_class",
+    "pronoun_detected",
+    "selected_history",
+    "global_rewrite",
+    "history_summary",
+    "intent",
+    "standalone_question",
+    "gate",
+    "retries",
+    "answer_problems",
+    "abstain_reason",
+    "error",
+    "fallbacks",
+)
+
+
+def route_of(state: dict[str, Any]) -> dict[str, Any]:
+    """The decisions a run took, as written next to each prediction."""
+    route = {key: state.get(key) for key in ROUTE_FIELDS if key in state}
+    route["abstained"] = state.get("abstain_reason") is not None
+    route["kept_passages"] = [
+        {"document_id": p.get("document_id"), "score": p.get("score")} for p in state.get("kept_passages", [])
+    ]
+    timings: dict[str, float] = {}
+    for call in state.get("model_calls", []):
+        timings[call["node"]] = round(timings.get(call["node"], 0.0) + float(call.get("seconds") or 0.0), 3)
+    route["model_seconds"] = timings
+    route["model_calls"] = len(state.get("model_calls", []))
+    return route
