@@ -57,6 +57,7 @@ class BertScorer:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
+        self.label = Path(model_dir).name if model_dir else "all-MiniLM-L6-v2 (bundled)"
         if model_dir is None:
             from mtrag_graph.models.bundled import minilm_path
 
@@ -79,7 +80,7 @@ class BertScorer:
     @property
     def name(self) -> str:
         rescale = "baseline-rescaled" if self.baseline else "no rescaling"
-        return f"{self.model_dir.name} (layer {self.layer}, {rescale}, no idf)"
+        return f"{self.label} (layer {self.layer}, {rescale}, no idf)"
 
     @property
     def is_official(self) -> bool:
