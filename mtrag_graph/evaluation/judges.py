@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel
 
 from mtrag_graph.models.calls import CallLog, _constraint_options, ask_choice, invoke_text, parse_choice
 from mtrag_graph.models.factory import ModelSpec, get_chat_model, model_name
@@ -31,7 +30,7 @@ CLARIFY_VALUES = {"yes": 1.0, "no": 0.0}
 OFFICIAL_JUDGES = ("gpt-4o-mini", "gpt-4o-mini-2024-07-18")
 
 _BRACKETED = re.compile(r"\[\[\s*(-?\d+(?:\.\d+)?)\s*\]\]")
-_LABELLED = re.compile(r"rating\s*(?:is|:|=)?\s*\**\s*\[?\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+_LABELLED = re.compile(r"rating[\s*:=]*(?:is[\s*:]*)?\[?\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|statement\s*\d*\s*:)\s*", re.IGNORECASE)
 
@@ -98,6 +97,11 @@ def parse_statements(text: str, limit: int | None = None) -> list[str]:
     return statements[:limit] if limit else statements
 
 
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a text (the statements used when the judge lists none)."""
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text.strip()) if len(s.strip()) > 1]
+
+
 # ---------------------------------------------------------------- cache
 
 
@@ -144,10 +148,6 @@ def default_cache_path() -> Path:
 # ---------------------------------------------------------------- judge
 
 
-class Statements(BaseModel):
-    statements: list[str]
-
-
 @dataclass(kw_only=True)
 class JudgeSettings:
     """How much of a task the judge reads (short prompts keep a small local judge fast)."""
@@ -156,7 +156,7 @@ class JudgeSettings:
     passage_chars: int = 2000
     history_turns: int = 4
     turn_chars: int = 500
-    statement_tokens: int = 256
+    statement_tokens: int = 160
 
 
 class Judge:
@@ -257,11 +257,13 @@ class Judge:
         fields = {"question": question, "response": response, "max_statements": str(self.settings.max_statements)}
 
         def compute() -> dict[str, Any]:
-            options = _constraint_options(self.model, json_schema=Statements.model_json_schema())
-            reply = invoke_text(self.model, self._messages(prompts.RL_F_STATEMENTS.format(**fields)), self.log,
-                                max_tokens=self.settings.statement_tokens, **options)
-            raw = str(reply.content)
-            return {"statements": parse_statements(raw, self.settings.max_statements), "raw": raw}
+            # plain numbered lines: llama.cpp's JSON-schema grammar is slow on CPU, and lines parse robustly
+            messages = self._messages(prompts.RL_F_STATEMENTS.format(**fields))
+            raw = str(invoke_text(self.model, messages, self.log, max_tokens=self.settings.statement_tokens).content)
+            statements = list(dict.fromkeys(parse_statements(raw, self.settings.max_statements)))
+            if not statements:
+                statements = split_sentences(response)[: self.settings.max_statements]
+            return {"statements": statements, "raw": raw}
 
         return self._cached("rl_f_statements", fields, compute)["statements"]
 

@@ -6,7 +6,7 @@ prefix across the RB_llm and RL_F calls of a task. Bump ``JUDGE_PROMPT_VERSION``
 changes: it is part of the verdict cache key.
 """
 
-JUDGE_PROMPT_VERSION = "judges-v1"
+JUDGE_PROMPT_VERSION = "judges-v2"
 
 JUDGE_SYSTEM = "You are a strict, impartial judge of answers given by a document-grounded assistant."
 
@@ -21,7 +21,8 @@ RB_LLM = (
     "Reference answer: {reference}\n\n"
     "Assistant response: {response}\n\n"
     "Rate the assistant response from 1 to 10 for faithfulness to the documents, appropriateness, and "
-    "completeness compared with the reference answer. Reply only with: Rating: [[n]]"
+    "completeness compared with the reference answer (1 = wrong or unsupported, 5 = partly right, "
+    "10 = as good as the reference). Reply only with: Rating: [[n]]"
 )
 
 RL_F_VERDICT = (
@@ -33,8 +34,8 @@ RL_F_VERDICT = (
 RL_F_STATEMENTS = (
     "Question: {question}\n"
     "Answer: {response}\n\n"
-    "Break the answer into at most {max_statements} short, self-contained factual statements "
-    '(resolve pronouns). Reply only with JSON: {{"statements": ["...", "..."]}}'
+    "List the factual claims the answer makes, at most {max_statements}, one short self-contained "
+    "sentence per line, numbered 1., 2., ... Use only what the answer says; add nothing."
 )
 
 IDK = (
@@ -48,6 +49,6 @@ IDK = (
 CLARIFY = (
     "User question: {question}\n\n"
     "Assistant response: {response}\n\n"
-    "Does the response ask the user to clarify what they mean (a clarifying question instead of, or "
-    "before, an answer)? Answer yes or no."
+    "Does the response ask the user a question to clarify what they meant, instead of answering? "
+    "A response that answers, or says it cannot answer, is no. Answer yes or no."
 )
