@@ -25,14 +25,30 @@ def register(subparsers) -> None:
     parser.add_argument("--tasks", help="tasks JSONL supplying targets / answerability, joined by task_id")
     parser.add_argument("-o", "--output", required=True, help="report directory")
     parser.add_argument("--judge", default=DEFAULT_JUDGE, help=f"judge model spec (default {DEFAULT_JUDGE})")
-    parser.add_argument("--metrics", default=DEFAULT_METRICS, help=f"comma list or 'all' (default {DEFAULT_METRICS})")
-    parser.add_argument("--bert-encoder", help="local transformers folder for BERTScore (default: bundled MiniLM)")
+    parser.add_argument(
+        "--metrics", default=DEFAULT_METRICS, help=f"comma list or 'all' (default {DEFAULT_METRICS})"
+    )
+    parser.add_argument(
+        "--bert-encoder", help="local transformers folder for BERTScore (default: bundled MiniLM)"
+    )
     parser.add_argument("--bert-layer", type=int, help="encoder layer (default: the last; official: 40)")
     parser.add_argument("--bert-baseline", help="bert_score baseline file (LAYER,P,R,F rows) for rescaling")
-    parser.add_argument("--judge-cache", help="verdict cache file (default: <user cache>/judge-cache/verdicts.sqlite)")
-    parser.add_argument("--no-judge-cache", action="store_true", help="do not read or write the verdict cache")
+    parser.add_argument(
+        "--judge-cache", help="verdict cache file (default: <user cache>/judge-cache/verdicts.sqlite)"
+    )
+    parser.add_argument(
+        "--no-judge-cache", action="store_true", help="do not read or write the verdict cache"
+    )
+    parser.add_argument(
+        "--rl-f-statements",
+        choices=("judge", "sentences"),
+        default="judge",
+        help="RL_F statements: listed by the judge (RAGAS, default) or the response's sentences (no call)",
+    )
     parser.add_argument("--limit", type=int, help="score only the first N valid rows")
-    parser.add_argument("--compare", nargs="+", metavar="PREDICTIONS", help="compare several prediction files")
+    parser.add_argument(
+        "--compare", nargs="+", metavar="PREDICTIONS", help="compare several prediction files"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
@@ -48,14 +64,16 @@ def _scorers(args, metrics):
         baseline = None
         if args.bert_baseline:
             if layer is None:
-                raise ValueError("--bert-baseline needs --bert-layer (the baseline file holds one row per layer)")
+                raise ValueError(
+                    "--bert-baseline needs --bert-layer (the baseline file holds one row per layer)"
+                )
             baseline = Baseline.from_file(args.bert_baseline, layer)
         bert = BertScorer(args.bert_encoder, layer=layer, baseline=baseline)
     if JUDGE_METRICS & set(metrics):
-        from mtrag_graph.evaluation.judges import Judge, VerdictCache, default_cache_path
+        from mtrag_graph.evaluation.judges import Judge, JudgeSettings, VerdictCache, default_cache_path
 
         cache = None if args.no_judge_cache else VerdictCache(args.judge_cache or default_cache_path())
-        judge = Judge(args.judge, cache=cache)
+        judge = Judge(args.judge, cache=cache, settings=JudgeSettings(statements_from=args.rl_f_statements))
     return Scorers(metrics=metrics, bert=bert, judge=judge)
 
 

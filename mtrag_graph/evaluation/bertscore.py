@@ -84,8 +84,10 @@ class BertScorer:
 
     @property
     def is_official(self) -> bool:
-        return self.model_dir.name == OFFICIAL_ENCODER.split("/")[-1] and self.layer == OFFICIAL_LAYER and bool(
-            self.baseline
+        return (
+            self.model_dir.name == OFFICIAL_ENCODER.split("/")[-1]
+            and self.layer == OFFICIAL_LAYER
+            and bool(self.baseline)
         )
 
     def _embed(self, text: str) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +131,7 @@ class BertScorer:
         return self.precision_recall(response, target)[1]
 
     def k_precision(self, response: str, passages: list[str]) -> float | None:
-        """Bert-K-Prec: the highest BERTScore precision of the response against any passage; None without passages."""
+        """Bert-K-Prec: the best BERTScore precision of the response against a passage; None without any."""
         if not passages:
             return None
         return max(self.precision_recall(response, passage)[0] for passage in passages)

@@ -18,7 +18,10 @@ SEED = 0
 def _conditioned_matrix(rows: dict[str, dict[str, Any]], task_ids: Sequence[str]) -> np.ndarray:
     """(tasks x 3) conditioned RB_alg / RB_llm / RL_F, NaN where missing."""
     return np.array(
-        [[np.nan if (v := rows[t]["conditioned"].get(m)) is None else v for m in CONDITIONED] for t in task_ids],
+        [
+            [np.nan if (v := rows[t]["conditioned"].get(m)) is None else v for m in CONDITIONED]
+            for t in task_ids
+        ],
         dtype=float,
     ).reshape(len(task_ids), len(CONDITIONED))
 

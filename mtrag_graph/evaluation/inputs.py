@@ -70,7 +70,7 @@ def _item(raw: dict, line: int) -> EvalItem:
     label = task.task_id
     predictions = raw.get("predictions")
     if not isinstance(predictions, list) or not predictions:
-        raise TaskError(label, "predictions", "missing: a non-empty list of {\"text\": ...} is required")
+        raise TaskError(label, "predictions", 'missing: a non-empty list of {"text": ...} is required')
     first = predictions[0]
     if not isinstance(first, dict) or not isinstance(first.get("text"), str):
         raise TaskError(label, "predictions[0].text", "must be a string")

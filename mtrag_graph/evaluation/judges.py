@@ -39,7 +39,7 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|statement\s*\d*\s*:)\s*", re.IGNOR
 
 
 def parse_rating(text: str) -> float | None:
-    """The judge's 1-10 rating as a score in [0.1, 1]: the last ``[[n]]``, else ``Rating: n``; None if absent or out of range."""
+    """The 1-10 rating as a score in [0.1, 1] (last ``[[n]]``, else ``Rating: n``); None if absent/invalid."""
     found = _BRACKETED.findall(text) or _LABELLED.findall(text)
     if not found:
         return None
@@ -54,8 +54,8 @@ def rating_score(text: str) -> float:
 
 
 def parse_verdict(text: str, choices: tuple[str, ...]) -> str | None:
-    """One of ``choices`` named by a reply: exactly, as ``{"answer": ...}``, as its first word, or as the first
-    choice word after an ``Answer:``/``Verdict:`` label or anywhere in the reply; else None."""
+    """One of ``choices`` named by a reply: exactly, as ``{"answer": ...}``, as its first word, or as the
+    first choice word after an ``Answer:``/``Verdict:`` label or anywhere in the reply; else None."""
     value = parse_choice(text, choices)
     if value is not None:
         return value
@@ -115,7 +115,9 @@ class VerdictCache:
         self._db = sqlite3.connect(str(self.path), timeout=60, check_same_thread=False)
         with self._lock, self._db:
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
 
     @staticmethod
     def key(judge: str, kind: str, inputs: dict[str, Any]) -> str:
@@ -157,6 +159,9 @@ class JudgeSettings:
     history_turns: int = 4
     turn_chars: int = 500
     statement_tokens: int = 160
+    # "judge": the judge lists the statements (RAGAS); "sentences": the response's sentences, no model
+    # call (much cheaper on a CPU, where generating the list dominates the cost of RL_F)
+    statements_from: str = "judge"
 
 
 class Judge:
@@ -211,7 +216,9 @@ class Judge:
         choices = tuple(values)
 
         def compute() -> dict[str, Any]:
-            verdict, raws = ask_choice(self.model, self._messages(template.format(**fields)), choices, self.log)
+            verdict, raws = ask_choice(
+                self.model, self._messages(template.format(**fields)), choices, self.log
+            )
             if verdict is None:
                 verdict = parse_verdict(raws[-1], choices) if raws else None
             return {"verdict": verdict, "value": values.get(verdict) if verdict else None, "raw": raws[-1:]}
@@ -219,7 +226,7 @@ class Judge:
         return self._cached(kind, fields, compute)
 
     def idk(self, question: str, response: str) -> dict[str, Any]:
-        """IDK verdict: value 1 (says it cannot answer), 0, 0.5 (partial); None if the judge gives no verdict."""
+        """IDK verdict: value 1 (says it cannot answer), 0, or 0.5 (partial); None without a verdict."""
         return self._choice("idk", prompts.IDK, IDK_VALUES, question=question, response=response)
 
     def clarify(self, question: str, response: str) -> dict[str, Any]:
@@ -245,8 +252,13 @@ class Judge:
 
         def compute() -> dict[str, Any]:
             options = _constraint_options(self.model, choices=RATING_CHOICES)
-            reply = invoke_text(self.model, self._messages(prompts.RB_LLM.format(**fields)), self.log,
-                                max_tokens=16 if options else 512, **options)
+            reply = invoke_text(
+                self.model,
+                self._messages(prompts.RB_LLM.format(**fields)),
+                self.log,
+                max_tokens=16 if options else 512,
+                **options,
+            )
             raw = str(reply.content)
             return {"score": rating_score(raw), "parsed": parse_rating(raw) is not None, "raw": raw}
 
@@ -254,12 +266,20 @@ class Judge:
 
     def statements(self, question: str, response: str) -> list[str]:
         """The response split into atomic statements (at most ``max_statements``)."""
-        fields = {"question": question, "response": response, "max_statements": str(self.settings.max_statements)}
+        if self.settings.statements_from == "sentences":
+            return split_sentences(response)[: self.settings.max_statements]
+        fields = {
+            "question": question,
+            "response": response,
+            "max_statements": str(self.settings.max_statements),
+        }
 
         def compute() -> dict[str, Any]:
             # plain numbered lines: llama.cpp's JSON-schema grammar is slow on CPU, and lines parse robustly
             messages = self._messages(prompts.RL_F_STATEMENTS.format(**fields))
-            raw = str(invoke_text(self.model, messages, self.log, max_tokens=self.settings.statement_tokens).content)
+            raw = str(
+                invoke_text(self.model, messages, self.log, max_tokens=self.settings.statement_tokens).content
+            )
             statements = list(dict.fromkeys(parse_statements(raw, self.settings.max_statements)))
             if not statements:
                 statements = split_sentences(response)[: self.settings.max_statements]
@@ -276,7 +296,9 @@ class Judge:
             return {"score": 0.0, "statements": statements, "verdicts": ["no"] * len(statements)}
         documents = self._documents(passages)
         verdicts = [
-            self._choice("rl_f_verdict", prompts.RL_F_VERDICT, CLARIFY_VALUES, passages=documents, statement=s)
+            self._choice(
+                "rl_f_verdict", prompts.RL_F_VERDICT, CLARIFY_VALUES, passages=documents, statement=s
+            )
             for s in statements
         ]
         supported = sum(1 for v in verdicts if v["verdict"] == "yes")

@@ -1,4 +1,4 @@
-"""Aggregating per-task rows into ``report.json``, ``report.md`` and a PNG chart of HM3 per answerability class."""
+"""Per-task rows aggregated into ``report.json``, ``report.md`` and a PNG chart of HM3 per answerability."""
 
 from __future__ import annotations
 
@@ -68,14 +68,18 @@ def build_report(
     rows: Sequence[dict[str, Any]], config: dict[str, Any], skipped: Sequence[str] = ()
 ) -> dict[str, Any]:
     seconds = {
-        name: mean(r["seconds"].get(name) for r in rows if not r.get("reused") and name in r.get("seconds", {}))
+        name: mean(
+            r["seconds"].get(name) for r in rows if not r.get("reused") and name in r.get("seconds", {})
+        )
         for name in TIMED
     }
     return {
         "config": config,
         "warnings": provenance_warnings(
-            config.get("judge"), config.get("judge_official", False),
-            config.get("encoder"), config.get("encoder_official", False),
+            config.get("judge"),
+            config.get("judge_official", False),
+            config.get("encoder"),
+            config.get("encoder_official", False),
         ),
         "n_tasks": len(rows),
         "skipped_rows": list(skipped),
@@ -92,8 +96,22 @@ def _fmt(value: float | None) -> str:
 
 
 def _table(groups: dict[str, dict[str, Any]], first: str) -> list[str]:
-    head = [first, "n", "HM3", "RB_alg^c", "RB_llm^c", "RL_F^c", "ROUGE-L", "Bert-Rec", "Bert-K-Prec",
-            "RB_alg", "RB_llm", "RL_F", "IDK rate", "clarify rate"]
+    head = [
+        first,
+        "n",
+        "HM3",
+        "RB_alg^c",
+        "RB_llm^c",
+        "RL_F^c",
+        "ROUGE-L",
+        "Bert-Rec",
+        "Bert-K-Prec",
+        "RB_alg",
+        "RB_llm",
+        "RL_F",
+        "IDK rate",
+        "clarify rate",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, s in groups.items():
         cells = [name, str(s["n"]), _fmt(s["hm3"])]
@@ -161,8 +179,9 @@ def write_chart(report: dict[str, Any], path: Path) -> None:
     axes.set_ylim(0, 1)
     axes.set_ylabel("score")
     config = report["config"]
-    axes.set_title(f"judge: {config.get('judge') or 'none'} | encoder: {config.get('encoder') or 'none'}",
-                   fontsize=8)
+    axes.set_title(
+        f"judge: {config.get('judge') or 'none'} | encoder: {config.get('encoder') or 'none'}", fontsize=8
+    )
     axes.legend(fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.18))
     figure.tight_layout()
     _atomic_write(path, lambda tmp: figure.savefig(tmp, dpi=120, format="png"))

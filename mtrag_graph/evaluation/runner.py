@@ -87,7 +87,9 @@ def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
         scores["rb_llm"] = rating["score"]
         details["rb_llm"] = {"raw": rating["raw"], "parsed": rating["parsed"]}
     if "rl_f" in metrics:
-        faithfulness = _timed(seconds, "rl_f", lambda: judge.rl_f(item.passages, item.question, item.response))
+        faithfulness = _timed(
+            seconds, "rl_f", lambda: judge.rl_f(item.passages, item.question, item.response)
+        )
         scores["rl_f"] = faithfulness["score"]
         details["rl_f"] = {"statements": faithfulness["statements"], "verdicts": faithfulness["verdicts"]}
     return {
@@ -104,7 +106,7 @@ def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
 
 
 def conditioned(scores: dict[str, float | None], answerability: str) -> dict[str, float | None]:
-    """The conditioned RB_alg / RB_llm / RL_F of one task (None where the raw value or a verdict is missing)."""
+    """Conditioned RB_alg / RB_llm / RL_F of one task (None where the raw value or a verdict is missing)."""
     result: dict[str, float | None] = {}
     for name in CONDITIONED:
         if name not in scores or "idk" not in scores:

@@ -15,8 +15,7 @@ DOCUMENTS_BLOCK = "Documents:\n{passages}\n\n"
 NO_DOCUMENTS = "(no documents)"
 
 RB_LLM = (
-    DOCUMENTS_BLOCK
-    + "Previous conversation:\n{history}\n\n"
+    DOCUMENTS_BLOCK + "Previous conversation:\n{history}\n\n"
     "User question: {question}\n\n"
     "Reference answer: {reference}\n\n"
     "Assistant response: {response}\n\n"
@@ -26,8 +25,7 @@ RB_LLM = (
 )
 
 RL_F_VERDICT = (
-    DOCUMENTS_BLOCK
-    + "Statement: {statement}\n\n"
+    DOCUMENTS_BLOCK + "Statement: {statement}\n\n"
     "Can the statement be directly inferred from the documents? Answer yes or no."
 )
 

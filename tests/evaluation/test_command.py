@@ -30,11 +30,20 @@ def _write(path, rows):
 def test_malformed_rows_are_reported_and_skipped(tmp_path):
     path = _write(
         tmp_path / "p.jsonl",
-        [_task("a::1"), "{not json", _task("b::1", predictions=[{"txt": "x"}]), _task("c::1", answerability="X")],
+        [
+            _task("a::1"),
+            "{not json",
+            _task("b::1", predictions=[{"txt": "x"}]),
+            _task("c::1", answerability="X"),
+        ],
     )
     items, issues = load_items(path)
     assert [i.task_id for i in items] == ["a::1"]
-    assert [(i.line, i.field) for i in issues] == [(2, "<row>"), (3, "predictions[0].text"), (4, "answerability")]
+    assert [(i.line, i.field) for i in issues] == [
+        (2, "<row>"),
+        (3, "predictions[0].text"),
+        (4, "answerability"),
+    ]
 
 
 def test_targets_and_answerability_come_from_the_tasks_file(tmp_path):
@@ -62,13 +71,27 @@ def test_rouge_only_run_needs_no_judge_and_writes_the_report(tmp_path):
 
 
 def _judged_run(preds, out, judge):
-    return main(["evaluate", str(preds), "-o", str(out), "--metrics", "rouge,idk,clarify,rb_llm,rl_f",
-                 "--judge", judge, "--no-judge-cache", "--no-progress"])
+    return main(
+        [
+            "evaluate",
+            str(preds),
+            "-o",
+            str(out),
+            "--metrics",
+            "rouge,idk,clarify,rb_llm,rl_f",
+            "--judge",
+            judge,
+            "--no-judge-cache",
+            "--no-progress",
+        ]
+    )
 
 
 def test_judged_run_reports_hm3_per_answerability_class(tmp_path):
     preds = _write(tmp_path / "p.jsonl", [_task("a::1")])
-    assert _judged_run(preds, tmp_path / "r", "scripted:no|no|Rating: [[8]]|1. Paris is the capital.|yes") == 0
+    assert (
+        _judged_run(preds, tmp_path / "r", "scripted:no|no|Rating: [[8]]|1. Paris is the capital.|yes") == 0
+    )
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     answerable = report["by_answerability"]["ANSWERABLE"]
     assert answerable["conditioned"]["rb_llm"] == 0.8 and answerable["conditioned"]["rl_f"] == 1.0
@@ -97,8 +120,22 @@ def test_compare_puts_systems_side_by_side_with_a_bootstrap_ci(tmp_path):
     a = _write(tmp_path / "a.jsonl", [_task(f"t::{i}") for i in range(5)])
     b = _write(tmp_path / "b.jsonl", [_task(f"t::{i}", prediction="No idea.") for i in range(5)])
     out = tmp_path / "cmp"
-    code = main(["evaluate", "--compare", str(a), str(b), "-o", str(out), "--metrics", "rouge,idk,rb_llm,rl_f",
-                 "--judge", "scripted:no|Rating: [[6]]|1. A.|yes", "--no-judge-cache", "--no-progress"])
+    code = main(
+        [
+            "evaluate",
+            "--compare",
+            str(a),
+            str(b),
+            "-o",
+            str(out),
+            "--metrics",
+            "rouge,idk,rb_llm,rl_f",
+            "--judge",
+            "scripted:no|Rating: [[6]]|1. A.|yes",
+            "--no-judge-cache",
+            "--no-progress",
+        ]
+    )
     assert code == 0
     result = json.loads((out / "compare.json").read_text())
     assert [s["name"] for s in result["systems"]] == ["a", "b"]

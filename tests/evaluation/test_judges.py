@@ -70,7 +70,10 @@ def test_rl_f_verdict_prompts_share_the_documents_prefix_with_rb_llm():
     judge, model = _judge(["Rating: [[5]]", "1. A.", "yes"])
     judge.rb_llm(["the passage"], [], "q?", "ref", "A.")
     judge.rl_f(["the passage"], "q?", "A.")
-    rating_prompt, verdict_prompt = model.calls[0]["messages"][1].content, model.calls[2]["messages"][1].content
+    rating_prompt, verdict_prompt = (
+        model.calls[0]["messages"][1].content,
+        model.calls[2]["messages"][1].content,
+    )
     prefix = "Documents:\n[1] the passage\n\n"
     assert rating_prompt.startswith(prefix) and verdict_prompt.startswith(prefix)
 
@@ -110,3 +113,12 @@ def test_two_processes_writing_at_once_keep_every_verdict(tmp_path):
         w.join(60)
     cache = VerdictCache(path)
     assert all(cache.get(f"{w}-{i}") == {"value": i} for w in range(2) for i in range(50))
+
+
+def test_sentence_statements_need_no_model_call_to_split():
+    from mtrag_graph.evaluation.judges import JudgeSettings
+
+    model = ScriptedChatModel(responses=["yes", "no"])
+    judge = Judge(model, settings=JudgeSettings(statements_from="sentences"))
+    assert judge.rl_f(["passage"], "q?", "One. Two.")["score"] == 0.5
+    assert len(model.calls) == 2
