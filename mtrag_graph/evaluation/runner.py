@@ -69,8 +69,8 @@ def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
             lambda: (bert.recall(item.response, item.target), bert.k_precision(item.response, item.passages)),
         )
         scores["bert_rec"], scores["bert_kprec"] = rec, kprec
-    if "rouge" in metrics and "bert" in metrics:
-        scores["rb_alg"] = rb_alg(scores["bert_rec"], scores["rouge_l"], scores["bert_kprec"])
+        if "rouge_l" in scores:
+            scores["rb_alg"] = rb_alg(rec, scores["rouge_l"] or 0.0, kprec)
     judge = scorers.judge
     if "idk" in metrics:
         verdict = _timed(seconds, "idk", lambda: judge.idk(item.question, item.response))
@@ -152,12 +152,12 @@ def score_items(
     rows = []
     with open(path, "a", encoding="utf-8") as handle:
         for item in tqdm(items, desc="evaluating", unit="task", disable=not progress):
-            row = done.get(item.task_id)
-            if not reusable(row, scorers):
-                row = score_item(item, scorers)
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-                handle.flush()
-            else:
-                row = {**row, "reused": True}
+            stored = done.get(item.task_id)
+            if stored is not None and reusable(stored, scorers):
+                rows.append({**stored, "reused": True})
+                continue
+            row = score_item(item, scorers)
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.flush()
             rows.append(row)
     return rows
