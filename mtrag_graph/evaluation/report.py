@@ -25,7 +25,7 @@ LABELS = {
     "idk_rate": "IDK rate",
     "clarify_rate": "clarify rate",
 }
-TIMED = ("rouge", "bert", "idk", "clarify", "rb_llm", "rl_f")
+TIMED = ("rouge", "bert", "idk", "clarify", "rl_f_statements", "rb_llm", "rl_f")
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
