@@ -79,7 +79,7 @@ def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
         verdict = _timed(seconds, "clarify", lambda: judge.clarify(item.question, item.response))
         scores["clarify"], details["clarify"] = verdict["value"], verdict["verdict"]
     if "rl_f" in metrics:
-        # list the statements (cached; timed apart from the verdicts) before RB_llm: the verdicts that follow RB_llm then reuse its
+        # statements first (cached, timed apart): the verdicts after RB_llm then reuse its
         # documents prefix in llama.cpp instead of re-reading the passages
         _timed(seconds, "rl_f_statements", lambda: judge.statements(item.question, item.response))
     if "rb_llm" in metrics:
