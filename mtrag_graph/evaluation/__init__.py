@@ -1,0 +1,1 @@
+"""Generation metrics of the MTRAG benchmark: ROUGE-L, BERTScore, RB_alg, RB_llm, RL_F, conditioning, HM3."""

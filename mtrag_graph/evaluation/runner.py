@@ -1,0 +1,167 @@
+"""Scoring predictions task by task: per-task rows appended (and flushed) to ``scores.jsonl``, resumable."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mtrag_graph.evaluation.inputs import EvalItem
+from mtrag_graph.evaluation.metrics import CONDITIONED, condition, rb_alg, rouge_l
+
+METRICS = ("rouge", "bert", "rb_llm", "rl_f", "idk", "clarify")
+JUDGE_METRICS = frozenset({"rb_llm", "rl_f", "idk", "clarify"})
+SCORES_FILE = "scores.jsonl"
+
+
+def parse_metrics(text: str) -> tuple[str, ...]:
+    """``rouge,bert,...`` (or ``all``) as a tuple in canonical order; raises ValueError on unknown names."""
+    names = {n.strip().lower() for n in text.split(",") if n.strip()}
+    if "all" in names:
+        return METRICS
+    unknown = names - set(METRICS)
+    if unknown:
+        raise ValueError(f"unknown metrics {sorted(unknown)}; choose from {', '.join(METRICS)} or 'all'")
+    if not names:
+        raise ValueError("no metrics selected")
+    return tuple(m for m in METRICS if m in names)
+
+
+@dataclass
+class Scorers:
+    """What scores a task: the metrics wanted, a BERTScore encoder and a judge when they need one."""
+
+    metrics: tuple[str, ...]
+    bert: Any = None
+    judge: Any = None
+    provenance: dict[str, str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.provenance = {
+            "judge": self.judge.name if self.judge and JUDGE_METRICS & set(self.metrics) else None,
+            "encoder": self.bert.name if self.bert and "bert" in self.metrics else None,
+        }
+
+
+def _timed(seconds: dict[str, float], name: str, compute: Callable[[], Any]) -> Any:
+    started = time.perf_counter()
+    value = compute()
+    seconds[name] = round(time.perf_counter() - started, 4)
+    return value
+
+
+def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
+    """Every selected metric of one task, its conditioned values, per-metric seconds, and judge details."""
+    metrics = scorers.metrics
+    scores: dict[str, float | None] = {}
+    seconds: dict[str, float] = {}
+    details: dict[str, Any] = {}
+    if "rouge" in metrics:
+        scores["rouge_l"] = _timed(seconds, "rouge", lambda: rouge_l(item.response, item.target))
+    if "bert" in metrics:
+        bert = scorers.bert
+        rec, kprec = _timed(
+            seconds,
+            "bert",
+            lambda: (bert.recall(item.response, item.target), bert.k_precision(item.response, item.passages)),
+        )
+        scores["bert_rec"], scores["bert_kprec"] = rec, kprec
+        if "rouge_l" in scores:
+            scores["rb_alg"] = rb_alg(rec, scores["rouge_l"] or 0.0, kprec)
+    judge = scorers.judge
+    if "idk" in metrics:
+        verdict = _timed(seconds, "idk", lambda: judge.idk(item.question, item.response))
+        scores["idk"], details["idk"] = verdict["value"], verdict["verdict"]
+    if "clarify" in metrics:
+        verdict = _timed(seconds, "clarify", lambda: judge.clarify(item.question, item.response))
+        scores["clarify"], details["clarify"] = verdict["value"], verdict["verdict"]
+    if "rl_f" in metrics:
+        # statements first (cached, timed apart): the verdicts after RB_llm then reuse its
+        # documents prefix in llama.cpp instead of re-reading the passages
+        _timed(seconds, "rl_f_statements", lambda: judge.statements(item.question, item.response))
+    if "rb_llm" in metrics:
+        rating = _timed(
+            seconds,
+            "rb_llm",
+            lambda: judge.rb_llm(item.passages, item.history, item.question, item.target, item.response),
+        )
+        scores["rb_llm"] = rating["score"]
+        details["rb_llm"] = {"raw": rating["raw"], "parsed": rating["parsed"]}
+    if "rl_f" in metrics:
+        faithfulness = _timed(
+            seconds, "rl_f", lambda: judge.rl_f(item.passages, item.question, item.response)
+        )
+        scores["rl_f"] = faithfulness["score"]
+        details["rl_f"] = {"statements": faithfulness["statements"], "verdicts": faithfulness["verdicts"]}
+    return {
+        "task_id": item.task_id,
+        "answerability": item.answerability,
+        "domain": item.domain,
+        "metrics": list(metrics),
+        **scorers.provenance,
+        "scores": scores,
+        "conditioned": conditioned(scores, item.answerability),
+        "seconds": seconds,
+        "details": details,
+    }
+
+
+def conditioned(scores: dict[str, float | None], answerability: str) -> dict[str, float | None]:
+    """Conditioned RB_alg / RB_llm / RL_F of one task (None where the raw value or a verdict is missing)."""
+    result: dict[str, float | None] = {}
+    for name in CONDITIONED:
+        if name not in scores or "idk" not in scores:
+            result[name] = None
+            continue
+        result[name] = condition(scores[name], answerability, scores["idk"], scores.get("clarify"))
+    return result
+
+
+def read_scores(path: Path) -> dict[str, dict[str, Any]]:
+    """Per-task rows already written (the last row of a task wins); unreadable lines are ignored."""
+    rows: dict[str, dict[str, Any]] = {}
+    if not path.is_file():
+        return rows
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by an interrupted run
+            if isinstance(row, dict) and isinstance(row.get("task_id"), str):
+                rows[row["task_id"]] = row
+    return rows
+
+
+def reusable(row: dict[str, Any] | None, scorers: Scorers) -> bool:
+    """A stored row serves when it has every selected metric, from the same judge and encoder."""
+    if row is None or not set(scorers.metrics) <= set(row.get("metrics", [])):
+        return False
+    return all(row.get(k) == v for k, v in scorers.provenance.items() if v is not None)
+
+
+def score_items(
+    items: Iterable[EvalItem], scorers: Scorers, out_dir: Path, progress: bool = True
+) -> list[dict[str, Any]]:
+    """Score every item (reusing rows already in ``out_dir``), appending new rows as they finish."""
+    from tqdm import tqdm
+
+    items = list(items)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / SCORES_FILE
+    done = read_scores(path)
+    rows = []
+    with open(path, "a", encoding="utf-8") as handle:
+        for item in tqdm(items, desc="evaluating", unit="task", disable=not progress):
+            stored = done.get(item.task_id)
+            if stored is not None and reusable(stored, scorers):
+                rows.append({**stored, "reused": True})
+                continue
+            row = score_item(item, scorers)
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.flush()
+            rows.append(row)
+    return rows

@@ -1,0 +1,148 @@
+"""``mtrag-graph evaluate`` end to end with a scripted judge and no BERTScore (fast)."""
+
+from __future__ import annotations
+
+import json
+
+from mtrag_graph.cli import main
+from mtrag_graph.evaluation.inputs import load_items
+
+
+def _task(task_id, answerability="ANSWERABLE", prediction="Paris is the capital.", **extra):
+    row = {
+        "task_id": task_id,
+        "Collection": "mt-rag-clapnq-elser-512-100-20240503",
+        "input": [{"speaker": "user", "text": "What is the capital of France?"}],
+        "contexts": [{"document_id": "d1", "text": "Paris is the capital of France."}],
+        "targets": [{"speaker": "agent", "text": "The capital of France is Paris."}],
+        "answerability": [answerability],
+        "predictions": [{"text": prediction}],
+    }
+    row.update(extra)
+    return row
+
+
+def _write(path, rows):
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_malformed_rows_are_reported_and_skipped(tmp_path):
+    path = _write(
+        tmp_path / "p.jsonl",
+        [
+            _task("a::1"),
+            "{not json",
+            _task("b::1", predictions=[{"txt": "x"}]),
+            _task("c::1", answerability="X"),
+        ],
+    )
+    items, issues = load_items(path)
+    assert [i.task_id for i in items] == ["a::1"]
+    assert [(i.line, i.field) for i in issues] == [
+        (2, "<row>"),
+        (3, "predictions[0].text"),
+        (4, "answerability"),
+    ]
+
+
+def test_targets_and_answerability_come_from_the_tasks_file(tmp_path):
+    tasks = _write(tmp_path / "t.jsonl", [_task("a<::>1", answerability="PARTIAL")])
+    preds = _write(tmp_path / "p.jsonl", [{"task_id": "a::1", "predictions": [{"text": "Paris."}]}])
+    items, issues = load_items(preds, tasks)
+    assert issues == []
+    assert (items[0].answerability, items[0].target) == ("PARTIAL", "The capital of France is Paris.")
+
+
+def test_capitalised_answerability_key_is_accepted(tmp_path):
+    row = _task("a::1")
+    row["Answerability"] = row.pop("answerability")
+    items, _ = load_items(_write(tmp_path / "p.jsonl", [row]))
+    assert items[0].answerability == "ANSWERABLE"
+
+
+def test_rouge_only_run_needs_no_judge_and_writes_the_report(tmp_path):
+    preds = _write(tmp_path / "p.jsonl", [_task("a::1"), _task("b::1", answerability="UNANSWERABLE")])
+    out = tmp_path / "report"
+    assert main(["evaluate", str(preds), "-o", str(out), "--metrics", "rouge", "--no-progress"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["config"]["judge"] is None and report["n_tasks"] == 2
+    assert (out / "report.md").is_file() and (out / "hm3_by_answerability.png").stat().st_size > 0
+
+
+def _judged_run(preds, out, judge):
+    return main(
+        [
+            "evaluate",
+            str(preds),
+            "-o",
+            str(out),
+            "--metrics",
+            "rouge,idk,clarify,rb_llm,rl_f",
+            "--judge",
+            judge,
+            "--no-judge-cache",
+            "--no-progress",
+        ]
+    )
+
+
+def test_judged_run_reports_hm3_per_answerability_class(tmp_path):
+    preds = _write(tmp_path / "p.jsonl", [_task("a::1")])
+    assert (
+        _judged_run(preds, tmp_path / "r", "scripted:no|no|1. Paris is the capital.|Rating: [[8]]|yes") == 0
+    )
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    answerable = report["by_answerability"]["ANSWERABLE"]
+    assert answerable["conditioned"]["rb_llm"] == 0.8 and answerable["conditioned"]["rl_f"] == 1.0
+    assert "warnings" in report and "not the official one" in report["warnings"][0]
+
+
+def test_rerun_reuses_the_stored_per_task_scores(tmp_path):
+    preds = _write(tmp_path / "p.jsonl", [_task("a::1")])
+    spec = "scripted:no|no|1. Paris is the capital.|Rating: [[8]]|yes|Rating: [[2]]"
+    _judged_run(preds, tmp_path / "r", spec)
+    _judged_run(preds, tmp_path / "r", spec)  # the same fake would now rate 2: only a stored row keeps 8
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert report["reused_rows"] == 1 and report["overall"]["conditioned"]["rb_llm"] == 0.8
+    assert len((tmp_path / "r" / "scores.jsonl").read_text().splitlines()) == 1
+
+
+def test_rerun_with_another_judge_rescores(tmp_path):
+    preds = _write(tmp_path / "p.jsonl", [_task("a::1")])
+    _judged_run(preds, tmp_path / "r", "scripted:no|no|1. Paris is the capital.|Rating: [[8]]|yes")
+    _judged_run(preds, tmp_path / "r", "scripted:no|no|1. Paris is the capital.|Rating: [[2]]|yes")
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert report["reused_rows"] == 0 and report["overall"]["conditioned"]["rb_llm"] == 0.2
+
+
+def test_compare_puts_systems_side_by_side_with_a_bootstrap_ci(tmp_path):
+    a = _write(tmp_path / "a.jsonl", [_task(f"t::{i}") for i in range(5)])
+    b = _write(tmp_path / "b.jsonl", [_task(f"t::{i}", prediction="No idea.") for i in range(5)])
+    out = tmp_path / "cmp"
+    code = main(
+        [
+            "evaluate",
+            "--compare",
+            str(a),
+            str(b),
+            "-o",
+            str(out),
+            "--metrics",
+            "rouge,idk,rb_llm,rl_f",
+            "--judge",
+            "scripted:no|1. A.|Rating: [[6]]|yes",
+            "--no-judge-cache",
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    result = json.loads((out / "compare.json").read_text())
+    assert [s["name"] for s in result["systems"]] == ["a", "b"]
+    assert result["systems"][1]["vs_baseline"]["n_tasks"] == 5
+    assert "ΔHM3" in (out / "compare.md").read_text()
+
+
+def test_unknown_metric_is_a_usage_error(tmp_path):
+    preds = _write(tmp_path / "p.jsonl", [_task("a::1")])
+    assert main(["evaluate", str(preds), "-o", str(tmp_path / "r"), "--metrics", "rouge,bleu"]) == 2
