@@ -229,7 +229,7 @@ def test_an_inserted_node_that_answers_ends_the_run():
     assert context.gate_model.calls == []
 
 
-def test_scripted_model_records_constraint_options():
+def test_scripted_model_recordsconstraint_options():
     model = ScriptedChatModel(responses=["yes"])
     model.invoke([HumanMessage(content="ok?")], choices=["yes", "no"])
     assert model.calls[0]["options"]["choices"] == ["yes", "no"]

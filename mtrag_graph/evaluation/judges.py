@@ -19,7 +19,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from mtrag_graph.models.calls import CallLog, _constraint_options, ask_choice, invoke_text, parse_choice
+from mtrag_graph.models.calls import CallLog, ask_choice, constraint_options, invoke_text, parse_choice
 from mtrag_graph.models.factory import ModelSpec, get_chat_model, model_name
 from mtrag_graph.prompts import judges as prompts
 
@@ -251,7 +251,7 @@ class Judge:
         }
 
         def compute() -> dict[str, Any]:
-            options = _constraint_options(self.model, choices=RATING_CHOICES)
+            options = constraint_options(self.model, choices=RATING_CHOICES)
             reply = invoke_text(
                 self.model,
                 self._messages(prompts.RB_LLM.format(**fields)),

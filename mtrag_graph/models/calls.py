@@ -61,7 +61,7 @@ class CallLog:
     records: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _constraint_options(model: BaseChatModel, choices=None, json_schema=None) -> dict[str, Any]:
+def constraint_options(model: BaseChatModel, choices=None, json_schema=None) -> dict[str, Any]:
     if not choices and not json_schema:
         return {}
     if type(model).__name__ in ("ChatOpenAI", "AzureChatOpenAI"):
@@ -172,7 +172,7 @@ def ask_choice(
     raws: list[str] = []
     for _ in range(retries + 1):
         reply = invoke_text(
-            model, conversation, log, max_tokens=8, **_constraint_options(model, choices=choices)
+            model, conversation, log, max_tokens=8, **constraint_options(model, choices=choices)
         )
         raws.append(str(reply.content))
         value = parse_choice(raws[-1], choices)
@@ -198,7 +198,7 @@ def ask_json(
     """A validated ``schema`` instance, or None after ``retries`` invalid replies; also the raw replies."""
     conversation = list(messages)
     raws: list[str] = []
-    options = _constraint_options(model, json_schema=schema.model_json_schema())
+    options = constraint_options(model, json_schema=schema.model_json_schema())
     for _ in range(retries + 1):
         reply = invoke_text(model, conversation, log, max_tokens=max_tokens, **options)
         raws.append(str(reply.content))
