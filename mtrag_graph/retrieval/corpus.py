@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mtrag_graph.tasks import read_jsonl
+from mtrag_graph.tasks import DOMAINS, read_jsonl
 
 # The benchmark's collection name for each domain (the ``Collection`` field of tasks and runs).
 COLLECTIONS = {
@@ -69,3 +70,12 @@ def file_checksum(path: str | Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def domain_of_path(path: str | Path) -> str | None:
+    """The domain a file belongs to, from its name or folders (``cloud_qrels.tsv``, ``govt/qrels.tsv``)."""
+    for part in reversed(Path(path).parts):
+        for token in re.split(r"[_\-.]", part.lower()):
+            if token in DOMAINS:
+                return DOMAINS[token]
+    return None

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from mtrag_graph.retrieval.corpus import file_checksum, read_corpus
+from mtrag_graph.retrieval.corpus import domain_of_path, file_checksum, read_corpus
 from mtrag_graph.tasks import domain_of
 
 log = logging.getLogger(__name__)
@@ -273,7 +273,8 @@ class PassageIndex:
 
     @property
     def domain(self) -> str | None:
-        return domain_of(self.path.name)
+        """From the folder name, else from the corpus file name (``cloud.jsonl``)."""
+        return domain_of_path(self.path.name) or domain_of_path(Path(self.manifest.get("corpus", "")).name)
 
 
 def _load_sparse(path: Path) -> Any:

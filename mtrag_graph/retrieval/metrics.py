@@ -7,12 +7,12 @@ means weighted by their query counts. Query ids match across the ``<::>`` and ``
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mtrag_graph.tasks import DOMAINS, domain_of, read_jsonl
+from mtrag_graph.retrieval.corpus import domain_of_path
+from mtrag_graph.tasks import domain_of, read_jsonl
 
 KS = (1, 3, 5, 10)
 OVERALL = "all"
@@ -25,15 +25,6 @@ def metric_names(ks: Iterable[int] = KS) -> list[str]:
 
 def normalise_qid(qid: Any) -> str:
     return str(qid).strip().replace("<::>", "::")
-
-
-def domain_of_path(path: str | Path) -> str | None:
-    """The domain a file belongs to, from its name or folders (``cloud_qrels.tsv``, ``govt/qrels.tsv``)."""
-    for part in reversed(Path(path).parts):
-        for token in re.split(r"[_\-.]", part.lower()):
-            if token in DOMAINS:
-                return DOMAINS[token]
-    return None
 
 
 def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:

@@ -43,12 +43,18 @@ def _hashing_encode(texts: list[str], dim: int = 256) -> np.ndarray:
 @pytest.fixture
 def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> str:
     """Registers a fast deterministic embedder under the spec ``test-hashing`` and returns the spec."""
-    monkeypatch.setitem(embeddings._EMBEDDERS, FAKE_EMBEDDER, embeddings.Embedder(FAKE_EMBEDDER, _hashing_encode))
+    monkeypatch.setitem(
+        embeddings._EMBEDDERS, FAKE_EMBEDDER, embeddings.Embedder(FAKE_EMBEDDER, _hashing_encode)
+    )
     return FAKE_EMBEDDER
 
 
 PASSAGES = [
-    {"_id": "p-cardinals", "title": "Arizona Cardinals", "text": "The Cardinals play home games in Glendale."},
+    {
+        "_id": "p-cardinals",
+        "title": "Arizona Cardinals",
+        "text": "The Cardinals play home games in Glendale.",
+    },
     {"_id": "p-london", "title": "NFL London", "text": "Some NFL games are played at Twickenham in London."},
     {"_id": "p-cloudant", "title": "Cloudant", "text": "Cloudant is a JSON document database on IBM Cloud."},
     {"_id": "p-mortgage", "title": "", "text": "A mortgage is a loan secured by a house."},

@@ -34,7 +34,9 @@ def test_manifest_records_embedder_dimension_count_and_checksum(tiny_index: Path
 
 
 def test_corrupt_lines_are_reported_and_skipped(tmp_path: Path, fake_embedder: str):
-    corpus = write_corpus(tmp_path / "c.jsonl", extra_lines=['{"_id": "x", "text": ', '{"_id": "p-cloudant", "text": "dup"}'])
+    corpus = write_corpus(
+        tmp_path / "c.jsonl", extra_lines=['{"_id": "x", "text": ', '{"_id": "p-cloudant", "text": "dup"}']
+    )
     report = build_index(corpus, tmp_path / "index", embedder=fake_embedder, show_progress=False)
     assert report.passages == len(PASSAGES)
     assert [e.split(":")[0] for e in report.errors] == ["line 6", "line 7"]
@@ -85,7 +87,9 @@ def test_failed_first_build_leaves_no_index(
 
 
 def test_several_corpora_get_a_sub_index_per_file_stem(tmp_path: Path, fake_embedder: str):
-    corpora = [write_corpus(tmp_path / f"{d}.jsonl", PASSAGES[i : i + 2]) for i, d in enumerate(["cloud", "fiqa"])]
+    corpora = [
+        write_corpus(tmp_path / f"{d}.jsonl", PASSAGES[i : i + 2]) for i, d in enumerate(["cloud", "fiqa"])
+    ]
     build_indexes(corpora, tmp_path / "indexes", embedder=fake_embedder, show_progress=False)
     assert (tmp_path / "indexes" / "cloud" / "manifest.json").exists()
     assert (tmp_path / "indexes" / "fiqa" / "manifest.json").exists()
@@ -105,7 +109,9 @@ def test_a_missing_domain_index_is_named_in_the_error(tmp_path: Path, tiny_index
 
 
 @pytest.mark.parametrize("kind", ["hnsw", "ivf"])
-def test_approximate_dense_indexes_round_trip(tmp_path: Path, corpus_file: Path, fake_embedder: str, kind: str):
+def test_approximate_dense_indexes_round_trip(
+    tmp_path: Path, corpus_file: Path, fake_embedder: str, kind: str
+):
     build_index(corpus_file, tmp_path / kind, embedder=fake_embedder, faiss_kind=kind, show_progress=False)
     index = load_index(tmp_path / kind)
     assert index.manifest["faiss"]["kind"] == kind

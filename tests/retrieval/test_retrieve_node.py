@@ -13,7 +13,9 @@ TASK = {"task_id": "t::1", "Collection": "mt-rag-ibmcloud-elser-512-100-20240502
 
 
 def _runtime(index_dir: Path | None) -> SimpleNamespace:
-    return SimpleNamespace(context=Context(index_dir=str(index_dir) if index_dir else None, retrieval_top_k=3))
+    return SimpleNamespace(
+        context=Context(index_dir=str(index_dir) if index_dir else None, retrieval_top_k=3)
+    )
 
 
 def test_node_returns_passages_with_ids_titles_texts_and_scores(tiny_index: Path):

@@ -34,7 +34,10 @@ def test_merge_keeps_the_best_score_of_a_passage_found_twice():
 
 
 def test_clean_query_drops_speaker_tags():
-    assert clean_query("|user|: does IBM offer\n|user|: document databases?") == "does IBM offer document databases?"
+    assert (
+        clean_query("|user|: does IBM offer\n|user|: document databases?")
+        == "does IBM offer document databases?"
+    )
 
 
 def test_bm25_finds_the_passage_sharing_terms(tiny_index: Path):
