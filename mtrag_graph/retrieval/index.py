@@ -63,7 +63,14 @@ class BuildReport:
 # -- FAISS -----------------------------------------------------------------------------------------
 
 
-def make_faiss_index(vectors: np.ndarray, kind: str = "flat") -> tuple[Any, dict[str, Any]]:
+def make_faiss_index(
+    vectors: np.ndarray,
+    kind: str = "flat",
+    *,
+    nlist: int | None = None,
+    hnsw_m: int = HNSW_M,
+    ef_construction: int = HNSW_EF_CONSTRUCTION,
+) -> tuple[Any, dict[str, Any]]:
     """An inner-product FAISS index over ``vectors`` (rows L2-normalised) and its search parameters.
 
     ``flat`` is exact; ``hnsw`` (graph) and ``ivf`` (inverted lists, ``nlist`` about 4 sqrt(n)) are
@@ -76,17 +83,18 @@ def make_faiss_index(vectors: np.ndarray, kind: str = "flat") -> tuple[Any, dict
     if kind == "flat":
         index, params = faiss.IndexFlatIP(dim), {}
     elif kind == "hnsw":
-        index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
-        params = {"M": HNSW_M, "efConstruction": HNSW_EF_CONSTRUCTION, "efSearch": HNSW_EF_SEARCH}
+        index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = ef_construction
+        params = {"M": hnsw_m, "efConstruction": ef_construction, "efSearch": HNSW_EF_SEARCH}
     elif kind == "ivf":
-        # faiss wants about 39 training points per list; tiny corpora get few lists.
-        nlist = max(1, min(int(4 * math.sqrt(n)), n // 39))
+        # faiss wants at least 39 training points a list (tiny corpora get few lists); 64 a list is
+        # plenty for k-means and keeps training fast on large corpora.
+        nlist = nlist or max(1, min(int(4 * math.sqrt(n)), n // 39))
         index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
-        sample = (
-            vectors if n <= 256 * nlist else vectors[np.random.default_rng(0).choice(n, 256 * nlist, False)]
+        rng = np.random.default_rng(0)
+        index.train(
+            vectors if n <= 64 * nlist else vectors[np.sort(rng.choice(n, 64 * nlist, replace=False))]
         )
-        index.train(sample)
         params = {"nlist": nlist, "nprobe": max(1, min(nlist, 16))}
     else:
         raise ValueError(f"unknown FAISS index kind '{kind}': use one of {', '.join(FAISS_KINDS)}")
