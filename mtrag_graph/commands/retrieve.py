@@ -42,10 +42,14 @@ def run(args: argparse.Namespace) -> int:
     default_collection = args.domain or domain_of_path(args.queries)
     queries = []
     for line, row, error in read_jsonl(args.queries):
-        qid = row.get("_id", row.get("task_id")) if isinstance(row, dict) else None
-        text = row.get("text") if isinstance(row, dict) else None
-        if error or qid is None or not isinstance(text, str):
-            print(f"{args.queries}: line {line}: {error or 'needs _id and text'} (skipped)", file=sys.stderr)
+        if error is None and not isinstance(row, dict):
+            error = "expected a JSON object"
+        if error is not None or not isinstance(row, dict):
+            print(f"{args.queries}: line {line}: {error} (skipped)", file=sys.stderr)
+            continue
+        qid, text = row.get("_id", row.get("task_id")), row.get("text")
+        if qid is None or not isinstance(text, str):
+            print(f"{args.queries}: line {line}: needs _id and text (skipped)", file=sys.stderr)
             continue
         collection = row.get("Collection") or row.get("collection") or default_collection
         queries.append((str(qid), clean_query(text), collection))

@@ -6,6 +6,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mtrag_graph.tasks import DOMAINS, read_jsonl
 
@@ -42,17 +43,9 @@ def read_corpus(path: str | Path) -> Corpus:
     corpus = Corpus()
     seen: set[str] = set()
     for line, row, error in read_jsonl(path):
-        if error is None and not isinstance(row, dict):
-            error = f"expected a JSON object, got {type(row).__name__}"
-        elif error is None:
-            doc_id, text = row.get("_id", row.get("document_id")), row.get("text")
-            if not isinstance(doc_id, str | int) or not str(doc_id).strip():
-                error = "missing '_id'"
-            elif not isinstance(text, str) or not text.strip():
-                error = f"passage {doc_id}: missing or empty 'text'"
-            elif str(doc_id) in seen:
-                error = f"passage {doc_id}: repeated '_id' (the first one is kept)"
-        if error is not None:
+        if error is None:
+            error = _passage_error(row, seen)
+        if error is not None or not isinstance(row, dict):
             corpus.errors.append(f"line {line}: {error}")
             continue
         doc_id = str(row.get("_id", row.get("document_id")))
@@ -62,6 +55,19 @@ def read_corpus(path: str | Path) -> Corpus:
         corpus.titles.append(title.strip() if isinstance(title, str) else "")
         corpus.texts.append(row["text"].strip())
     return corpus
+
+
+def _passage_error(row: Any, seen: set[str]) -> str | None:
+    if not isinstance(row, dict):
+        return f"expected a JSON object, got {type(row).__name__}"
+    doc_id, text = row.get("_id", row.get("document_id")), row.get("text")
+    if not isinstance(doc_id, str | int) or not str(doc_id).strip():
+        return "missing '_id'"
+    if not isinstance(text, str) or not text.strip():
+        return f"passage {doc_id}: missing or empty 'text'"
+    if str(doc_id) in seen:
+        return f"passage {doc_id}: repeated '_id' (the first one is kept)"
+    return None
 
 
 def file_checksum(path: str | Path) -> str:

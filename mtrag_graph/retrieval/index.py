@@ -80,6 +80,7 @@ def make_faiss_index(
 
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     n, dim = vectors.shape
+    index: Any
     if kind == "flat":
         index, params = faiss.IndexFlatIP(dim), {}
     elif kind == "hnsw":

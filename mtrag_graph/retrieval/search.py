@@ -85,6 +85,8 @@ def dense_ranking(index: PassageIndex, query_vector: np.ndarray, depth: int) -> 
 def sparse_ranking(index: PassageIndex, weights: dict[str, float], depth: int) -> Hits:
     """BGE-M3 lexical matching: the dot product of query and passage token weights."""
     matrix = index.sparse
+    if matrix is None:
+        return []
     query = np.zeros(matrix.shape[1], dtype=np.float32)
     for token, weight in weights.items():
         if int(token) < len(query):
