@@ -2,6 +2,8 @@
 
 Dual-query: searches with the user's last turn and with the graph's standalone rewrite, and merges
 the two result lists (a passage found by both keeps its best score). Reranking is the next node's job.
+Queries are embedded with the embedder the index was built with (its manifest), which may differ from
+``Context.embedder`` (the reranker's): vectors from another model would not match the index.
 """
 
 from __future__ import annotations

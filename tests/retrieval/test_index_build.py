@@ -116,3 +116,23 @@ def test_approximate_dense_indexes_round_trip(
     index = load_index(tmp_path / kind)
     assert index.manifest["faiss"]["kind"] == kind
     assert index.dense.ntotal == len(PASSAGES)
+
+
+def test_sparse_weights_are_stored_and_searched_when_the_embedder_has_them(
+    tmp_path: Path, corpus_file: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from mtrag_graph.models import embeddings
+    from mtrag_graph.retrieval.search import sparse_ranking
+    from tests.retrieval.conftest import _hashing_encode
+
+    def lexical(texts: list[str]) -> list[dict[str, float]]:
+        return [{str(i): float(v) for i, v in enumerate(row) if v >= 1} for row in _hashing_encode(texts)]
+
+    spec = "test-sparse"
+    monkeypatch.setitem(
+        embeddings._EMBEDDERS, spec, embeddings.Embedder(spec, _hashing_encode, encode_sparse=lexical)
+    )
+    build_index(corpus_file, tmp_path / "index", embedder=spec, show_progress=False)
+    index = load_index(tmp_path / "index")
+    hits = sparse_ranking(index, lexical(["mortgage loan"])[0], depth=3)
+    assert index.manifest["sparse"] and index.ids[hits[0][0]] == "p-mortgage"
