@@ -30,9 +30,16 @@ _CACHE_SIZE = 50_000
 class Embedder:
     """Encodes texts into L2-normalised float32 rows; repeated texts are served from a cache."""
 
-    def __init__(self, name: str, encode: Callable[[list[str]], np.ndarray], batch_size: int = 32):
+    def __init__(
+        self,
+        name: str,
+        encode: Callable[[list[str]], np.ndarray],
+        batch_size: int = 32,
+        encode_sparse: Callable[[list[str]], list[dict[str, float]]] | None = None,
+    ):
         self.name = name
         self._encode = encode
+        self._encode_sparse = encode_sparse
         self._batch_size = batch_size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
@@ -61,6 +68,26 @@ class Embedder:
         with self._lock:
             return np.stack([self._cache[k] for k in keys]) if keys else np.zeros((0, self.dim), np.float32)
 
+    @property
+    def has_sparse(self) -> bool:
+        """Whether the model also gives lexical (sparse) weights, as BGE-M3 does."""
+        return self._encode_sparse is not None
+
+    def embed_sparse(self, texts: Sequence[str], show_progress: bool = False) -> list[dict[str, float]]:
+        """One ``{token id: weight}`` dict per text (not cached: used once, when indexing)."""
+        if self._encode_sparse is None:
+            raise ValueError(f"embedder '{self.name}' has no sparse weights")
+        steps = range(0, len(texts), self._batch_size)
+        if show_progress:
+            from tqdm import tqdm
+
+            steps = tqdm(steps, desc=f"sparse weights ({self.name})", unit="batch")
+        weights: list[dict[str, float]] = []
+        for start in steps:
+            batch = self._encode_sparse(list(texts[start : start + self._batch_size]))
+            weights.extend({str(k): float(v) for k, v in w.items()} for w in batch)
+        return weights
+
 
 def _normalise(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)
@@ -84,11 +111,14 @@ def _flag_model(path: str) -> Callable[[list[str]], np.ndarray]:
     return lambda texts: model.encode(texts)
 
 
-def _bge_m3(path: str) -> Callable[[list[str]], np.ndarray]:
+def _bge_m3(path: str) -> tuple[Callable[[list[str]], np.ndarray], Callable[[list[str]], list[dict]]]:
     from FlagEmbedding import BGEM3FlagModel
 
     model = BGEM3FlagModel(path, use_fp16=False, devices="cpu")
-    return lambda texts: model.encode(texts, return_dense=True)["dense_vecs"]
+    return (
+        lambda texts: model.encode(texts, return_dense=True)["dense_vecs"],
+        lambda texts: model.encode(texts, return_dense=False, return_sparse=True)["lexical_weights"],
+    )
 
 
 _EMBEDDERS: dict[str, Embedder] = {}
@@ -102,6 +132,7 @@ def get_embedder(spec: str | None = None) -> Embedder:
     with _LOCK:
         if spec not in _EMBEDDERS:
             kind, _, path = spec.partition(":")
+            encode_sparse = None
             if spec == "minilm":
                 encode = _sentence_transformer(str(minilm_path()))
             elif kind == "st" and path:
@@ -109,12 +140,12 @@ def get_embedder(spec: str | None = None) -> Embedder:
             elif kind == "flag" and path:
                 encode = _flag_model(path)
             elif kind == "bge-m3" and path:
-                encode = _bge_m3(path)
+                encode, encode_sparse = _bge_m3(path)
             else:
                 raise ValueError(
                     f"unknown embedder spec '{spec}': use 'minilm', 'st:/path', 'flag:/path' or 'bge-m3:/path'"
                 )
-            _EMBEDDERS[spec] = Embedder(spec, encode)
+            _EMBEDDERS[spec] = Embedder(spec, encode, encode_sparse=encode_sparse)
         return _EMBEDDERS[spec]
 
 

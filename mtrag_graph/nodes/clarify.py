@@ -43,9 +43,7 @@ def _messages(
     lines = []
     for passage in list(passages or [])[:MAX_PASSAGES]:
         title = passage.get("title") or ""
-        text = cut(
-            f"{title}: {passage.get('text', '')}" if title else passage.get("text", ""), PASSAGE_CHARS
-        )
+        text = cut(f"{title}: {passage.get('text', '')}" if title else passage.get("text", ""), PASSAGE_CHARS)
         lines.append(f"- {text}")
     body = instruction.format(
         conversation=conversation or prompts.NO_CONVERSATION,

@@ -1,12 +1,46 @@
-"""Full-RAG retrieval (replaced by the retrieval package's node when it lands)."""
+"""Retrieve passages for the question from the task's collection index (full-RAG mode).
+
+Dual-query: searches with the user's last turn and with the graph's standalone rewrite, and merges
+the two result lists (a passage found by both keeps its best score). Reranking is the next node's job.
+Queries are embedded with the embedder the index was built with (its manifest), which may differ from
+``Context.embedder`` (the reranker's): vectors from another model would not match the index.
+"""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from langgraph.runtime import Runtime
+
+from mtrag_graph.context import Context
 from mtrag_graph.nodes._common import guarded
+from mtrag_graph.retrieval.index import IndexNotFound, index_for
+from mtrag_graph.retrieval.search import as_passages, multi_query_search
 
 
 @guarded
-def retrieve(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
-    raise RuntimeError("retrieval is not available yet: give the task `contexts`")
+def retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    context = runtime.context
+    if not context.index_dir:
+        raise IndexNotFound("full-RAG mode needs an index: set Context.index_dir or MTRAG_INDEX_DIR")
+    task = state.get("task") or {}
+    index = index_for(context.index_dir, task.get("Collection") or task.get("collection"))
+    rewrite = state.get("standalone_question") or state.get("global_rewrite")
+    started = time.perf_counter()
+    hits = multi_query_search(
+        index,
+        [state.get("question"), rewrite],
+        top_k=context.retrieval_top_k,
+        mode="hybrid",
+        bm25_weight=context.bm25_weight,
+        dense_weight=context.dense_weight,
+        rrf_k=context.rrf_k,
+    )
+    call = {
+        "node": "retrieve",
+        "model": "hybrid-search",
+        "attempt": 1,
+        "seconds": time.perf_counter() - started,
+    }
+    return {"passages": as_passages(index, hits), "model_calls": [call]}

@@ -1,0 +1,1 @@
+"""Full-RAG retrieval: passage corpora, hybrid (BM25 + dense) indexes, search, reranking and metrics."""

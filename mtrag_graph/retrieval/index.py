@@ -1,0 +1,354 @@
+"""Passage indexes on disk: a FAISS dense index, a BM25 index and the passages, with a manifest.
+
+Layout of an index folder::
+
+    manifest.json     embedder, dimension, passage count, corpus checksum, FAISS kind (written last)
+    passages.jsonl    {"_id", "title", "text"} in index order
+    dense.faiss       inner product over L2-normalised embeddings of title + text
+    bm25/             bm25s index (English stopwords, Snowball stemmer)
+    sparse.jsonl      BGE-M3 lexical weights, one {token: weight} a passage (only with a BGE-M3 embedder)
+
+A folder is built in a temporary sibling and renamed into place, so a crash never leaves a folder that
+has a manifest but not the files it describes. Loaded indexes are cached per process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mtrag_graph.retrieval.corpus import domain_of_path, file_checksum, read_corpus
+from mtrag_graph.tasks import domain_of
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+FAISS_KINDS = ("flat", "hnsw", "ivf")
+HNSW_M = 32
+HNSW_EF_CONSTRUCTION = 80
+HNSW_EF_SEARCH = 128
+BM25_STOPWORDS = "en"
+BM25_STEMMER = "english"
+
+
+class IndexNotFound(LookupError):
+    """No usable index where one was expected (missing folder, no manifest, unknown domain)."""
+
+
+@dataclass
+class BuildReport:
+    path: Path
+    passages: int
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    built: bool = True  # False when an unchanged corpus was skipped
+
+    @property
+    def passages_per_second(self) -> float:
+        return self.passages / self.seconds if self.seconds > 0 else float("nan")
+
+
+# -- FAISS -----------------------------------------------------------------------------------------
+
+
+def make_faiss_index(
+    vectors: np.ndarray,
+    kind: str = "flat",
+    *,
+    nlist: int | None = None,
+    hnsw_m: int = HNSW_M,
+    ef_construction: int = HNSW_EF_CONSTRUCTION,
+) -> tuple[Any, dict[str, Any]]:
+    """An inner-product FAISS index over ``vectors`` (rows L2-normalised) and its search parameters.
+
+    ``flat`` is exact; ``hnsw`` (graph) and ``ivf`` (inverted lists, ``nlist`` about 4 sqrt(n)) are
+    approximate, for corpora where exact search is too slow.
+    """
+    import faiss
+
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    n, dim = vectors.shape
+    index: Any
+    if kind == "flat":
+        index, params = faiss.IndexFlatIP(dim), {}
+    elif kind == "hnsw":
+        index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = ef_construction
+        params = {"M": hnsw_m, "efConstruction": ef_construction, "efSearch": HNSW_EF_SEARCH}
+    elif kind == "ivf":
+        # faiss wants at least 39 training points a list (tiny corpora get few lists); 64 a list is
+        # plenty for k-means and keeps training fast on large corpora.
+        nlist = nlist or max(1, min(int(4 * math.sqrt(n)), n // 39))
+        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        rng = np.random.default_rng(0)
+        index.train(
+            vectors if n <= 64 * nlist else vectors[np.sort(rng.choice(n, 64 * nlist, replace=False))]
+        )
+        params = {"nlist": nlist, "nprobe": max(1, min(nlist, 16))}
+    else:
+        raise ValueError(f"unknown FAISS index kind '{kind}': use one of {', '.join(FAISS_KINDS)}")
+    index.add(vectors)
+    set_search_params(index, params)
+    return index, params
+
+
+def set_search_params(index: Any, params: dict[str, Any]) -> None:
+    if "efSearch" in params:
+        index.hnsw.efSearch = int(params["efSearch"])
+    if "nprobe" in params:
+        index.nprobe = int(params["nprobe"])
+
+
+# -- BM25 ------------------------------------------------------------------------------------------
+
+
+def bm25_tokenize(texts: list[str]) -> list[list[str]]:
+    import bm25s
+    import Stemmer
+
+    return bm25s.tokenize(
+        texts,
+        stopwords=BM25_STOPWORDS,
+        stemmer=Stemmer.Stemmer(BM25_STEMMER),
+        return_ids=False,
+        show_progress=False,
+    )
+
+
+# -- building --------------------------------------------------------------------------------------
+
+
+def read_manifest(path: str | Path) -> dict[str, Any] | None:
+    try:
+        with open(Path(path) / MANIFEST, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _unchanged(manifest: dict[str, Any] | None, checksum: str, embedder: str, faiss_kind: str) -> bool:
+    return bool(
+        manifest
+        and manifest.get("format_version") == FORMAT_VERSION
+        and manifest.get("corpus_sha256") == checksum
+        and manifest.get("embedder") == embedder
+        and manifest.get("faiss", {}).get("kind") == faiss_kind
+    )
+
+
+def build_index(
+    corpus_path: str | Path,
+    out_dir: str | Path,
+    *,
+    embedder: str = "minilm",
+    faiss_kind: str = "flat",
+    force: bool = False,
+    show_progress: bool = True,
+) -> BuildReport:
+    """Index one corpus into ``out_dir``; an unchanged corpus (same checksum and settings) is skipped."""
+    from mtrag_graph.models.embeddings import get_embedder
+
+    corpus_path, out_dir = Path(corpus_path), Path(out_dir)
+    if faiss_kind not in FAISS_KINDS:
+        raise ValueError(f"unknown FAISS index kind '{faiss_kind}': use one of {', '.join(FAISS_KINDS)}")
+    checksum = file_checksum(corpus_path)
+    manifest = read_manifest(out_dir)
+    if not force and _unchanged(manifest, checksum, embedder, faiss_kind):
+        assert manifest is not None
+        return BuildReport(out_dir, int(manifest["passages"]), built=False)
+
+    started = time.perf_counter()
+    corpus = read_corpus(corpus_path)
+    for error in corpus.errors:
+        log.warning("%s: %s (skipped)", corpus_path, error)
+    if not len(corpus):
+        raise ValueError(f"{corpus_path}: no valid passages")
+    model = get_embedder(embedder)
+    texts = corpus.indexed_texts()
+    vectors = model.embed(texts, show_progress=show_progress)
+    dense, dense_params = make_faiss_index(vectors, faiss_kind)
+
+    import bm25s
+    import faiss
+
+    bm25 = bm25s.BM25()
+    bm25.index(bm25_tokenize(texts), show_progress=False)
+    sparse = model.embed_sparse(texts, show_progress=show_progress) if model.has_sparse else None
+
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    try:
+        with open(tmp / "passages.jsonl", "w", encoding="utf-8") as handle:
+            for doc_id, title, text in zip(corpus.ids, corpus.titles, corpus.texts, strict=True):
+                handle.write(
+                    json.dumps({"_id": doc_id, "title": title, "text": text}, ensure_ascii=False) + "\n"
+                )
+        faiss.write_index(dense, str(tmp / "dense.faiss"))
+        bm25.save(str(tmp / "bm25"), show_progress=False)
+        if sparse is not None:
+            with open(tmp / "sparse.jsonl", "w", encoding="utf-8") as handle:
+                for weights in sparse:
+                    handle.write(json.dumps(weights) + "\n")
+        seconds = time.perf_counter() - started
+        manifest = {
+            "format_version": FORMAT_VERSION,
+            "embedder": embedder,
+            "dim": int(vectors.shape[1]),
+            "passages": len(corpus),
+            "skipped_lines": len(corpus.errors),
+            "corpus": str(corpus_path.resolve()),
+            "corpus_sha256": checksum,
+            "faiss": {"kind": faiss_kind, **dense_params},
+            "bm25": {"stopwords": BM25_STOPWORDS, "stemmer": BM25_STEMMER},
+            "sparse": sparse is not None,
+            "build_seconds": round(seconds, 3),
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+        with open(tmp / MANIFEST, "w", encoding="utf-8") as handle:
+            json.dump(manifest, handle, indent=2)
+        _replace_dir(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return BuildReport(out_dir, len(corpus), corpus.errors, seconds)
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    """Move ``new`` to ``target``; an older ``target`` is moved aside first and then deleted."""
+    old = None
+    if target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+        os.rename(target, old / target.name)
+    os.rename(new, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def build_indexes(corpus_paths: list[str | Path], out_dir: str | Path, **options: Any) -> list[BuildReport]:
+    """Several corpora go to ``out_dir/<file stem>/`` (one sub-index per domain); one goes to ``out_dir``."""
+    paths = [Path(p) for p in corpus_paths]
+    stems = [p.stem for p in paths]
+    if len(set(stems)) != len(stems):
+        raise ValueError(f"corpus file names must differ (they name the sub-indexes): {stems}")
+    if len(paths) == 1 and not options.pop("per_file", False):
+        return [build_index(paths[0], out_dir, **options)]
+    options.pop("per_file", None)
+    return [build_index(p, Path(out_dir) / p.stem, **options) for p in paths]
+
+
+# -- loading ---------------------------------------------------------------------------------------
+
+
+class PassageIndex:
+    """A loaded index: passages, FAISS index, BM25 index (and BGE-M3 sparse weights when built)."""
+
+    def __init__(self, path: Path, manifest: dict[str, Any]):
+        import bm25s
+        import faiss
+
+        self.path, self.manifest = path, manifest
+        self.ids, self.titles, self.texts = [], [], []
+        with open(path / "passages.jsonl", encoding="utf-8") as handle:
+            for line in handle:
+                row = json.loads(line)
+                self.ids.append(row["_id"])
+                self.titles.append(row["title"])
+                self.texts.append(row["text"])
+        self.dense = faiss.read_index(str(path / "dense.faiss"))
+        set_search_params(self.dense, manifest.get("faiss", {}))
+        self.bm25 = bm25s.BM25.load(str(path / "bm25"), show_progress=False)
+        self.sparse = _load_sparse(path / "sparse.jsonl") if manifest.get("sparse") else None
+        if self.dense.ntotal != len(self.ids) or self.dense.d != manifest["dim"]:
+            raise IndexNotFound(f"{path}: FAISS index does not match its manifest")
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def embedder_spec(self) -> str:
+        return str(self.manifest["embedder"])
+
+    @property
+    def domain(self) -> str | None:
+        """From the folder name, else from the corpus file name (``cloud.jsonl``)."""
+        return domain_of_path(self.path.name) or domain_of_path(Path(self.manifest.get("corpus", "")).name)
+
+
+def _load_sparse(path: Path) -> Any:
+    """BGE-M3 lexical weights as a CSR matrix (passages x token ids)."""
+    from scipy.sparse import csr_matrix
+
+    rows, cols, values = [], [], []
+    with open(path, encoding="utf-8") as handle:
+        for row, line in enumerate(handle):
+            for token, weight in json.loads(line).items():
+                rows.append(row)
+                cols.append(int(token))
+                values.append(float(weight))
+    width = max(cols, default=0) + 1
+    return csr_matrix((values, (rows, cols)), shape=(row + 1 if rows else 0, width), dtype=np.float32)
+
+
+_INDEXES: dict[tuple[str, int], PassageIndex] = {}
+_LOCK = threading.Lock()
+
+
+def load_index(path: str | Path) -> PassageIndex:
+    """The index in ``path``, loaded once per process (reloaded when its manifest changes)."""
+    path = Path(path).resolve()
+    manifest_path = path / MANIFEST
+    try:
+        stamp = manifest_path.stat().st_mtime_ns
+    except OSError:
+        raise IndexNotFound(
+            f"no index in {path} (no {MANIFEST}; build one with `mtrag-graph index`)"
+        ) from None
+    key = (str(path), stamp)
+    with _LOCK:
+        if key not in _INDEXES:
+            manifest = read_manifest(path)
+            if manifest is None or manifest.get("format_version") != FORMAT_VERSION:
+                raise IndexNotFound(f"{manifest_path}: unreadable or from another format version")
+            for stale in [k for k in _INDEXES if k[0] == key[0]]:
+                del _INDEXES[stale]
+            _INDEXES[key] = PassageIndex(path, manifest)
+        return _INDEXES[key]
+
+
+def index_path_for(index_dir: str | Path, collection: str | None) -> Path:
+    """The index for a collection: ``index_dir`` itself when it holds one index, else its domain folder."""
+    index_dir = Path(index_dir)
+    if (index_dir / MANIFEST).exists():
+        return index_dir
+    domain = domain_of(collection)
+    if domain is None:
+        available = (
+            sorted(p.name for p in index_dir.iterdir() if (p / MANIFEST).exists())
+            if index_dir.is_dir()
+            else []
+        )
+        raise IndexNotFound(
+            f"cannot tell the domain of collection {collection!r}; "
+            f"indexes in {index_dir}: {available or 'none'}"
+        )
+    candidates = [index_dir / domain] + ([index_dir / "ibmcloud"] if domain == "cloud" else [])
+    for candidate in candidates:
+        if (candidate / MANIFEST).exists():
+            return candidate
+    raise IndexNotFound(f"no index for domain '{domain}' in {index_dir} (expected {index_dir / domain})")
+
+
+def index_for(index_dir: str | Path, collection: str | None) -> PassageIndex:
+    return load_index(index_path_for(index_dir, collection))

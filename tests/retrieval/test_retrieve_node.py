@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from mtrag_graph.context import Context
+from mtrag_graph.nodes.retrieve import retrieve
+from mtrag_graph.retrieval.index import IndexNotFound
+
+TASK = {"task_id": "t::1", "Collection": "mt-rag-ibmcloud-elser-512-100-20240502"}
+
+
+def _runtime(index_dir: Path | None) -> SimpleNamespace:
+    return SimpleNamespace(
+        context=Context(index_dir=str(index_dir) if index_dir else None, retrieval_top_k=3)
+    )
+
+
+def test_node_returns_passages_with_ids_titles_texts_and_scores(tiny_index: Path):
+    update = retrieve({"task": TASK, "question": "Cloudant JSON database"}, _runtime(tiny_index))
+    first = update["passages"][0]
+    assert first["document_id"] == "p-cloudant" and first["title"] == "Cloudant" and first["score"] > 0
+    assert len(update["passages"]) == 3
+
+
+def test_node_searches_with_the_rewrite_too(tiny_index: Path):
+    state = {"task": TASK, "question": "and the mortgage one?", "standalone_question": "passport post office"}
+    ids = [p["document_id"] for p in retrieve(state, _runtime(tiny_index))["passages"]]
+    assert "p-mortgage" in ids and "p-passport" in ids
+
+
+def test_node_picks_the_collection_index_from_a_folder_of_indexes(tmp_path: Path, tiny_index: Path):
+    (tmp_path / "indexes").mkdir()
+    tiny_index.rename(tmp_path / "indexes" / "cloud")
+    update = retrieve({"task": TASK, "question": "Cloudant"}, _runtime(tmp_path / "indexes"))
+    assert update["passages"][0]["document_id"] == "p-cloudant"
+
+
+def test_node_without_an_index_dir_records_how_to_set_one():
+    update = retrieve({"task": TASK, "question": "q"}, _runtime(None))
+    assert update["abstain_reason"] == "error"
+    assert (
+        IndexNotFound.__name__ in update["error"]["message"]
+        and "MTRAG_INDEX_DIR" in update["error"]["message"]
+    )
