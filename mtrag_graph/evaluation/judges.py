@@ -25,7 +25,7 @@ from mtrag_graph.prompts import judges as prompts
 
 RATING_CHOICES = tuple(f"Rating: [[{n}]]" for n in range(1, 11))
 RATING_FALLBACK = 0.5
-IDK_VALUES = {"yes": 1.0, "no": 0.0, "partial": 0.5}
+IDK_VALUES = {"declines": 1.0, "answers": 0.0, "partial": 0.5}
 CLARIFY_VALUES = {"yes": 1.0, "no": 0.0}
 OFFICIAL_JUDGES = ("gpt-4o-mini", "gpt-4o-mini-2024-07-18")
 
@@ -231,6 +231,8 @@ class Judge:
 
     def clarify(self, question: str, response: str) -> dict[str, Any]:
         """Clarification verdict: value 1 when the response asks the user to clarify, else 0."""
+        if "?" not in response:  # a clarification asks something; small judges say "yes" to statements
+            return {"verdict": "no", "value": 0.0, "raw": [], "rule": "no question mark", "cached": False}
         return self._choice("clarify", prompts.CLARIFY, CLARIFY_VALUES, question=question, response=response)
 
     def rb_llm(

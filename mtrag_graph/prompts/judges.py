@@ -6,7 +6,7 @@ prefix across the RB_llm and RL_F calls of a task. Bump ``JUDGE_PROMPT_VERSION``
 changes: it is part of the verdict cache key.
 """
 
-JUDGE_PROMPT_VERSION = "judges-v2"
+JUDGE_PROMPT_VERSION = "judges-v3"
 
 JUDGE_SYSTEM = "You are a strict, impartial judge of answers given by a document-grounded assistant."
 
@@ -36,12 +36,15 @@ RL_F_STATEMENTS = (
     "sentence per line, numbered 1., 2., ... Use only what the answer says; add nothing."
 )
 
+# Named labels rather than yes/no/partial: the 1.5B judge answered "partial" to every response when
+# asked "does it say it does not know? yes, no or partial", and classifies these labels correctly.
 IDK = (
     "User question: {question}\n\n"
     "Assistant response: {response}\n\n"
-    "Does the response say that the assistant does not know, has no information, or cannot answer? "
-    "Answer yes (it does not answer), no (it answers), or partial (it answers only part and says it "
-    "cannot answer the rest)."
+    "Classify the response. Reply with one word:\n"
+    "answers - it gives an answer to the question\n"
+    "declines - it only says it does not know or cannot answer\n"
+    "partial - it answers part of the question and says it cannot answer the rest"
 )
 
 CLARIFY = (

@@ -90,7 +90,7 @@ def _judged_run(preds, out, judge):
 def test_judged_run_reports_hm3_per_answerability_class(tmp_path):
     preds = _write(tmp_path / "p.jsonl", [_task("a::1")])
     assert (
-        _judged_run(preds, tmp_path / "r", "scripted:no|no|1. Paris is the capital.|Rating: [[8]]|yes") == 0
+        _judged_run(preds, tmp_path / "r", "scripted:answers|1. Paris is the capital.|Rating: [[8]]|yes") == 0
     )
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     answerable = report["by_answerability"]["ANSWERABLE"]
@@ -100,7 +100,7 @@ def test_judged_run_reports_hm3_per_answerability_class(tmp_path):
 
 def test_rerun_reuses_the_stored_per_task_scores(tmp_path):
     preds = _write(tmp_path / "p.jsonl", [_task("a::1")])
-    spec = "scripted:no|no|1. Paris is the capital.|Rating: [[8]]|yes|Rating: [[2]]"
+    spec = "scripted:answers|1. Paris is the capital.|Rating: [[8]]|yes|Rating: [[2]]"
     _judged_run(preds, tmp_path / "r", spec)
     _judged_run(preds, tmp_path / "r", spec)  # the same fake would now rate 2: only a stored row keeps 8
     report = json.loads((tmp_path / "r" / "report.json").read_text())
@@ -110,8 +110,8 @@ def test_rerun_reuses_the_stored_per_task_scores(tmp_path):
 
 def test_rerun_with_another_judge_rescores(tmp_path):
     preds = _write(tmp_path / "p.jsonl", [_task("a::1")])
-    _judged_run(preds, tmp_path / "r", "scripted:no|no|1. Paris is the capital.|Rating: [[8]]|yes")
-    _judged_run(preds, tmp_path / "r", "scripted:no|no|1. Paris is the capital.|Rating: [[2]]|yes")
+    _judged_run(preds, tmp_path / "r", "scripted:answers|1. Paris is the capital.|Rating: [[8]]|yes")
+    _judged_run(preds, tmp_path / "r", "scripted:answers|1. Paris is the capital.|Rating: [[2]]|yes")
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert report["reused_rows"] == 0 and report["overall"]["conditioned"]["rb_llm"] == 0.2
 
@@ -131,7 +131,7 @@ def test_compare_puts_systems_side_by_side_with_a_bootstrap_ci(tmp_path):
             "--metrics",
             "rouge,idk,rb_llm,rl_f",
             "--judge",
-            "scripted:no|1. A.|Rating: [[6]]|yes",
+            "scripted:answers|1. A.|Rating: [[6]]|yes",
             "--no-judge-cache",
             "--no-progress",
         ]

@@ -15,21 +15,27 @@ def _judge(responses, cache=None) -> tuple[Judge, ScriptedChatModel]:
     return Judge(model, cache=cache), model
 
 
-def test_idk_yes_no_partial_map_to_1_0_half():
-    for reply, value in (("yes", 1.0), ("no", 0.0), ("partial", 0.5)):
+def test_idk_declines_answers_partial_map_to_1_0_half():
+    for reply, value in (("declines", 1.0), ("answers", 0.0), ("partial", 0.5)):
         judge, _ = _judge([reply])
         assert judge.idk("q?", "r")["value"] == value
 
 
 def test_idk_is_asked_with_constrained_choices():
-    judge, model = _judge(["no"])
+    judge, model = _judge(["answers"])
     judge.idk("q?", "r")
-    assert model.calls[0]["options"]["choices"] == ["yes", "no", "partial"]
+    assert model.calls[0]["options"]["choices"] == ["declines", "answers", "partial"]
 
 
 def test_clarify_yes_is_1():
     judge, _ = _judge(["yes"])
     assert judge.clarify("which one?", "Do you mean A or B?")["value"] == 1.0
+
+
+def test_a_response_without_a_question_mark_is_not_a_clarification_and_costs_no_call():
+    judge, model = _judge(["yes"])
+    assert judge.clarify("which one?", "The Lite plan is free.")["value"] == 0.0
+    assert model.calls == []
 
 
 def test_unparseable_verdict_after_retries_is_none():
@@ -80,9 +86,9 @@ def test_rl_f_verdict_prompts_share_the_documents_prefix_with_rb_llm():
 
 def test_cached_verdict_needs_no_model_call(tmp_path):
     cache = VerdictCache(tmp_path / "v.sqlite")
-    judge, _ = _judge(["yes"], cache)
+    judge, _ = _judge(["declines"], cache)
     judge.idk("q?", "r")
-    again, model = _judge(["no"], VerdictCache(tmp_path / "v.sqlite"))
+    again, model = _judge(["answers"], VerdictCache(tmp_path / "v.sqlite"))
     result = again.idk("q?", "r")
     assert (result["value"], result["cached"], len(model.calls)) == (1.0, True, 0)
 
