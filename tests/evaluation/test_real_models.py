@@ -39,5 +39,5 @@ def test_local_judge_says_an_idk_response_does_not_know():
     judge = Judge("qwen2.5-coder-1.5b")
     started = time.perf_counter()
     verdict = judge.idk("Who won the 2030 World Cup?", "I'm sorry, I don't have that information.")
-    assert verdict["verdict"] == "yes"
+    assert verdict["verdict"] == "declines" and verdict["value"] == 1.0
     assert time.perf_counter() - started < 60
