@@ -63,9 +63,8 @@ def load_candidates(preset_or_file: str) -> tuple[Candidate, ...]:
     else:
         bundled = resources.files("mtrag_graph") / "presets" / f"{preset_or_file}.json"
         if not bundled.is_file():
-            raise ValueError(
-                f"no candidate preset '{preset_or_file}': give a JSON file or one of {', '.join(preset_names())}"
-            )
+            known = ", ".join(preset_names())
+            raise ValueError(f"no candidate preset '{preset_or_file}': give a JSON file or one of {known}")
         text = bundled.read_text(encoding="utf-8")
     data = json.loads(text)
     items = data["candidates"] if isinstance(data, dict) else data

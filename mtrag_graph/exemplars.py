@@ -103,10 +103,11 @@ def shorten_exemplar(task: dict[str, Any], category: str) -> dict[str, Any]:
     """A short, self-contained exemplar: one evidence snippet, the last exchange, the question, the answer."""
     answer = _target(task)
     history = task["input"][:-1][-2:]
+    passages = task.get("contexts") or []
     return {
         "category": category,
         "task_id": task.get("task_id"),
-        "passage": _evidence(task.get("contexts") or [], answer, PASSAGE_CHARS) if task.get("contexts") else "",
+        "passage": _evidence(passages, answer, PASSAGE_CHARS) if passages else "",
         "history": [{"speaker": t["speaker"], "text": shorten(t["text"], TURN_CHARS)} for t in history],
         "question": shorten(task["input"][-1]["text"], TURN_CHARS),
         "answer": "" if category == "no_passages" else _first_sentences(answer, ANSWER_CHARS),

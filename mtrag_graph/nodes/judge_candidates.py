@@ -87,7 +87,9 @@ def _verdicts(reply: JudgeReply | None, labels: list[str]) -> dict[str, Verdict]
 
 def _judge(state, context, shown, labels, log) -> tuple[dict[str, Verdict] | None, str | None]:
     """The judge model's verdicts by label, or None and why not."""
-    answers = "\n\n".join(prompts.ANSWER.format(label=lb, text=e["text"]) for lb, e in zip(labels, shown))
+    answers = "\n\n".join(
+        prompts.ANSWER.format(label=lb, text=e["text"]) for lb, e in zip(labels, shown, strict=True)
+    )
     tail = context.judge_instruction.format(
         question=question_for_answering(state), labels=", ".join(labels), answers=answers
     )
@@ -138,7 +140,8 @@ def judge_candidates(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
     entries = sorted(state.get("candidate_answers") or [], key=lambda e: e["index"])
     usable = [e for e in entries if not e.get("error")]
     failed = {e["index"]: e["error"] for e in entries if e.get("error")}
-    judgement: dict[str, Any] = {"judge": None, "chosen": None, "failed": failed, "shown_order": [], "scores": []}
+    judgement: dict[str, Any] = {"judge": None, "chosen": None, "failed": failed, "shown_order": []}
+    judgement["scores"] = []
     if not usable:
         judgement.update(judge="none", reason=f"all {len(entries)} candidates failed")
         return {"judgement": judgement, "abstain_reason": AbstainReason.CANDIDATES_FAILED}
@@ -154,7 +157,7 @@ def judge_candidates(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
         gate_said_yes = state.get("gate") == "yes"
         passages = state.get("kept_passages") or []
         scores = []
-        for label, entry in zip(labels, shown):
+        for label, entry in zip(labels, shown, strict=True):
             verdict = verdicts[label] if verdicts else None
             row = _score(entry, verdict, passages, context.judge_weights, gate_said_yes)
             scores.append({"index": entry["index"], "name": entry["name"], "label": label, **row})
@@ -162,7 +165,8 @@ def judge_candidates(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
         judgement.update(shown_order=[e["index"] for e in shown], scores=scores)
         if verdicts is None:
             chosen = usable[0]
-            judgement.update(judge="prior_order", reason=f"judge failed ({problem}); first candidate in prior order")
+            reason = f"judge failed ({problem}); first candidate in prior order"
+            judgement.update(judge="prior_order", reason=reason)
             update["fallbacks"] = [{"node": "judge_candidates", "used": "prior_order", "raw": problem}]
         else:
             best = min(scores, key=lambda s: (-s["score"], s["index"]))

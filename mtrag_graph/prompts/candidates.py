@@ -12,8 +12,8 @@ EXTRACTIVE = (
     "- Use only the documents above, even for facts you think are common knowledge.\n"
     "- Reuse the documents' own phrases and technical terms instead of paraphrasing them.\n"
     "- When a document speaks in the first person (I, we, my), state its content as neutral facts.\n"
-    "- Answer directly: no filler, and never write \"according to the text\" or mention the documents.\n"
-    "- If it is a yes/no question, begin with \"Yes\" or \"No\".\n"
+    '- Answer directly: no filler, and never write "according to the text" or mention the documents.\n'
+    '- If it is a yes/no question, begin with "Yes" or "No".\n'
     "- Keep lists, steps, numbers and technical details that the documents give for this question.\n"
     "If the documents do not contain the answer, reply exactly: {idk}\n\n"
     "Answer:"
@@ -34,7 +34,10 @@ FEWSHOT = (
     "Answer:"
 )
 
-EXAMPLE = "### Example {n}\nDocuments: {documents}\nConversation: {conversation}\nQuestion: {question}\nAnswer: {answer}"
+EXAMPLE = (
+    "### Example {n}\nDocuments: {documents}\nConversation: {conversation}\nQuestion: {question}\n"
+    "Answer: {answer}"
+)
 
 CITATION = (
     "Question: {question}\n\n"
