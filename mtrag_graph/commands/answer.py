@@ -18,6 +18,12 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--top-k", type=int, help="passages kept after reranking (default 5)")
     group.add_argument("--index", dest="index_dir", help="index folder for full-RAG tasks (no contexts)")
     group.add_argument("--idk-answer", help="the answer given when abstaining")
+    group.add_argument(
+        "--candidates",
+        metavar="PRESET_OR_FILE",
+        help="answer ensemble: a preset name (e.g. ensemble-local) or a JSON file of candidates "
+        "(docs/ensemble.md)",
+    )
 
 
 def context_from_args(args: argparse.Namespace):
@@ -34,6 +40,7 @@ def context_from_args(args: argparse.Namespace):
         top_k=args.top_k,
         index_dir=args.index_dir,
         idk_answer=args.idk_answer,
+        candidates=args.candidates,
     )
 
 
