@@ -177,6 +177,8 @@ def build_graph(
         if insertion.name in NODES:
             raise ValueError(f"a node named '{insertion.name}' already exists")
         edge = (insertion.after, insertion.before)
+        if insertion.before == "generate_candidate":  # Send targets the node directly, past any insertion
+            raise ValueError("candidate branches are started by Send; insert after judge_candidates instead")
         if insertion.before not in DESTINATIONS.get(insertion.after, ()) and edge != ("load_task", "evidence_precheck"):
             raise ValueError(f"there is no edge {insertion.after} -> {insertion.before} to insert '{insertion.name}' on")
         target = redirects.get(edge, insertion.before)

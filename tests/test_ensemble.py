@@ -11,7 +11,7 @@ import pytest
 
 from mtrag_graph.candidates import Candidate, load_candidates
 from mtrag_graph.context import Context
-from mtrag_graph.graph import build_graph
+from mtrag_graph.graph import Insertion, build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.nodes.judge_candidates import lexical_support, shown_order
 from tests.conftest import fake_context, make_task
@@ -289,3 +289,8 @@ def test_unknown_preset_and_variant_are_reported():
         load_candidates("nope")
     with pytest.raises(ValueError, match="unknown prompt variant"):
         Candidate(model="scripted:x", variant="poetic")
+
+
+def test_a_node_cannot_be_inserted_before_the_candidate_branches():
+    with pytest.raises(ValueError, match="started by Send"):
+        build_graph(insert=[Insertion("x", lambda s, r: {}, after="answerability_gate", before="generate_candidate")])
