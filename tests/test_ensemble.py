@@ -293,4 +293,5 @@ def test_unknown_preset_and_variant_are_reported():
 
 def test_a_node_cannot_be_inserted_before_the_candidate_branches():
     with pytest.raises(ValueError, match="started by Send"):
-        build_graph(insert=[Insertion("x", lambda s, r: {}, after="answerability_gate", before="generate_candidate")])
+        insertion = Insertion("x", lambda s, r: {}, after="answerability_gate", before="generate_candidate")
+        build_graph(insert=[insertion])
