@@ -13,7 +13,8 @@ EXTRACTIVE = (
     "- Reuse the documents' own phrases and technical terms instead of paraphrasing them.\n"
     "- When a document speaks in the first person (I, we, my), state its content as neutral facts.\n"
     '- Answer directly: no filler, and never write "according to the text" or mention the documents.\n'
-    '- If it is a yes/no question, begin with "Yes" or "No".\n'
+    '- Only if the question can be answered with yes or no, begin with "Yes" or "No", then give the '
+    "facts behind it in a full sentence; never reply with a bare Yes or No.\n"
     "- Keep lists, steps, numbers and technical details that the documents give for this question.\n"
     "If the documents do not contain the answer, reply exactly: {idk}\n\n"
     "Answer:"
