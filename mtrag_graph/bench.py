@@ -15,9 +15,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from mtrag_graph.graph import build_graph
 from mtrag_graph.models.factory import get_chat_model
 from mtrag_graph.models.llama import ChatLlamaCpp
-from mtrag_graph.presets import context_from_preset
+from mtrag_graph.presets import context_from_preset, preset_insertions
 from mtrag_graph.runner import answer_tasks
 
 
@@ -88,7 +89,8 @@ def run_bench(
         context = context_from_preset(preset, **(overrides or {}))
         set_prefix_cache(context, cache)
         predictions = out_dir / f"{label}.jsonl"
-        answer_tasks(tasks, predictions, context, limit=limit, progress=True)
+        graph = build_graph(insert=preset_insertions(preset))
+        answer_tasks(tasks, predictions, context, limit=limit, progress=True, graph=graph)
         records = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines()]
         stats = preset_stats(records[:limit] if limit else records)
         stats["peak_memory_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -6,8 +6,9 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from mtrag_graph.candidates import Candidate, load_candidates
 from mtrag_graph.models.factory import ModelSpec
-from mtrag_graph.prompts import clarify, grounded, rewrite
+from mtrag_graph.prompts import clarify, grounded, judge, rewrite
 
 SMALL_MODEL = "qwen2.5-coder-0.5b"
 LARGE_MODEL = "qwen2.5-coder-1.5b"
@@ -22,6 +23,10 @@ DEFAULT_PRONOUNS = (
 
 def _env(name: str, default: str) -> str:
     return os.environ.get(name) or default
+
+
+# Selection score = sum of weight x signal; "declined" is subtracted (see nodes/judge_candidates.py).
+DEFAULT_JUDGE_WEIGHTS = {"faithfulness": 0.5, "completeness": 0.3, "support": 0.2, "declined": 1.0}
 
 
 @dataclass(kw_only=True)
@@ -84,6 +89,32 @@ class Context:
     rewrite_system_prompt: str = rewrite.SYSTEM
     clarify_instruction: str = clarify.DECIDE
     clarify_question_instruction: str = clarify.ASK
+
+    # answer ensemble (docs/ensemble.md): two or more candidates fan out after the gate and a judge picks
+    # one; empty (the default) or one candidate keeps the single generate node. A preset name or a
+    # JSON file path is accepted too and loaded here.
+    candidates: tuple[Candidate, ...] | str = ()
+    judge_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
+    judge_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_JUDGE_WEIGHTS))
+    judge_seed: int = 0  # seeds the per-task shuffle of the candidates shown to the judge
+    judge_max_tokens: int = 320
+    judge_instruction: str = judge.JUDGE
+    candidate_timeout_s: float | None = None  # a candidate slower than this is dropped (None: no limit)
+    remote_concurrency: int = 4  # concurrent candidate calls per remote endpoint
+    citation_markers: str = "strip"  # citation variant: "strip" or "keep" the [Passage N] markers
+    exemplars_file: str | None = None  # few-shot exemplars (None: the file shipped in the package)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.candidates, str):
+            self.candidates = load_candidates(self.candidates)
+        else:
+            self.candidates = tuple(Candidate.coerce(c) for c in self.candidates)
+        if self.citation_markers not in ("strip", "keep"):
+            raise ValueError(f"citation_markers must be 'strip' or 'keep', not '{self.citation_markers}'")
+        unknown = set(self.judge_weights) - set(DEFAULT_JUDGE_WEIGHTS)
+        if unknown:
+            raise ValueError(f"unknown judge weights {sorted(unknown)}: use {sorted(DEFAULT_JUDGE_WEIGHTS)}")
+        self.judge_weights = {**DEFAULT_JUDGE_WEIGHTS, **self.judge_weights}
 
     @classmethod
     def from_overrides(cls, **overrides: Any) -> Context:

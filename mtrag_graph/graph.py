@@ -1,5 +1,6 @@
 """The controller graph: validate, precheck, rewrite, classify, select history, (retrieve), rerank,
-gate, generate, check (retry once), abstain.
+gate, generate (or, with two or more candidates configured, fan out to the candidates and judge
+them), check (retry once), abstain.
 
 Routing lives here, in small router functions; nodes never know what runs next. A user can insert a
 node of their own between two existing ones (``Insertion``) without editing any node.
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Send
 
 from mtrag_graph.context import Context
 from mtrag_graph.nodes.abstain import abstain
@@ -20,6 +23,8 @@ from mtrag_graph.nodes.check_answer import check_answer
 from mtrag_graph.nodes.classify_relation import classify_relation
 from mtrag_graph.nodes.evidence_precheck import evidence_precheck, needs_retrieval
 from mtrag_graph.nodes.generate import generate
+from mtrag_graph.nodes.generate_candidate import PAYLOAD_FIELDS, generate_candidate
+from mtrag_graph.nodes.judge_candidates import judge_candidates
 from mtrag_graph.nodes.load_task import load_task
 from mtrag_graph.nodes.rerank import rerank
 from mtrag_graph.nodes.retrieve import retrieve
@@ -76,8 +81,19 @@ def route_after_rerank(state: State) -> Literal["abstain", "answerability_gate"]
     return "abstain" if _stopped(state) else "answerability_gate"
 
 
-def route_after_gate(state: State) -> Literal["abstain", "generate"]:
-    return "abstain" if _stopped(state) or state.get("gate") == "no" else "generate"
+def route_after_gate(state: State, runtime: Runtime[Context]) -> str | list[Send]:
+    """Abstain, generate one answer, or fan out to every configured candidate (two or more)."""
+    if _stopped(state) or state.get("gate") == "no":
+        return "abstain"
+    candidates = runtime.context.candidates if runtime is not None else ()
+    if len(candidates) < 2:
+        return "generate"
+    payload = {key: state[key] for key in PAYLOAD_FIELDS if key in state}
+    return [Send("generate_candidate", {**payload, "candidate_index": i}) for i in range(len(candidates))]
+
+
+def route_after_judge(state: State) -> Literal["abstain", "check_answer"]:
+    return "abstain" if _stopped(state) else "check_answer"
 
 
 def route_after_generate(state: State) -> Literal["abstain", "check_answer"]:
@@ -90,7 +106,7 @@ def route_after_check(state: State) -> Literal["abstain", "generate", "__end__"]
     return END if state.get("answer") else "generate"
 
 
-ROUTERS: dict[str, Callable[[State], str]] = {
+ROUTERS: dict[str, Callable[..., Any]] = {
     "evidence_precheck": route_after_precheck,
     "global_rewrite": route_after_global_rewrite,
     "classify_relation": route_after_classify,
@@ -99,6 +115,7 @@ ROUTERS: dict[str, Callable[[State], str]] = {
     "retrieve": route_after_retrieve,
     "rerank": route_after_rerank,
     "answerability_gate": route_after_gate,
+    "judge_candidates": route_after_judge,
     "generate": route_after_generate,
     "check_answer": route_after_check,
 }
@@ -112,6 +129,8 @@ NODES: dict[str, Callable[..., Any]] = {
     "retrieve": retrieve,
     "rerank": rerank,
     "answerability_gate": answerability_gate,
+    "generate_candidate": generate_candidate,
+    "judge_candidates": judge_candidates,
     "generate": generate,
     "check_answer": check_answer,
     "abstain": abstain,
@@ -125,7 +144,9 @@ DESTINATIONS: dict[str, tuple[str, ...]] = {
     "local_rewrite": ("abstain", "retrieve", "rerank"),
     "retrieve": ("abstain", "rerank"),
     "rerank": ("abstain", "answerability_gate"),
-    "answerability_gate": ("abstain", "generate"),
+    # "generate_candidate" is reached by Send (one branch per candidate), listed for the drawn graph
+    "answerability_gate": ("abstain", "generate", "generate_candidate"),
+    "judge_candidates": ("abstain", "check_answer"),
     "generate": ("abstain", "check_answer"),
     "check_answer": ("abstain", "generate", END),
 }
@@ -156,6 +177,8 @@ def build_graph(
         if insertion.name in NODES:
             raise ValueError(f"a node named '{insertion.name}' already exists")
         edge = (insertion.after, insertion.before)
+        if insertion.before == "generate_candidate":  # Send targets the node directly, past any insertion
+            raise ValueError("candidate branches are started by Send; insert after judge_candidates instead")
         if insertion.before not in DESTINATIONS.get(insertion.after, ()) and edge != (
             "load_task",
             "evidence_precheck",
@@ -175,6 +198,8 @@ def build_graph(
     for source, router in ROUTERS.items():
         path_map = {dest: redirects.get((source, dest), dest) for dest in DESTINATIONS[source]}
         builder.add_conditional_edges(source, router, path_map)
+    # every candidate branch ends here; the judge runs once, after the last of them
+    builder.add_edge("generate_candidate", "judge_candidates")
     builder.add_edge("abstain", END)
     return builder.compile(checkpointer=checkpointer, name=name)
 

@@ -16,7 +16,7 @@ def preset_names() -> list[str]:
 
 
 def load_preset(name_or_path: str) -> dict[str, Any]:
-    """The preset's JSON: ``{"description": ..., "context": {field: value}}``."""
+    """The preset's JSON: ``{"description": ..., "context": {field: value}, "nodes": [optional nodes]}``."""
     path = Path(name_or_path)
     if path.suffix == ".json" and path.exists():
         text = path.read_text(encoding="utf-8")
@@ -29,6 +29,22 @@ def load_preset(name_or_path: str) -> dict[str, Any]:
     if not isinstance(preset.get("context"), dict):
         raise ValueError(f"preset '{name_or_path}' needs a 'context' object of Context fields")
     return preset
+
+
+NODES = {"clarify": "mtrag_graph.nodes.clarify:CLARIFY"}
+
+
+def preset_insertions(name_or_path: str) -> list:
+    """The optional nodes a preset switches on (``"nodes": ["clarify"]``), as graph insertions."""
+    import importlib
+
+    insertions = []
+    for name in load_preset(name_or_path).get("nodes", []):
+        if name not in NODES:
+            raise ValueError(f"preset '{name_or_path}': unknown node '{name}' (known: {sorted(NODES)})")
+        module, _, attribute = NODES[name].partition(":")
+        insertions.append(getattr(importlib.import_module(module), attribute))
+    return insertions
 
 
 def context_from_preset(name_or_path: str, **overrides: Any) -> Context:

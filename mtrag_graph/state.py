@@ -21,6 +21,7 @@ class AbstainReason:
     GATE_NO = "gate_no"
     FAILED_RETRY = "failed_retry"
     GENERATOR_DECLINED = "generator_declined"
+    CANDIDATES_FAILED = "candidates_failed"  # every candidate of the ensemble failed
     ERROR = "error"
 
 
@@ -54,6 +55,10 @@ class State(InputState, total=False):
     draft_finish_reason: str | None
     answer_problems: list[str]
     retries: int
+    # answer ensemble (only when two or more candidates are configured)
+    candidate_answers: Annotated[list[dict[str, Any]], operator.add]  # one entry per candidate branch
+    judgement: dict[str, Any]  # the judge's scores for every candidate and the reason for the pick
+    chosen_candidate: int  # index into Context.candidates (the retry uses it too)
     answer: str
     abstain_reason: str | None
     error: dict[str, str] | None  # {"node", "message"} when a node failed
@@ -75,6 +80,8 @@ ROUTE_FIELDS = (
     "gate",
     "retries",
     "answer_problems",
+    "chosen_candidate",
+    "judgement",
     "abstain_reason",
     "error",
     "fallbacks",

@@ -20,6 +20,12 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--top-k", type=int, help="passages kept after reranking (default 5)")
     group.add_argument("--index", dest="index_dir", help="index folder for full-RAG tasks (no contexts)")
     group.add_argument("--idk-answer", help="the answer given when abstaining")
+    group.add_argument(
+        "--candidates",
+        metavar="PRESET_OR_FILE",
+        help="answer ensemble: a preset name (e.g. ensemble-local) or a JSON file of candidates "
+        "(docs/ensemble.md)",
+    )
 
 
 def overrides_from_args(args: argparse.Namespace) -> dict:
@@ -36,6 +42,7 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
         "top_k": args.top_k,
         "index_dir": args.index_dir,
         "idk_answer": args.idk_answer,
+        "candidates": args.candidates,
     }
 
 
@@ -69,6 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from mtrag_graph.graph import build_graph
     from mtrag_graph.nodes.clarify import CLARIFY
+    from mtrag_graph.presets import preset_insertions
     from mtrag_graph.runner import answer_tasks
     from mtrag_graph.tracing import tracing_callbacks
 
@@ -78,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
         question = record["input"][-1]["text"]
         print(f"\n[{record['task_id']}]\nQ: {question}\nA: {record['predictions'][0]['text']}", flush=True)
 
+    insertions = preset_insertions(args.preset or "ncl")
+    if args.clarify and CLARIFY not in insertions:
+        insertions.append(CLARIFY)
     summary = answer_tasks(
         args.tasks,
         args.output,
@@ -85,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         progress=not args.no_progress,
         on_record=show if args.show else None,
-        graph=build_graph(insert=[CLARIFY] if args.clarify else []),
+        graph=build_graph(insert=insertions),
         config={"callbacks": tracing_callbacks(args.trace_file)},
     )
     print("\n" + summary.render(), file=sys.stderr)

@@ -1,0 +1,100 @@
+"""One answer candidate (model x prompt variant), run as a ``Send`` branch after the gate.
+
+A failing candidate (an error, a timeout, an empty or unusable reply) is recorded in its entry and
+dropped by the judge; it never stops the run. Calls to one remote endpoint are bounded by
+``Context.remote_concurrency``; local llama.cpp models serialise their own calls (a lock per model).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import nullcontext
+from typing import Any
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langgraph.runtime import Runtime
+
+from mtrag_graph.answers import answer_problems, clean_answer, says_idk
+from mtrag_graph.context import Context
+from mtrag_graph.models import CallLog, get_chat_model, invoke_text, model_name
+from mtrag_graph.nodes._candidates import candidate_tail, finish_text
+from mtrag_graph.nodes._common import guarded
+from mtrag_graph.nodes._grounded import grounded_messages, question_for_answering
+
+# Fields of the graph state a candidate branch needs (the ``Send`` payload).
+PAYLOAD_FIELDS = (
+    "task_id", "question", "standalone_question", "global_rewrite", "selected_history", "kept_passages",
+)  # fmt: skip
+
+# Replies the judge cannot use at all; other flaws are for the judge and check_answer to weigh.
+UNUSABLE = {"empty answer", "echoes the prompt"}
+
+_SLOTS: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+_SLOTS_LOCK = threading.Lock()
+
+
+def _endpoint(model: BaseChatModel) -> str | None:
+    """The remote endpoint a model calls, or None for an in-process model."""
+    if type(model).__name__ not in ("ChatOpenAI", "AzureChatOpenAI"):
+        return None
+    return str(getattr(model, "openai_api_base", None) or "https://api.openai.com/v1")
+
+
+def _slot(model: BaseChatModel, limit: int):
+    endpoint = _endpoint(model)
+    if endpoint is None:
+        return nullcontext()
+    with _SLOTS_LOCK:
+        return _SLOTS.setdefault((endpoint, limit), threading.BoundedSemaphore(limit))
+
+
+def _call(model: BaseChatModel, messages, log: CallLog, context: Context):
+    def call():
+        with _slot(model, context.remote_concurrency):
+            return invoke_text(model, messages, log, max_tokens=context.answer_max_tokens)
+
+    if context.candidate_timeout_s is None:
+        return call()
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="candidate")
+    try:
+        return pool.submit(call).result(timeout=context.candidate_timeout_s)
+    except FutureTimeout:
+        raise TimeoutError(f"no reply within {context.candidate_timeout_s:g} s") from None
+    finally:
+        pool.shutdown(wait=False)  # a timed-out call finishes in the background; its reply is dropped
+
+
+@guarded
+def generate_candidate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    context = runtime.context
+    index = state["candidate_index"]
+    candidate = context.candidates[index]
+    entry: dict[str, Any] = {
+        "index": index,
+        "name": candidate.label,
+        "model": model_name(candidate.model),
+        "variant": candidate.variant,
+        "text": None,
+        "error": None,
+    }
+    log = CallLog(node="generate_candidate")
+    started = time.perf_counter()
+    try:
+        model = get_chat_model(candidate.model)
+        tail = candidate_tail(candidate, question_for_answering(state), context)
+        reply = _call(model, grounded_messages(state, context, tail), log, context)
+        raw = str(reply.content)
+        text = clean_answer(finish_text(candidate, raw, context))
+        entry.update(raw=raw, finish_reason=(reply.response_metadata or {}).get("finish_reason"))
+        unusable = set(answer_problems(text, state["question"], False, 1)) & UNUSABLE
+        if unusable:
+            entry["error"] = f"unusable reply ({', '.join(sorted(unusable))}): {raw[:80]!r}"
+        else:
+            entry.update(text=text, declined=says_idk(text))
+    except Exception as error:  # noqa: BLE001 - one candidate failing is recorded, the others go on
+        entry["error"] = f"{type(error).__name__}: {error}"
+    entry["seconds"] = round(time.perf_counter() - started, 3)
+    return {"candidate_answers": [entry], "model_calls": log.records}

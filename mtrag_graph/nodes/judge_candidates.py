@@ -1,0 +1,193 @@
+"""Pick one of the answer candidates: score each for faithfulness, completeness and declining.
+
+Signals per candidate (each 0-1):
+- faithfulness: the judge model's share of the candidate's claims that the documents support;
+- completeness: the judge model's rating of how fully and directly it answers the user's question;
+- support: a lexical check, independent of the judge, of the share of its sentences whose content
+  words occur in the documents (it catches padding and unsupported additions a small judge misses);
+- declined: it declines although the gate said the documents suffice (the judge's flag, or our
+  refusal pattern).
+Score = w_f * faithfulness + w_c * completeness + w_s * support - w_d * declined (``Context.judge_weights``);
+ties go to the prior (configured) order. Candidates are shown anonymised (letters) in an order shuffled
+with a seed fixed per task, and the judge is told that length is not merit. A judge reply that never
+validates falls back to the prior order, recorded in ``fallbacks``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+from typing import Any
+
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
+
+from mtrag_graph.answers import says_idk
+from mtrag_graph.context import Context
+from mtrag_graph.models import CallLog, ask_json, get_chat_model, model_name
+from mtrag_graph.nodes._common import guarded
+from mtrag_graph.nodes._grounded import grounded_messages, question_for_answering
+from mtrag_graph.prompts import judge as prompts
+from mtrag_graph.state import AbstainReason
+
+SUPPORTED_SHARE = 0.6  # a sentence is supported when this share of its content words is in the documents
+_WORD = re.compile(r"[a-z0-9]+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_STOPWORDS = set(
+    "about above after again also been before being below between both could does doing down during each "
+    "from further have having here into just more most much must only other over same should some such "
+    "than that their them then there these they this those through under until very were what when where "
+    "which while will with would your yours".split()
+)
+
+
+class Verdict(BaseModel):
+    label: str
+    claims: int = Field(ge=0)
+    supported: int = Field(ge=0)
+    completeness: float = Field(ge=0, le=5)
+    declines: bool
+
+
+class JudgeReply(BaseModel):
+    verdicts: list[Verdict]
+
+
+def _stems(text: str) -> list[str]:
+    return [w[:6] for w in _WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS]
+
+
+def lexical_support(answer: str, passages: list[dict[str, Any]]) -> float:
+    """Share of the answer's sentences whose content words mostly occur in the passages."""
+    known = set(_stems(" ".join(str(p.get("text", "")) for p in passages)))
+    counted = supported = 0
+    for sentence in _SENTENCE.split(answer.strip()):
+        stems = _stems(sentence)
+        if not stems:
+            continue
+        counted += 1
+        supported += sum(s in known for s in stems) / len(stems) >= SUPPORTED_SHARE
+    return supported / counted if counted else 1.0
+
+
+def shown_order(entries: list[dict[str, Any]], seed: int, task_id: str | None) -> list[dict[str, Any]]:
+    """The candidates in the order the judge sees them: shuffled, reproducibly per (seed, task)."""
+    order = sorted(entries, key=lambda e: e["index"])
+    random.Random(f"{seed}:{task_id}").shuffle(order)
+    return order
+
+
+def _verdicts(reply: JudgeReply | None, labels: list[str]) -> dict[str, Verdict] | None:
+    if reply is None:
+        return None
+    by_label = {v.label.strip().strip("[]()").upper(): v for v in reply.verdicts}
+    return by_label if sorted(by_label) == sorted(labels) else None
+
+
+def _judge(state, context, shown, labels, log) -> tuple[dict[str, Verdict] | None, str | None]:
+    """The judge model's verdicts by label, or None and why not."""
+    answers = "\n\n".join(
+        prompts.ANSWER.format(label=lb, text=e["text"]) for lb, e in zip(labels, shown, strict=True)
+    )
+    tail = context.judge_instruction.format(
+        question=question_for_answering(state), labels=", ".join(labels), answers=answers
+    )
+    try:
+        reply, raws = ask_json(
+            get_chat_model(context.judge_model),
+            grounded_messages(state, context, tail),
+            JudgeReply,
+            log,
+            retries=context.parse_retries,
+            max_tokens=context.judge_max_tokens,
+        )
+    except Exception as error:  # noqa: BLE001 - a failing judge falls back to the prior order
+        return None, f"{type(error).__name__}: {error}"
+    verdicts = _verdicts(reply, labels)
+    if verdicts is None:
+        why = "no valid verdict for every candidate" if reply is not None else "unparseable reply"
+        return None, f"{why}: {raws[-1][:200]!r}"
+    return verdicts, None
+
+
+def _score(entry, verdict: Verdict | None, passages, weights, gate_said_yes: bool) -> dict[str, Any]:
+    support = lexical_support(entry["text"], passages)
+    declined = gate_said_yes and (bool(entry.get("declined")) or says_idk(entry["text"]))
+    row: dict[str, Any] = {"support": round(support, 3), "declined": declined}
+    if verdict is not None:
+        declined = declined or (gate_said_yes and verdict.declines)
+        faithfulness = min(verdict.supported, verdict.claims) / verdict.claims if verdict.claims else 1.0
+        completeness = verdict.completeness / 5
+        row.update(
+            faithfulness=round(faithfulness, 3),
+            completeness=round(completeness, 3),
+            declined=declined,
+            score=round(
+                weights["faithfulness"] * faithfulness
+                + weights["completeness"] * completeness
+                + weights["support"] * support
+                - weights["declined"] * declined,
+                6,
+            ),
+        )
+    return row
+
+
+@guarded
+def judge_candidates(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    context = runtime.context
+    entries = sorted(state.get("candidate_answers") or [], key=lambda e: e["index"])
+    usable = [e for e in entries if not e.get("error")]
+    failed = {e["index"]: e["error"] for e in entries if e.get("error")}
+    judgement: dict[str, Any] = {"judge": None, "chosen": None, "failed": failed, "shown_order": []}
+    judgement["scores"] = []
+    if not usable:
+        judgement.update(judge="none", reason=f"all {len(entries)} candidates failed")
+        return {"judgement": judgement, "abstain_reason": AbstainReason.CANDIDATES_FAILED}
+    log = CallLog(node="judge_candidates")
+    update: dict[str, Any] = {}
+    if len(usable) == 1:
+        chosen = usable[0]
+        judgement.update(judge="skipped", reason="the only candidate without an error")
+    else:
+        shown = shown_order(usable, context.judge_seed, state.get("task_id"))
+        labels = list(string.ascii_uppercase[: len(shown)])
+        verdicts, problem = _judge(state, context, shown, labels, log)
+        gate_said_yes = state.get("gate") == "yes"
+        passages = state.get("kept_passages") or []
+        scores = []
+        for label, entry in zip(labels, shown, strict=True):
+            verdict = verdicts[label] if verdicts else None
+            row = _score(entry, verdict, passages, context.judge_weights, gate_said_yes)
+            scores.append({"index": entry["index"], "name": entry["name"], "label": label, **row})
+        scores.sort(key=lambda s: s["index"])
+        judgement.update(shown_order=[e["index"] for e in shown], scores=scores)
+        if verdicts is None:
+            chosen = usable[0]
+            reason = f"judge failed ({problem}); first candidate in prior order"
+            judgement.update(judge="prior_order", reason=reason)
+            update["fallbacks"] = [{"node": "judge_candidates", "used": "prior_order", "raw": problem}]
+        else:
+            best = min(scores, key=lambda s: (-s["score"], s["index"]))
+            chosen = next(e for e in usable if e["index"] == best["index"])
+            runner_up = [s for s in scores if s is not best]
+            margin = best["score"] - max(s["score"] for s in runner_up)
+            tie = " (tie, prior order decides)" if margin == 0 else ""
+            judgement.update(
+                judge=model_name(context.judge_model),
+                reason=(
+                    f"{best['name']} scored {best['score']:.3f}, {margin:.3f} above the next{tie}: "
+                    f"faithfulness {best['faithfulness']}, completeness {best['completeness']}, "
+                    f"support {best['support']}, declined {best['declined']}"
+                ),
+            )
+    judgement["chosen"] = chosen["index"]
+    return {
+        **update,
+        "judgement": judgement,
+        "chosen_candidate": chosen["index"],
+        "draft": chosen["text"],
+        "draft_finish_reason": chosen.get("finish_reason"),
+        "model_calls": log.records,
+    }
