@@ -46,10 +46,15 @@ def _build(spec: str) -> BaseChatModel:
     n_ctx = int(os.environ.get("MTRAG_N_CTX", DEFAULT_N_CTX))
     # llama-cpp-python defaults to half the cores; use them all unless told otherwise
     n_threads = int(os.environ.get("MTRAG_N_THREADS") or os.cpu_count() or 1)
+    json_grammar = os.environ.get("MTRAG_JSON_GRAMMAR", "") in ("1", "true", "yes")
     canonical = ALIASES.get(spec, spec)
     if canonical in BUNDLED_GGUF:
         return ChatLlamaCpp(
-            model_path=str(gguf_path(canonical)), model_name=canonical, n_ctx=n_ctx, n_threads=n_threads
+            model_path=str(gguf_path(canonical)),
+            model_name=canonical,
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            json_grammar=json_grammar,
         )
     kind, _, rest = spec.partition(":")
     if kind == "gguf" or spec.endswith(".gguf"):
@@ -57,7 +62,11 @@ def _build(spec: str) -> BaseChatModel:
         if not os.path.isfile(path):
             raise ValueError(f"model spec '{spec}': no GGUF file at {path}")
         return ChatLlamaCpp(
-            model_path=path, model_name=os.path.basename(path), n_ctx=n_ctx, n_threads=n_threads
+            model_path=path,
+            model_name=os.path.basename(path),
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            json_grammar=json_grammar,
         )
     if kind in ("openai", "vllm") and rest:
         from langchain_openai import ChatOpenAI

@@ -70,6 +70,10 @@ class ChatLlamaCpp(BaseChatModel):
     max_tokens: int = 256
     temperature: float = 0.0
     reuse_prefix: bool = True  # False: re-evaluate every prompt from scratch (for measuring the cache)
+    # JSON-schema grammars make llama.cpp check the whole 151k-token Qwen vocabulary at every step:
+    # measured here at minutes per call. Off by default: replies are parsed and validated strictly and
+    # retried instead. Choice grammars (yes/no) stay on: they are one or two tokens.
+    json_grammar: bool = False
 
     model_config = ConfigDict(protected_namespaces=())
     _llama: Any = PrivateAttr(default=None)
@@ -109,7 +113,7 @@ class ChatLlamaCpp(BaseChatModel):
         }
         if kwargs.get("choices"):
             options["grammar"] = LlamaGrammar.from_string(choice_grammar(kwargs["choices"]), verbose=False)
-        elif kwargs.get("json_schema"):
+        elif kwargs.get("json_schema") and self.json_grammar:
             options["response_format"] = {"type": "json_object", "schema": kwargs["json_schema"]}
         chat = [{"role": _role(m), "content": str(m.content)} for m in messages]
         with self._lock:
