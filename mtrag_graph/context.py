@@ -93,7 +93,7 @@ class Context:
     # answer ensemble (docs/ensemble.md): two or more candidates fan out after the gate and a judge picks
     # one; empty (the default) or one candidate keeps the single generate node. A preset name or a
     # JSON file path is accepted too and loaded here.
-    candidates: tuple[Candidate, ...] | str = ()
+    candidates: tuple[Candidate, ...] = ()  # a preset name or a JSON file path is accepted too
     judge_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
     judge_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_JUDGE_WEIGHTS))
     judge_seed: int = 0  # seeds the per-task shuffle of the candidates shown to the judge

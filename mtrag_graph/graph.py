@@ -8,7 +8,7 @@ node of their own between two existing ones (``Insertion``) without editing any 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -47,7 +47,7 @@ class Insertion:
     before: str
 
 
-def _stopped(state: dict[str, Any]) -> bool:
+def _stopped(state: Mapping[str, Any]) -> bool:
     return bool(state.get("error")) or state.get("abstain_reason") is not None
 
 
@@ -88,7 +88,7 @@ def route_after_gate(state: State, runtime: Runtime[Context]) -> str | list[Send
     candidates = runtime.context.candidates if runtime is not None else ()
     if len(candidates) < 2:
         return "generate"
-    payload = {key: state[key] for key in PAYLOAD_FIELDS if key in state}
+    payload = {key: value for key, value in state.items() if key in PAYLOAD_FIELDS}
     return [Send("generate_candidate", {**payload, "candidate_index": i}) for i in range(len(candidates))]
 
 
@@ -100,7 +100,7 @@ def route_after_generate(state: State) -> Literal["abstain", "check_answer"]:
     return "abstain" if _stopped(state) else "check_answer"
 
 
-def route_after_check(state: State) -> Literal["abstain", "generate", "__end__"]:
+def route_after_check(state: State) -> str:
     if _stopped(state):
         return "abstain"
     return END if state.get("answer") else "generate"
@@ -196,7 +196,9 @@ def build_graph(
     first = redirects.get(("load_task", "evidence_precheck"), "evidence_precheck")
     builder.add_edge("load_task", first)
     for source, router in ROUTERS.items():
-        path_map = {dest: redirects.get((source, dest), dest) for dest in DESTINATIONS[source]}
+        path_map: dict[Hashable, str] = {
+            dest: redirects.get((source, dest), dest) for dest in DESTINATIONS[source]
+        }
         builder.add_conditional_edges(source, router, path_map)
     # every candidate branch ends here; the judge runs once, after the last of them
     builder.add_edge("generate_candidate", "judge_candidates")

@@ -6,7 +6,7 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,9 +102,9 @@ def answer_tasks(
         graph = build_graph()
     writer, done = open_resumable(output_path, _task_key)
     summary = RunSummary()
-    rows: Iterable[tuple[int, Any, str | None]] = list(read_jsonl(tasks_path))
+    rows = list(read_jsonl(tasks_path))
     if limit is not None:
-        rows = list(rows)[:limit]
+        rows = rows[:limit]
     bar = None
     if progress:
         from tqdm import tqdm
@@ -131,6 +131,7 @@ def answer_tasks(
                 if error is not None:
                     raise TaskError(label, "<line>", error)
                 parse_task(raw, line)
+                assert isinstance(raw, dict)  # parse_task accepted it
                 state = graph.invoke({"task": raw}, context=context, config=config)
                 record = prediction_record(raw, state, time.perf_counter() - started)
                 summary.add(record, time.perf_counter() - started)

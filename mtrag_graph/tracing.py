@@ -130,7 +130,7 @@ class TraceFile(BaseTracer):
     def _persist_run(self, run: Run) -> None:
         tree = run_tree(run)
         inputs = run.inputs or {}
-        task = inputs.get("task") if isinstance(inputs.get("task"), dict) else {}
+        task: dict[str, Any] = inputs["task"] if isinstance(inputs.get("task"), dict) else {}
         tree["task_id"] = task.get("task_id") or _first_task_id(tree)
         outputs = run.outputs or {}
         if outputs.get("answer") is not None:

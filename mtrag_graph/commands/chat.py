@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import uuid
+from typing import Any
 
 from mtrag_graph.commands.answer import add_model_options, context_from_args
 
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
                 return 0
             if not text.strip():
                 continue
-            inputs = Command(resume=text.strip()) if waiting else user_turn(text.strip(), passages)
+            inputs: Any = Command(resume=text.strip()) if waiting else user_turn(text.strip(), passages)
             state = chat.invoke(inputs, config, context=context)
             waiting = pending_question(state)
             reply = waiting or state["turns"][-1]["text"]

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ValidationError
 
 from mtrag_graph.models.factory import model_name
@@ -92,7 +93,7 @@ def invoke_text(
     """One model call, retried with backoff on transient errors; each attempt is logged."""
     if max_tokens:
         options["max_tokens"] = max_tokens
-    config = {"run_name": f"{log.node}.model", "metadata": {"node": log.node}}
+    config: RunnableConfig = {"run_name": f"{log.node}.model", "metadata": {"node": log.node}}
     attempt = 0
     while True:
         attempt += 1
@@ -108,7 +109,7 @@ def invoke_text(
             time.sleep(backoff_seconds * 2 ** (attempt - 1))
             continue
         meta = reply.response_metadata or {}
-        usage = reply.usage_metadata or {}
+        usage: dict[str, Any] = dict(reply.usage_metadata or {})
         prompt_tokens = meta.get("prompt_tokens", usage.get("input_tokens"))
         record.update(
             seconds=time.perf_counter() - started,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import AbstainReason
 
 
-def needs_retrieval(state: dict[str, Any]) -> bool:
+def needs_retrieval(state: Mapping[str, Any]) -> bool:
     """Full-RAG mode: the task has no ``contexts`` field, or the caller asked for retrieval."""
     return state.get("passages") is None or bool(state.get("retrieve"))
 
