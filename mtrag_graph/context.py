@@ -87,7 +87,7 @@ class Context:
     strict_generate_instruction: str = grounded.GENERATE_STRICT
     gate_instruction: str = grounded.GATE
     rewrite_system_prompt: str = rewrite.SYSTEM
-    clarify_instruction: str = clarify.DECIDE
+    clarify_instruction: str = clarify.REFERENT
     clarify_question_instruction: str = clarify.ASK
 
     # answer ensemble (docs/ensemble.md): two or more candidates fan out after the gate and a judge picks

@@ -14,41 +14,71 @@ LIBRARIES = ["The Alameda library opens at 9 am.", "The Monterey library opens a
 QUESTION_ASKED = "Do you mean the Alameda library or the Monterey library?"
 
 
-def judge(unclear_words: str):
-    """A clarify-model fake: the turn is unclear when the user's message contains ``unclear_words``."""
+def judge(referent: str = "NONE"):
+    """A clarify-model fake: names ``referent`` when asked what a phrase refers to, else asks back."""
 
     def respond(messages, options):
         prompt = str(messages[-1].content)
-        message = prompt.split("User's new message:")[1].split("\n")[0]
-        if "Is it clear" in prompt:
-            return "no" if unclear_words in message else "yes"
-        return QUESTION_ASKED
+        return referent if "which specific thing" in prompt else QUESTION_ASKED
 
     return ScriptedChatModel(responder=respond)
+
+
+EARLIER = ["Which libraries open early?", "The Alameda library and the Monterey library open early."]
 
 
 GRAPH = build_graph(insert=[CLARIFY])
 
 
-def test_an_underspecified_turn_is_answered_with_the_clarifying_question():
-    context = fake_context(clarify_model=judge("this library"))
+def test_a_first_turn_pointing_at_an_unnamed_thing_is_answered_with_a_clarifying_question():
+    context = fake_context(clarify_model=judge())
     state = GRAPH.invoke({"task": make_task(["When does this library open?"], LIBRARIES)}, context=context)
     assert state["answer"] == QUESTION_ASKED
-    assert state["clarification"] == {"asked": True, "question": QUESTION_ASKED}
+    assert state["clarification"]["asked"] is True
+    assert state["clarification"]["evidence"] == "first turn refers to 'this library'"
     assert context.gate_model.calls == [] and context.generate_model.calls == []
 
 
+def test_a_later_turn_whose_referent_the_model_cannot_name_is_clarified():
+    turns = ["Which clinics are open?", "The Causeway clinic is open.", "When does this library open?"]
+    context = fake_context(clarify_model=judge("NONE"))
+    state = GRAPH.invoke({"task": make_task(turns, LIBRARIES)}, context=context)
+    assert state["answer"] == QUESTION_ASKED and state["clarification"]["evidence"] == "NONE"
+
+
+def test_a_referent_named_in_the_last_exchange_is_clear():
+    context = fake_context(clarify_model=judge("the Alameda library"))
+    state = GRAPH.invoke(
+        {"task": make_task([*EARLIER, "When does this library open?"], LIBRARIES)}, context=context
+    )
+    assert state["clarification"] == {"asked": False}
+
+
+def test_a_referent_the_model_invents_is_not_trusted():
+    context = fake_context(clarify_model=judge("the Berkeley library"))
+    turns = ["Which clinics are open?", "The Causeway clinic is open.", "When does this library open?"]
+    state = GRAPH.invoke({"task": make_task(turns, LIBRARIES)}, context=context)
+    assert state["clarification"]["asked"] is True
+
+
+def test_a_turn_without_a_referring_phrase_costs_no_model_call():
+    model = judge()
+    GRAPH.invoke(
+        {"task": make_task(["When does the Alameda library open?"], LIBRARIES)},
+        context=fake_context(clarify_model=model),
+    )
+    assert model.calls == []
+
+
 def test_an_underspecified_turn_without_passages_is_asked_about_not_abstained():
-    context = fake_context(clarify_model=judge("this library"))
+    context = fake_context(clarify_model=judge())
     state = GRAPH.invoke({"task": make_task(["When does this library open?"], [])}, context=context)
     assert state["answer"] == QUESTION_ASKED
     assert state["abstain_reason"] is None
 
 
 def test_a_clear_turn_goes_on_to_the_usual_answer():
-    context = fake_context(
-        clarify_model=judge("this library"), generate=["The Alameda library opens at 9 am."]
-    )
+    context = fake_context(clarify_model=judge(), generate=["The Alameda library opens at 9 am."])
     task = make_task(["When does the Alameda library open?"], LIBRARIES)
     state = GRAPH.invoke({"task": task}, context=context)
     assert state["clarification"] == {"asked": False}
@@ -56,21 +86,23 @@ def test_a_clear_turn_goes_on_to_the_usual_answer():
 
 
 def test_a_clear_turn_without_passages_still_abstains():
-    context = fake_context(clarify_model=judge("this library"))
+    context = fake_context(clarify_model=judge())
     state = GRAPH.invoke({"task": make_task(["When does the Alameda library open?"], [])}, context=context)
     assert state["abstain_reason"] == "no_evidence"
 
 
-def test_an_unparseable_judgement_answers_and_is_recorded():
-    context = fake_context(clarify_model=ScriptedChatModel(responses=["maybe"]))
-    state = GRAPH.invoke({"task": make_task(["When does this library open?"], LIBRARIES)}, context=context)
+def test_an_empty_judgement_answers_and_is_recorded():
+    context = fake_context(clarify_model=ScriptedChatModel(responses=[""]))
+    state = GRAPH.invoke(
+        {"task": make_task([*EARLIER, "When does this library open?"], LIBRARIES)}, context=context
+    )
     assert state["clarification"] == {"asked": False}
     assert state["fallbacks"][0]["node"] == "clarify"
 
 
 def test_in_chat_mode_the_reply_resumes_the_graph_with_the_disambiguated_question():
     graph = build_graph(insert=[CLARIFY], checkpointer=InMemorySaver())
-    context = fake_context(clarify_model=judge("this library"), clarify_interrupt=True)
+    context = fake_context(clarify_model=judge(), clarify_interrupt=True)
     config = {"configurable": {"thread_id": "c1"}}
     paused = graph.invoke(
         {"task": make_task(["When does this library open?"], LIBRARIES)}, config, context=context

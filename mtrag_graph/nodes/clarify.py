@@ -1,7 +1,7 @@
 """Underspecified turns: ask a clarifying question instead of answering (or saying "I don't know").
 
-One yes/no judgement: does the user's turn leave open which of several things is meant? If so, a
-short clarifying question naming the options found. In batch mode that question is the answer; in
+Does the user's turn point at one specific thing ("this library", "the actor", "her") that the
+conversation never named? If so, a short clarifying question naming the options found. In batch mode that question is the answer; in
 chat mode (``Context.clarify_interrupt``) the node interrupts the graph, and the user's reply,
 passed back with ``Command(resume=reply)``, is added to the question the rest of the graph answers.
 
@@ -12,6 +12,7 @@ right after ``load_task``, because it must also see turns without passages, whic
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +23,7 @@ from langgraph.types import interrupt
 from mtrag_graph.budget import cut
 from mtrag_graph.context import Context
 from mtrag_graph.graph import Insertion
-from mtrag_graph.models import CallLog, ask_choice, get_chat_model, invoke_text
+from mtrag_graph.models import CallLog, get_chat_model, invoke_text
 from mtrag_graph.nodes._common import format_conversation, guarded
 from mtrag_graph.prompts import clarify as prompts
 
@@ -38,6 +39,7 @@ def _messages(
     history: Sequence[dict[str, str]],
     question: str,
     passages: Sequence[dict[str, Any]] | None,
+    phrase: str = "",
 ) -> list[BaseMessage]:
     conversation = format_conversation(list(history)[-HISTORY_TURNS:], HISTORY_AGENT_CHARS)
     lines = []
@@ -49,8 +51,29 @@ def _messages(
         conversation=conversation or prompts.NO_CONVERSATION,
         passages="\n".join(lines) or prompts.NO_PASSAGES,
         question=" ".join(question.split()),
+        phrase=phrase,
     )
     return [SystemMessage(content=prompts.SYSTEM), HumanMessage(content=body)]
+
+
+# A phrase that points at one specific thing without naming it: a demonstrative with a noun, a
+# pronoun, "a specific ...", or "the" with a category noun ("the actor", "the clinic").
+REFERRING_PHRASE = re.compile(
+    r"\b(this|that|these|those)\s+(?!is\b|was\b|are\b|were\b|will\b|would\b|can\b|could\b|has\b|have\b"
+    r"|does\b|do\b|did\b|means?\b)[a-z]+"
+    r"|\b(its|her|his|their|she|he|they|them|it)\b|\ba specific\b"
+    r"|\bthe (actor|actress|country|clinic|park|animal|city|town|case|library|company|hurricane|storm|state"
+    r"|county|court|team|player|book|novel|movie|film|show|song|singer|band|author|president|school"
+    r"|university|hospital|store|restaurant|product|program|service|plan|policy|stars?|person|man|woman"
+    r"|church|museum|building|bridge|river|lake|mountain|island|event|war|battle|law|act|bill)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def referring_phrase(question: str) -> str | None:
+    match = REFERRING_PHRASE.search(question)
+    return match.group(0) if match else None
 
 
 def is_underspecified(
@@ -60,15 +83,29 @@ def is_underspecified(
     context: Context,
     log: CallLog,
 ) -> tuple[bool | None, list[str]]:
-    """The clarify decision alone: True = underspecified, None when no reply parsed; and the raw replies.
+    """The clarify decision alone: True = underspecified, None when the model gave no usable reply.
 
-    The model is asked whether the turn is *clear*; "no" means underspecified.
+    No referring phrase: clear, without a model call. A referring phrase on the first turn: nothing
+    can have named it, so underspecified. Otherwise the model names what the phrase refers to, and the
+    turn is underspecified when it says NONE or names something the last exchange never mentions.
+    Returns the decision and the evidence (the model's raw reply, or the rule that decided).
     """
-    messages = _messages(context.clarify_instruction, history, question, passages)
-    clear, raws = ask_choice(
-        get_chat_model(context.clarify_model), messages, ["yes", "no"], log, retries=context.parse_retries
-    )
-    return (None if clear is None else clear == "no"), raws
+    phrase = referring_phrase(question)
+    if phrase is None:
+        return False, ["no referring phrase"]
+    if not history:
+        return True, [f"first turn refers to '{phrase}'"]
+    recent = list(history)[-2:]
+    messages = _messages(context.clarify_instruction, recent, question, passages, phrase=phrase)
+    reply = str(
+        invoke_text(get_chat_model(context.clarify_model), messages, log, max_tokens=16).content
+    ).strip()
+    if not reply:
+        return None, [reply]
+    conversation = " ".join(turn["text"] for turn in recent).lower()
+    named = [w for w in _WORD.findall(reply.lower()) if len(w) > 3 and w not in question.lower()]
+    unresolved = "none" in reply.lower() or not any(w in conversation for w in named)
+    return unresolved, [reply]
 
 
 def clarifying_question(state: dict[str, Any], context: Context, log: CallLog) -> str:
@@ -93,19 +130,23 @@ def clarify(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
         state.get("history", []), state["question"], state.get("passages"), context, log
     )
     update: dict[str, Any] = {"model_calls": log.records}
-    if decision is None:  # unparseable: answering is the safer default
+    if decision is None:  # no usable reply: answering is the safer default
         update["fallbacks"] = [{"node": "clarify", "used": "clear", "raw": raws[-1]}]
     if not decision:
         return {**update, "clarification": {"asked": False}}
     asked = clarifying_question(state, context, log)
     if not context.clarify_interrupt:
-        return {**update, "clarification": {"asked": True, "question": asked}, "answer": asked}
+        return {
+            **update,
+            "clarification": {"asked": True, "question": asked, "evidence": raws[-1]},
+            "answer": asked,
+        }
     # Chat: wait for the user's reply. On resume this node runs again from the top (same decision and
     # question, the model is deterministic) and interrupt() returns the reply instead of raising.
     reply = str(interrupt({"clarifying_question": asked})).strip()
     return {
         **update,
-        "clarification": {"asked": True, "question": asked, "reply": reply},
+        "clarification": {"asked": True, "question": asked, "evidence": raws[-1], "reply": reply},
         "question": f"{state['question']} ({reply})" if reply else state["question"],
     }
 
