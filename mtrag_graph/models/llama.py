@@ -7,6 +7,7 @@ number of prompt tokens actually processed is reported in ``response_metadata``.
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +22,16 @@ _INSTANCES: dict[tuple[str, int], Any] = {}
 _RECENT_PROMPTS = 32  # prompts remembered per model to count tokens no earlier prompt shared
 _LOCKS: dict[tuple[str, int], threading.Lock] = {}
 _REGISTRY_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_all() -> None:
+    # Free the models while the interpreter is whole: llama-cpp-python's __del__ at shutdown finds its
+    # C bindings already torn down and prints a TypeError traceback per model.
+    with _REGISTRY_LOCK:
+        for llama in _INSTANCES.values():
+            llama.close()
+        _INSTANCES.clear()
 
 
 def load_llama(model_path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threading.Lock]:
