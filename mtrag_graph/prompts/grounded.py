@@ -23,8 +23,8 @@ GATE = (
 GENERATE = (
     "Question: {question}\n\n"
     "Answer the question in one to three complete sentences, using only facts stated in the documents "
-    "above. Start with the answer itself; do not mention the documents. If the documents do not contain "
-    "the answer, reply exactly: {idk}"
+    "above. Start with the answer itself; do not mention the documents. If the documents answer only part "
+    "of the question, give that part. Only if they say nothing relevant at all, reply exactly: {idk}"
 )
 
 GENERATE_STRICT = (
