@@ -113,7 +113,7 @@ def _answer_cmd(tasks: Path, out: Path) -> list[str]:
 
 def test_sigkill_at_any_moment_then_resume_gives_exactly_one_line_per_task(tmp_path):
     tasks, out = tmp_path / "tasks.jsonl", tmp_path / "out.jsonl"
-    n = 400
+    n = 1500
     rows = [make_task(["How do bees find flowers?"], PASSAGES, f"k<::>{i}") for i in range(n)]
     tasks.write_text("".join(json.dumps(r) + "\n" for r in rows))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -123,7 +123,7 @@ def test_sigkill_at_any_moment_then_resume_gives_exactly_one_line_per_task(tmp_p
         process = subprocess.Popen(
             _answer_cmd(tasks, out), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        time.sleep(rng.uniform(2.5, 4.5))
+        time.sleep(rng.uniform(2.0, 4.0))
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
             kills += 1
@@ -132,12 +132,13 @@ def test_sigkill_at_any_moment_then_resume_gives_exactly_one_line_per_task(tmp_p
             break
     final = subprocess.run(_answer_cmd(tasks, out), env=env, capture_output=True, text=True, timeout=300)
     assert final.returncode == 0, final.stderr
-    assert kills >= 1, "the run ended before it could be killed: make it longer"
+    assert kills >= 2, "the run ended before it could be killed twice: make it longer"
     raw = out.read_text()
     assert raw.endswith("\n")
     ids = [json.loads(line)["task_id"] for line in raw.splitlines()]
     assert sorted(ids) == sorted(r["task_id"] for r in rows)
     assert len(ids) == len(set(ids))
+    print(f"killed {kills} times; {len(ids)} lines for {n} tasks, no duplicates, no torn line")
 
 
 def test_two_processes_joining_a_cold_model_cache_both_succeed(tmp_path):
