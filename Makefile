@@ -11,6 +11,7 @@ setup: $(VENV)/.mtrag-setup-done
 
 ## Answer the example conversations with the offline default models
 demo: setup
+	rm -f demo-predictions.jsonl
 	$(VENV)/bin/mtrag-graph answer $(EXAMPLES) -o demo-predictions.jsonl --show
 
 ## The whole test suite (unit tests with fakes + real-model tests)
