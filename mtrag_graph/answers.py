@@ -47,6 +47,25 @@ def clean_answer(text: str) -> str:
     return text.strip()
 
 
+_YES_NO_QUESTION = re.compile(
+    r"^\W*(is|are|was|were|am|can|could|do|does|did|will|would|should|shall|has|have|had|may|might|must)\b",
+    re.IGNORECASE,
+)
+_LEADING_YES_NO = re.compile(r"^(yes|no)\s*[,.!:;]\s*(?=\S)", re.IGNORECASE)
+
+
+def drop_spurious_yes_no(answer: str, question: str) -> str:
+    """Remove a "Yes, " / "No, " opener from an answer to a question that is not a yes/no question.
+
+    Prompts that tell a small model to start yes/no answers with "Yes" or "No" make it open every
+    answer that way ("No, Watson Assistant is a service ..." to "What is Watson Assistant?").
+    """
+    if _YES_NO_QUESTION.match(question):
+        return answer
+    stripped = _LEADING_YES_NO.sub("", answer, count=1)
+    return stripped[0].upper() + stripped[1:] if stripped and stripped != answer else answer
+
+
 def says_idk(text: str) -> bool:
     """Does the answer decline (say it does not know / the documents do not say)?"""
     return bool(_IDK.search(text))

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from mtrag_graph.answers import answer_problems, clean_answer, says_idk, trim_to_sentence
+from mtrag_graph.answers import (
+    answer_problems,
+    clean_answer,
+    drop_spurious_yes_no,
+    says_idk,
+    trim_to_sentence,
+)
 
 
 @pytest.mark.parametrize(
@@ -78,3 +84,13 @@ def test_prompt_echo_is_bad():
 def test_truncated_answer_is_trimmed_to_its_last_sentence():
     assert trim_to_sentence("Bees dance. They also buzz and") == "Bees dance."
     assert trim_to_sentence("no sentence end at all") is None
+
+
+def test_a_yes_no_opener_is_dropped_when_the_question_is_not_yes_no():
+    assert drop_spurious_yes_no("No, Watson Assistant is an IBM service.", "What is Watson Assistant?") == (
+        "Watson Assistant is an IBM service."
+    )
+
+
+def test_a_yes_no_opener_stays_on_a_yes_no_question():
+    assert drop_spurious_yes_no("No, it is not free.", "Is it free?") == "No, it is not free."

@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 from mtrag_graph.answers import (
     answer_problems,
     clean_answer,
+    drop_spurious_yes_no,
     injected_payloads,
     repeats_injection,
     says_idk,
@@ -22,7 +23,7 @@ from mtrag_graph.state import AbstainReason
 @guarded
 def check_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
-    answer = clean_answer(state.get("draft", ""))
+    answer = drop_spurious_yes_no(clean_answer(state.get("draft", "")), state["question"])
     truncated = state.get("draft_finish_reason") == "length"
     if truncated and (trimmed := trim_to_sentence(answer)):
         answer, truncated = trimmed, False
