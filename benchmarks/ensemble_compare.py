@@ -59,7 +59,14 @@ def main(argv: list[str] | None = None) -> int:
         judge_seconds = sum(
             s["seconds"] for s in state.get("node_seconds", []) if s["node"] == "judge_candidates"
         )
-        shared = wall - judge_seconds - sum(e["seconds"] for e in entries.values())
+        # the candidates run concurrently: what they cost together is the wall time not spent in the
+        # sequential nodes (everything else) or the judge
+        shared = sum(
+            s["seconds"]
+            for s in state.get("node_seconds", [])
+            if s["node"] not in ("generate_candidate", "judge_candidates")
+        )
+        candidate_phase = max(wall - shared - judge_seconds, 0.0)
         answers: dict[str, str | None] = {}
         for i, name in enumerate(names):
             entry = entries.get(i)
@@ -72,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         usable = [e for e in entries.values() if e.get("text")]
         pick = rng.choice(usable) if usable else None
         answers["random pick"] = pick["text"] if pick and not says_idk(pick["text"]) else None
-        seconds["random pick"].append(shared + sum(e["seconds"] for e in entries.values()))
+        seconds["random pick"].append(shared + candidate_phase)
         for system, answer in answers.items():
             abstained[system] += answer is None
             rouge[system].append(scorer.score(target, answer or context.idk_answer)["rougeL"].fmeasure)
