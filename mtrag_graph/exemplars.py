@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from mtrag_graph.budget import cut
+from mtrag_graph.tasks import answerability_of
 
 # (category, description) in prompt order
 CATEGORIES = (
@@ -54,7 +55,7 @@ def _label(task: dict[str, Any], key: str) -> str | None:
 
 def category_of(task: dict[str, Any]) -> str | None:
     """The exemplar category of a training task, or None for tasks no category uses."""
-    answerability = _label(task, "answerability") or _label(task, "Answerability")
+    answerability = answerability_of(task)
     has_history = len(task.get("input") or []) > 1
     if not task.get("contexts"):
         return "no_passages" if answerability == "UNANSWERABLE" else None

@@ -14,7 +14,7 @@ from typing import Any
 from mtrag_graph.context import Context
 from mtrag_graph.jsonl_out import open_resumable
 from mtrag_graph.state import route_of
-from mtrag_graph.tasks import TaskError, parse_task, read_jsonl, task_label
+from mtrag_graph.tasks import TaskError, answerability_of, parse_task, read_jsonl, task_label
 
 
 @dataclass
@@ -35,7 +35,7 @@ class RunSummary:
         reason = route.get("abstain_reason")
         if reason:
             self.abstentions[reason] += 1
-        label = _answerability(record) or "unknown"
+        label = answerability_of(record) or "unknown"
         self.by_answerability.setdefault(label, Counter())[reason or "answered"] += 1
         for node, value in (route.get("node_seconds") or {}).items():
             self.node_seconds[node] += value
@@ -61,13 +61,6 @@ class RunSummary:
             for node, value in self.node_seconds.most_common():
                 lines.append(f"  {node:<20} {value:8.1f} s  {100 * value / total:5.1f}%")
         return "\n".join(lines)
-
-
-def _answerability(task: dict[str, Any]) -> str | None:
-    value = task.get("answerability", task.get("Answerability"))
-    if isinstance(value, list):
-        value = value[0] if value else None
-    return value if isinstance(value, str) else None
 
 
 def _task_key(record: dict[str, Any]) -> str | None:

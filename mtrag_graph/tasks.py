@@ -66,6 +66,14 @@ def domain_of(collection: str | None) -> str | None:
     return None
 
 
+def answerability_of(raw: dict[str, Any]) -> str | None:
+    """The task's answerability label, from ``answerability`` or ``Answerability`` (a list or a string)."""
+    value = raw.get("answerability", raw.get("Answerability"))
+    if isinstance(value, list):
+        value = value[0] if value else None
+    return value if isinstance(value, str) else None
+
+
 def task_label(raw: Any, line: int | None = None) -> str:
     if isinstance(raw, dict) and isinstance(raw.get("task_id"), str) and raw["task_id"].strip():
         return raw["task_id"]
@@ -128,9 +136,6 @@ def parse_task(raw: Any, line: int | None = None) -> Task:
                     text=text,
                 )
             )
-    answerability = raw.get("answerability", raw.get("Answerability"))
-    if isinstance(answerability, list):
-        answerability = answerability[0] if answerability else None
     targets = raw.get("targets")
     target_texts = (
         [t["text"] for t in targets if isinstance(t, dict) and isinstance(t.get("text"), str)]
@@ -144,7 +149,7 @@ def parse_task(raw: Any, line: int | None = None) -> Task:
         question=parsed[-1].text.strip(),
         passages=passages,
         collection=collection if isinstance(collection, str) else None,
-        answerability=answerability if isinstance(answerability, str) else None,
+        answerability=answerability_of(raw),
         targets=target_texts,
     )
 

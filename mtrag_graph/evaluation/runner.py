@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from typing import Any
 
 from mtrag_graph.evaluation.inputs import EvalItem
 from mtrag_graph.evaluation.metrics import CONDITIONED, condition, rb_alg, rouge_l
+from mtrag_graph.jsonl_out import open_resumable
 
 METRICS = ("rouge", "bert", "rb_llm", "rl_f", "idk", "clarify")
 JUDGE_METRICS = frozenset({"rb_llm", "rl_f", "idk", "clarify"})
@@ -120,22 +120,6 @@ def conditioned(scores: dict[str, float | None], answerability: str) -> dict[str
     return result
 
 
-def read_scores(path: Path) -> dict[str, dict[str, Any]]:
-    """Per-task rows already written (the last row of a task wins); unreadable lines are ignored."""
-    rows: dict[str, dict[str, Any]] = {}
-    if not path.is_file():
-        return rows
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by an interrupted run
-            if isinstance(row, dict) and isinstance(row.get("task_id"), str):
-                rows[row["task_id"]] = row
-    return rows
-
-
 def reusable(row: dict[str, Any] | None, scorers: Scorers) -> bool:
     """A stored row serves when it has every selected metric, from the same judge and encoder."""
     if row is None or not set(scorers.metrics) <= set(row.get("metrics", [])):
@@ -151,17 +135,20 @@ def score_items(
 
     items = list(items)
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / SCORES_FILE
-    done = read_scores(path)
+    # the last stored row of a task wins; a line torn by an interrupted run is cut off and redone
+    writer, done = open_resumable(out_dir / SCORES_FILE, _task_key)
     rows = []
-    with open(path, "a", encoding="utf-8") as handle:
+    with writer:
         for item in tqdm(items, desc="evaluating", unit="task", disable=not progress):
             stored = done.get(item.task_id)
             if stored is not None and reusable(stored, scorers):
                 rows.append({**stored, "reused": True})
                 continue
             row = score_item(item, scorers)
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-            handle.flush()
+            writer.write(row)
             rows.append(row)
     return rows
+
+
+def _task_key(row: dict[str, Any]) -> str | None:
+    return row["task_id"] if isinstance(row.get("task_id"), str) else None

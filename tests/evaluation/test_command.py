@@ -146,3 +146,15 @@ def test_compare_puts_systems_side_by_side_with_a_bootstrap_ci(tmp_path):
 def test_unknown_metric_is_a_usage_error(tmp_path):
     preds = _write(tmp_path / "p.jsonl", [_task("a::1")])
     assert main(["evaluate", str(preds), "-o", str(tmp_path / "r"), "--metrics", "rouge,bleu"]) == 2
+
+
+def test_a_scores_line_torn_by_an_interrupted_run_is_cut_off_and_redone(tmp_path):
+    preds = _write(tmp_path / "p.jsonl", [_task("a::1"), _task("b::1")])
+    out = tmp_path / "r"
+    assert main(["evaluate", str(preds), "-o", str(out), "--metrics", "rouge", "--no-progress"]) == 0
+    scores = out / "scores.jsonl"
+    first = scores.read_text().splitlines()[0]
+    scores.write_text(first + "\n" + '{"task_id": "b::1", "scor')
+    assert main(["evaluate", str(preds), "-o", str(out), "--metrics", "rouge", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in scores.read_text().splitlines()]
+    assert [row["task_id"] for row in rows] == ["a::1", "b::1"]

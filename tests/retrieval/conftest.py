@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 
@@ -12,19 +11,15 @@ import numpy as np
 import pytest
 
 from mtrag_graph.models import embeddings
+from tests.conftest import data_dir
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE_EMBEDDER = "test-hashing"
 
 
-def mtrag_data_dir() -> Path:
-    """``$MTRAG_DATA``, else ``<repo>/../shared/data/mtrag``."""
-    return Path(os.environ.get("MTRAG_DATA") or REPO.parent / "shared" / "data" / "mtrag")
-
-
 @pytest.fixture(scope="session")
 def mtrag_data() -> Path:
-    path = mtrag_data_dir()
+    path = data_dir()
     if not (path / "corpora").is_dir():
         pytest.fail(f"benchmark data not found at {path}: set MTRAG_DATA to the shared/data/mtrag folder")
     return path
