@@ -21,6 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ValidationError
 
+from mtrag_graph.concurrency import endpoint_slot
 from mtrag_graph.models.factory import model_name
 
 T = TypeVar("T", bound=BaseModel)
@@ -100,7 +101,8 @@ def invoke_text(
         started = time.perf_counter()
         record: dict[str, Any] = {"node": log.node, "model": model_name(model), "attempt": attempt}
         try:
-            reply = model.invoke(list(messages), config=config, **options)
+            with endpoint_slot(model):  # waits while the model's endpoint has its cap of requests in flight
+                reply = model.invoke(list(messages), config=config, **options)
         except Exception as error:  # noqa: BLE001 - classified below, re-raised when permanent
             record.update(seconds=time.perf_counter() - started, error=f"{type(error).__name__}: {error}")
             log.records.append(record)

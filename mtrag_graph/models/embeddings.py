@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from mtrag_graph.models.batching import CoalescingEncoder
 from mtrag_graph.models.bundled import minilm_path
 
 DEFAULT_EMBEDDER = "minilm"
@@ -145,7 +146,8 @@ def get_embedder(spec: str | None = None) -> Embedder:
                 raise ValueError(
                     f"unknown embedder spec '{spec}': use 'minilm', 'st:/path', 'flag:/path' or 'bge-m3:/path'"
                 )
-            _EMBEDDERS[spec] = Embedder(spec, encode, encode_sparse=encode_sparse)
+            # concurrent tasks' requests share forward passes (see mtrag_graph/models/batching.py)
+            _EMBEDDERS[spec] = Embedder(spec, CoalescingEncoder(encode), encode_sparse=encode_sparse)
         return _EMBEDDERS[spec]
 
 
@@ -184,11 +186,14 @@ class CrossEncoderReranker:
 
         self._model = FlagReranker(path, use_fp16=False, devices="cpu")
         self.name = f"cross-encoder({path})"
+        # its fast tokenizer raises "Already borrowed" when two threads truncate at once
+        self._lock = threading.Lock()
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         if not passages:
             return []
-        scores = self._model.compute_score([[query, p] for p in passages], normalize=True)
+        with self._lock:
+            scores = self._model.compute_score([[query, p] for p in passages], normalize=True)
         return [float(s) for s in np.atleast_1d(scores)]
 
 
