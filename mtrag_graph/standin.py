@@ -61,11 +61,14 @@ class StandInServer(ThreadingHTTPServer):
         max_requests: int | None = None,
         idle_exit_s: float | None = None,
         port: int = 0,
+        reject_json_schema: bool = False,
     ):
         super().__init__(("127.0.0.1", port), _Handler)
         self.latency_s = latency_s
         self.max_requests = max_requests
         self.idle_exit_s = idle_exit_s
+        # answer a json_schema response_format as llama-cpp-python's server does: 500, "json_object" only
+        self.reject_json_schema = reject_json_schema
         self.requests: list[dict[str, Any]] = []
         self.served = 0
         self.in_flight = 0
@@ -143,6 +146,16 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        response_format = body.get("response_format") or {}
+        if self.server.reject_json_schema and response_format.get("type") not in (
+            None,
+            "text",
+            "json_object",
+        ):
+            self.server.requests.append(body)
+            message = "1 validation error: ('body', 'response_format', 'type'): Input should be 'text' or 'json_object'"
+            self._send(500, {"error": {"message": message, "type": "internal_server_error"}})
             return
         if not self.server._enter(body):
             self._send(503, {"error": {"message": "stand-in: request budget spent"}})

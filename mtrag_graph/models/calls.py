@@ -22,6 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ValidationError
 
 from mtrag_graph.concurrency import endpoint_slot
+from mtrag_graph.models.constraints import drop_refused_constraint, refuses_constraints
 from mtrag_graph.models.factory import model_name
 
 T = TypeVar("T", bound=BaseModel)
@@ -67,6 +68,8 @@ def constraint_options(model: BaseChatModel, choices=None, json_schema=None) -> 
     if not choices and not json_schema:
         return {}
     if type(model).__name__ in ("ChatOpenAI", "AzureChatOpenAI"):
+        if refuses_constraints(model):
+            return {}
         schema = json_schema or {
             "type": "object",
             "properties": {"answer": {"type": "string", "enum": list(choices)}},
@@ -106,6 +109,8 @@ def invoke_text(
         except Exception as error:  # noqa: BLE001 - classified below, re-raised when permanent
             record.update(seconds=time.perf_counter() - started, error=f"{type(error).__name__}: {error}")
             log.records.append(record)
+            if drop_refused_constraint(model, error, options):
+                continue  # the endpoint cannot constrain output: ask plainly, the caller parses strictly
             if attempt > transient_retries or not is_transient(error):
                 raise
             time.sleep(backoff_seconds * 2 ** (attempt - 1))
