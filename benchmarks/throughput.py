@@ -53,14 +53,14 @@ def rss_mb() -> float:
 class PeakSampler(threading.Thread):
     def __init__(self, every_s: float = 0.01):
         super().__init__(daemon=True)
-        self.every_s, self.peak, self._stop = every_s, rss_mb(), threading.Event()
+        self.every_s, self.peak, self._done = every_s, rss_mb(), threading.Event()
 
     def run(self) -> None:
-        while not self._stop.wait(self.every_s):
+        while not self._done.wait(self.every_s):
             self.peak = max(self.peak, rss_mb())
 
     def stop(self) -> float:
-        self._stop.set()
+        self._done.set()
         self.join()
         return max(self.peak, rss_mb())
 
