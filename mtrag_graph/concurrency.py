@@ -69,12 +69,17 @@ def run_bounded(work: Callable[[T], R], items: Iterable[T], concurrency: int) ->
 # ---------------------------------------------------------------- requests in flight per endpoint
 
 
+def is_openai_compatible(model: Any) -> bool:
+    """Whether ``model`` is ``ChatOpenAI`` (or a subclass): it calls an OpenAI-compatible endpoint."""
+    return any(cls.__name__ in REMOTE_MODEL_TYPES for cls in type(model).__mro__)
+
+
 def endpoint_of(model: Any) -> str | None:
     """The base URL a chat model sends its requests to, or None for an in-process model."""
     inner = getattr(model, "inner", None)  # a wrapper (fault injection) calls its inner model
     if isinstance(inner, BaseChatModel):
         return endpoint_of(inner)
-    if type(model).__name__ not in REMOTE_MODEL_TYPES:
+    if not is_openai_compatible(model):
         return None
     return str(getattr(model, "openai_api_base", None) or "https://api.openai.com/v1")
 

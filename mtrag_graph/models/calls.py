@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ValidationError
 
-from mtrag_graph.concurrency import endpoint_slot
+from mtrag_graph.concurrency import endpoint_slot, is_openai_compatible
 from mtrag_graph.models.constraints import drop_refused_constraint, refuses_constraints
 from mtrag_graph.models.factory import model_name
 
@@ -67,7 +67,7 @@ class CallLog:
 def constraint_options(model: BaseChatModel, choices=None, json_schema=None) -> dict[str, Any]:
     if not choices and not json_schema:
         return {}
-    if type(model).__name__ in ("ChatOpenAI", "AzureChatOpenAI"):
+    if is_openai_compatible(model):
         if refuses_constraints(model):
             return {}
         schema = json_schema or {
