@@ -16,8 +16,8 @@ flight at the endpoint, mean seconds per task, and memory: the peak resident set
 process's, per task in flight, and per extra task in flight compared with concurrency 1.
 
 ``--reranker embedding`` runs the default MiniLM reranker instead of word overlap, to show what the
-CPU-side work of a task does to throughput on this machine (``--no-coalesce`` turns off the merging
-of concurrent embedding requests, for comparison).
+CPU-side work of a task does to throughput on this machine (``--merge-embeddings`` merges concurrent
+embedding requests, ``MTRAG_EMBED_MERGE=1``, for comparison).
 """
 
 from __future__ import annotations
@@ -78,9 +78,6 @@ def child(args: argparse.Namespace) -> None:
     )
     graph = build_graph()
     work = Path(args.work)
-    if args.reranker == "embedding" and args.no_coalesce:
-        embedder = embeddings.get_embedder(context.embedder)
-        embedder._encode = embedder._encode.encode  # the plain encoder: one forward pass per request
     answer_tasks(
         work / "warmup.jsonl", work / f"warm-{args.concurrency}.jsonl", context, progress=False, graph=graph
     )
@@ -117,9 +114,9 @@ def child(args: argparse.Namespace) -> None:
         "abstained": sum(summary.abstentions.values()),
     }
     if args.reranker == "embedding":
-        stats = embeddings.get_embedder(context.embedder)._encode
-        if not args.no_coalesce:
-            result["embed_calls"], result["embed_requests"] = stats.stats.calls, stats.stats.requests
+        merged = getattr(embeddings.get_embedder(context.embedder)._encode, "stats", None)
+        if merged is not None:
+            result["embed_calls"], result["embed_requests"] = merged.calls, merged.requests
     print(json.dumps(result), flush=True)
 
 
@@ -139,7 +136,7 @@ def render(results: list[dict], args: argparse.Namespace, cpu: str) -> str:
     lines = [
         f"# python benchmarks/throughput.py {args.tasks} --levels {' '.join(map(str, args.levels))} "
         f"--latency {args.latency} --reranker {args.reranker}"
-        + (" --no-coalesce" if args.no_coalesce else ""),
+        + (" --merge-embeddings" if args.merge_embeddings else ""),
         "",
         f"Stand-in endpoint: {args.latency * 1000:.0f} ms per completion, 127.0.0.1. Machine: {cpu}.",
         "",
@@ -173,7 +170,9 @@ def main() -> int:
     parser.add_argument("--waves", type=int, default=4, help="tasks per level: this many times c (default 4)")
     parser.add_argument("--reranker", default="lexical", choices=("lexical", "embedding"))
     parser.add_argument(
-        "--no-coalesce", action="store_true", help="embedding requests not merged across tasks"
+        "--merge-embeddings",
+        action="store_true",
+        help="merge concurrent embedding requests (MTRAG_EMBED_MERGE=1)",
     )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
@@ -198,9 +197,8 @@ def main() -> int:
                 Path(work, "warmup.jsonl").write_text(rows[-1] + "\n", encoding="utf-8")
                 command = [sys.executable, __file__, "--child", "--url", url, "--work", work,
                            "--concurrency", str(level), "--reranker", args.reranker]  # fmt: skip
-                if args.no_coalesce:
-                    command.append("--no-coalesce")
-                out = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+                env = {**os.environ, "MTRAG_EMBED_MERGE": "1" if args.merge_embeddings else "0"}
+                out = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
                 if out.returncode != 0:
                     print(out.stderr, file=sys.stderr)
                     return 1

@@ -266,3 +266,39 @@ def test_sigkill_during_a_concurrent_run_then_resume_gives_every_task_exactly_on
     assert [r["task_id"] for r in records if r["status"] == "failed"] == ["broken<::>1"]
     assert "concurrency 8" in final.stderr and "failed: 1" in final.stderr
     print(f"killed {kills} times; {len(ids)} lines for {n + 1} tasks, no duplicates, no torn line")
+
+
+# ---------------------------------------------------------------- the judges at concurrency N
+
+
+def test_judging_at_concurrency_4_gives_the_same_rows_in_the_same_order(tmp_path):
+    from mtrag_graph.evaluation.inputs import EvalItem
+    from mtrag_graph.evaluation.judges import Judge
+    from mtrag_graph.evaluation.runner import Scorers, score_items
+
+    def verdict(messages, options):  # deterministic: a function of the prompt alone
+        text = str(messages[-1].content)
+        return "declines" if "don't know" in text else "answers"
+
+    items = [
+        EvalItem(
+            task_id=f"e<::>{i}", line=i, answerability="ANSWERABLE", domain=None, history=[],
+            question=f"Question {i}?", passages=PASSAGES, target=f"Bees dance {i}.",
+            response="I don't know." if i % 3 == 0 else f"Bees dance {i % 5}.",
+        )
+        for i in range(24)
+    ]  # fmt: skip
+    rows = {}
+    for concurrency in (1, 4):
+        judge = Judge(ScriptedChatModel(responder=verdict))
+        scorers = Scorers(metrics=("rouge", "idk"), judge=judge)
+        out = tmp_path / f"c{concurrency}"
+        rows[concurrency] = score_items(items, scorers, out, progress=False, concurrency=concurrency)
+        assert len((out / "scores.jsonl").read_text().splitlines()) == 24
+
+    def strip(row: dict) -> dict:
+        return {k: v for k, v in row.items() if k != "seconds"}
+
+    assert [r["task_id"] for r in rows[4]] == [item.task_id for item in items]
+    assert [strip(r) for r in rows[4]] == [strip(r) for r in rows[1]]
+    assert {r["scores"]["idk"] for r in rows[4]} == {0.0, 1.0}

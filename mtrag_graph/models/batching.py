@@ -1,10 +1,16 @@
-"""Embedding requests of concurrent tasks merged into shared batches.
+"""Embedding requests of concurrent tasks merged into shared batches (``MTRAG_EMBED_MERGE=1``).
 
 With several tasks in flight, each rerank node asks the embedder for a handful of texts (the question
 and its passages). ``CoalescingEncoder`` runs one encode at a time; the requests that arrive while one
 runs wait and then go together as the next batch, so N tasks cost a few large forward passes instead
-of N small ones fighting over the same cores. A lone request is encoded at once: nothing waits for a
-batch to fill, so one task at a time is exactly as fast as before.
+of N small ones running side by side. A lone request is encoded at once: nothing waits for a batch
+to fill, so one task at a time is exactly as fast as without it.
+
+Off by default, as measured (benchmarks/results/throughput.md): on a CPU, merged passes cost the same
+CPU per task as separate ones and need a third to a quarter of the peak memory with 16 to 64 tasks in
+flight, but a single thread then computes where 16 or 64 would each take their share of the cores, so
+tasks per second were lower on the shared 2-core machine measured. Turn it on where memory is the
+limit.
 """
 
 from __future__ import annotations

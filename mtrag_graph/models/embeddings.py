@@ -96,13 +96,15 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.maximum(norms, 1e-12)
 
 
-def _sentence_transformer(path: str) -> Callable[[list[str]], np.ndarray]:
+def _sentence_transformer(path: str, batch_size: int = 32) -> Callable[[list[str]], np.ndarray]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(path, device="cpu")
-    return lambda texts: model.encode(texts, batch_size=len(texts), convert_to_numpy=True)
+    # sentence-transformers sorts the texts by length and pads each batch of ``batch_size`` to its
+    # longest: a merged request of many tasks (see batching.py) must not become one huge padded batch
+    return lambda texts: model.encode(texts, batch_size=min(len(texts), batch_size), convert_to_numpy=True)
 
 
 def _flag_model(path: str) -> Callable[[list[str]], np.ndarray]:
@@ -146,8 +148,10 @@ def get_embedder(spec: str | None = None) -> Embedder:
                 raise ValueError(
                     f"unknown embedder spec '{spec}': use 'minilm', 'st:/path', 'flag:/path' or 'bge-m3:/path'"
                 )
-            # concurrent tasks' requests share forward passes (see mtrag_graph/models/batching.py)
-            _EMBEDDERS[spec] = Embedder(spec, CoalescingEncoder(encode), encode_sparse=encode_sparse)
+            if os.environ.get("MTRAG_EMBED_MERGE", "").lower() in ("1", "true", "yes"):
+                # concurrent tasks' requests share forward passes (see mtrag_graph/models/batching.py)
+                encode = CoalescingEncoder(encode)
+            _EMBEDDERS[spec] = Embedder(spec, encode, encode_sparse=encode_sparse)
         return _EMBEDDERS[spec]
 
 
