@@ -58,10 +58,11 @@ def run_bounded(work: Callable[[T], R], items: Iterable[T], concurrency: int) ->
             done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
             for future in done:
                 item = in_flight.pop(future)
+                if future.exception() is None:  # the next item starts before the caller handles this one
+                    for following in pending:
+                        in_flight[pool.submit(work, following)] = following
+                        break
                 yield item, future.result()
-                for following in pending:
-                    in_flight[pool.submit(work, following)] = following
-                    break
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
