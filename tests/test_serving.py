@@ -171,7 +171,8 @@ def test_langgraph_dev_serves_the_graph_over_its_http_api(tmp_path):
     command = [cli, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
                "--config", str(REPO / "langgraph.json")]  # fmt: skip
     with open(log, "w") as handle:
-        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT)
+        # cwd: the server keeps its in-memory state in ./.langgraph_api
+        process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=handle, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         problem = wait_until_up(f"{base}/ok", process, log)
