@@ -135,7 +135,7 @@ def render(results: list[dict], args: argparse.Namespace, cpu: str) -> str:
     base_extra = results[0]["peak_mb"] - results[0]["baseline_mb"] if base else None
     lines = [
         f"# python benchmarks/throughput.py {args.tasks} --levels {' '.join(map(str, args.levels))} "
-        f"--latency {args.latency} --reranker {args.reranker}"
+        f"--latency {args.latency} --min-tasks {args.min_tasks} --waves {args.waves} --reranker {args.reranker}"
         + (" --merge-embeddings" if args.merge_embeddings else ""),
         "",
         f"Stand-in endpoint: {args.latency * 1000:.0f} ms per completion, 127.0.0.1. Machine: {cpu}.",
