@@ -168,10 +168,18 @@ def test_langgraph_dev_serves_the_graph_over_its_http_api(tmp_path):
         "MTRAG_RERANKER": "lexical",
         "LANGSMITH_TRACING": "false",
     }
+    # the repository's langgraph.json with its paths made absolute, run from a temporary folder: the
+    # server keeps its state in ./.langgraph_api and resolves graph paths against the working directory
+    config = json.loads((REPO / "langgraph.json").read_text())
+    config["dependencies"] = [str((REPO / d).resolve()) for d in config["dependencies"]]
+    for name, spec in config["graphs"].items():
+        path, _, variable = spec.partition(":")
+        config["graphs"][name] = f"{(REPO / path).resolve()}:{variable}"
+    config.pop("env", None)
+    (tmp_path / "langgraph.json").write_text(json.dumps(config))
     command = [cli, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
-               "--config", str(REPO / "langgraph.json")]  # fmt: skip
+               "--config", str(tmp_path / "langgraph.json")]  # fmt: skip
     with open(log, "w") as handle:
-        # cwd: the server keeps its in-memory state in ./.langgraph_api
         process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=handle, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
