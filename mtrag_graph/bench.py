@@ -19,7 +19,7 @@ from mtrag_graph.graph import build_graph
 from mtrag_graph.models.factory import get_chat_model
 from mtrag_graph.models.llama import ChatLlamaCpp
 from mtrag_graph.presets import context_from_preset, preset_insertions
-from mtrag_graph.runner import answer_tasks
+from mtrag_graph.batch import answer_tasks
 
 
 def _percentile(values: list[float], q: float) -> float:

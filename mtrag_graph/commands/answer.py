@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from mtrag_graph.graph import build_graph
     from mtrag_graph.nodes.clarify import CLARIFY
     from mtrag_graph.presets import preset_insertions
-    from mtrag_graph.runner import answer_tasks
+    from mtrag_graph.batch import answer_tasks
     from mtrag_graph.tracing import tracing_callbacks
 
     def show(record: dict) -> None:

@@ -9,7 +9,7 @@ from mtrag_graph.candidates import Candidate
 from mtrag_graph.context import Context
 from mtrag_graph.exemplars import load_exemplars
 from mtrag_graph.nodes._common import format_conversation
-from mtrag_graph.prompts import candidates as prompts
+from mtrag_graph.prompts import answer_variants as prompts
 
 _CITATION = re.compile(r"\s*\[(?:Passage|Document)s?\s*\d+(?:\s*(?:,|and)\s*\d+)*\]", re.IGNORECASE)
 

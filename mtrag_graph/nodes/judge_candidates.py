@@ -28,7 +28,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.models import CallLog, ask_json, get_chat_model, model_name
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.nodes._grounded import grounded_messages, question_for_answering
-from mtrag_graph.prompts import judge as prompts
+from mtrag_graph.prompts import candidate_judge as prompts
 from mtrag_graph.state import AbstainReason
 
 SUPPORTED_SHARE = 0.6  # a sentence is supported when this share of its content words is in the documents

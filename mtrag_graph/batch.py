@@ -1,4 +1,4 @@
-"""Answer a file of tasks with the graph: incremental, resumable output and a run summary."""
+"""Answer a file of tasks (batch mode) with the graph: incremental, resumable output and a run summary."""
 
 from __future__ import annotations
 
