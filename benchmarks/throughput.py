@@ -70,7 +70,7 @@ def child(args: argparse.Namespace) -> None:
     from mtrag_graph.context import Context
     from mtrag_graph.graph import build_graph
     from mtrag_graph.models import embeddings
-    from mtrag_graph.runner import answer_tasks
+    from mtrag_graph.batch import answer_tasks
 
     spec = f"vllm:stand-in@{args.url}"
     context = Context(

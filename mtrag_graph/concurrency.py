@@ -195,10 +195,13 @@ def local_models_note(specs: Iterable[Any], concurrency: int) -> str | None:
 
 
 def models_of(context: Any) -> list[Any]:
-    """The model specs a graph run with ``context`` calls (the candidates and judge when ensembling)."""
+    """The model specs a graph run with ``context`` calls (clarify's when on; candidates and judge when
+    ensembling)."""
     specs = [
         getattr(context, role) for role in ("rewrite_model", "classify_model", "gate_model", "generate_model")
     ]
+    if getattr(context, "clarify", False):
+        specs.append(context.clarify_model)
     candidates = getattr(context, "candidates", ())
     if len(candidates) >= 2:
         specs += [c.model for c in candidates] + [context.judge_model]

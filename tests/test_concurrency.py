@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mtrag_graph.batch import answer_tasks
 from mtrag_graph.commands.answer import at_least_one
 from mtrag_graph.concurrency import (
     ENDPOINTS,
@@ -26,7 +27,6 @@ from mtrag_graph.concurrency import (
 from mtrag_graph.context import Context
 from mtrag_graph.models.factory import get_chat_model
 from mtrag_graph.models.fake import ScriptedChatModel
-from mtrag_graph.runner import answer_tasks
 from mtrag_graph.standin import StandInServer
 from tests.conftest import REPO, fake_context, make_task
 

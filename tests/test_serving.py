@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from mtrag_graph.batch import answer_tasks
 from mtrag_graph.context import Context
-from mtrag_graph.runner import answer_tasks
 from mtrag_graph.standin import StandInServer
 from tests.conftest import REPO, make_task
 
