@@ -67,10 +67,10 @@ class PeakSampler(threading.Thread):
 
 def child(args: argparse.Namespace) -> None:
     """One level: warm up, then answer the tasks at the given concurrency; print a JSON line."""
+    from mtrag_graph.batch import answer_tasks
     from mtrag_graph.context import Context
     from mtrag_graph.graph import build_graph
     from mtrag_graph.models import embeddings
-    from mtrag_graph.batch import answer_tasks
 
     spec = f"vllm:stand-in@{args.url}"
     context = Context(
