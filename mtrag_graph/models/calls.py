@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -32,33 +32,25 @@ from mtrag_graph.models.factory import model_name
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
 
-TRANSIENT_ERROR_NAMES = {
-    "APIConnectionError",
-    "APITimeoutError",
-    "RateLimitError",
-    "InternalServerError",
-    "ServiceUnavailableError",
-    "ConnectionError",
-    "ConnectionRefusedError",
-    "ConnectionResetError",
-    "TimeoutError",
-    "ReadTimeout",
-    "ConnectTimeout",
-    "TransientModelError",
-}
-
 
 class TransientModelError(RuntimeError):
     """A model failure worth retrying (raised by fault-injection wrappers and adapters)."""
 
 
-def is_transient(error: BaseException) -> bool:
-    """Connection, timeout, rate-limit and 5xx errors are transient; bad requests are not."""
-    for cls in type(error).__mro__:
-        if cls.__name__ in TRANSIENT_ERROR_NAMES:
-            return True
-    status = getattr(error, "status_code", None)
-    return isinstance(status, int) and (status == 429 or status >= 500)
+def _transient_errors() -> tuple[type[BaseException], ...]:
+    """Connection, timeout, rate-limit and 5xx errors; bad requests are not among them."""
+    errors: list[type[BaseException]] = [TransientModelError, ConnectionError, TimeoutError]
+    try:
+        import openai
+    except ImportError:
+        return tuple(errors)
+    # APITimeoutError is an APIConnectionError; InternalServerError is every 5xx status
+    return (*errors, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
+
+
+TRANSIENT_ERRORS = _transient_errors()
+TRANSIENT_RETRIES = 2  # attempts after the first, for transient errors only
+BACKOFF_SECONDS = 0.5  # wait before the first retry; doubles for each further one
 
 
 MODEL_CALL_TAG = "mtrag:model_call"  # a non-chat model run (reranker, search) that counts as a model call
@@ -81,8 +73,10 @@ class CallLog(BaseCallbackHandler):
         self._open: dict[UUID, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
-    def _start(self, run_id: UUID, model: str, metadata: dict[str, Any] | None) -> None:
-        record = {"node": self.node, "model": model, "attempt": (metadata or {}).get("attempt", 1)}
+    def _start(self, run_id: UUID, model: str, tags: list[str] | None) -> None:
+        # with_retry tags every attempt after the first "retry:attempt:N"
+        attempts = [int(t.rsplit(":", 1)[1]) for t in tags or () if t.startswith("retry:attempt:")]
+        record = {"node": self.node, "model": model, "attempt": max(attempts, default=1)}
         with self._lock:
             self._open[run_id] = {"record": record, "started": time.perf_counter()}
 
@@ -94,9 +88,11 @@ class CallLog(BaseCallbackHandler):
             entry["record"].update(seconds=time.perf_counter() - entry["started"], **fields)
             self.records.append(entry["record"])
 
-    def on_chat_model_start(self, serialized, messages, *, run_id, metadata=None, **kwargs: Any) -> None:
+    def on_chat_model_start(
+        self, serialized, messages, *, run_id, tags=None, metadata=None, **kwargs: Any
+    ) -> None:
         meta = metadata or {}
-        self._start(run_id, str(meta.get("model_name") or meta.get("ls_model_name") or "chat model"), meta)
+        self._start(run_id, str(meta.get("model_name") or meta.get("ls_model_name") or "chat model"), tags)
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         message = getattr(response.generations[0][0], "message", None) if response.generations else None
@@ -117,7 +113,7 @@ class CallLog(BaseCallbackHandler):
 
     def on_chain_start(self, serialized, inputs, *, run_id, tags=None, metadata=None, **kwargs: Any) -> None:
         if MODEL_CALL_TAG in (tags or ()):
-            self._start(run_id, str((metadata or {}).get("model_name") or kwargs.get("name")), metadata)
+            self._start(run_id, str((metadata or {}).get("model_name") or kwargs.get("name")), tags)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         self._finish(run_id)
@@ -177,31 +173,33 @@ def invoke_text(
     log: CallLog | None = None,
     *,
     max_tokens: int | None = None,
-    transient_retries: int = 2,
-    backoff_seconds: float = 0.5,
+    transient_retries: int = TRANSIENT_RETRIES,
+    backoff_seconds: float = BACKOFF_SECONDS,
     **options: Any,
 ) -> AIMessage:
-    """One model call, retried with backoff on transient errors; each attempt is recorded.
+    """One model call; transient errors are retried (LangChain's ``with_retry``), each attempt a run.
 
-    Calls inside a node are recorded by the node's ``CallLog`` (see ``recording``); ``log`` records
-    this call into another one (the evaluation's judges keep their own).
+    This is the only retry layer for transient errors (remote clients are built with their own retries
+    off), so every attempt is recorded: calls inside a node by the node's ``CallLog`` (see
+    ``recording``); ``log`` records this call into another one (the evaluation's judges keep their own).
     """
     if max_tokens:
         options["max_tokens"] = max_tokens
     node = (log.node if log is not None else None) or current_node() or "call"
-    attempt = 0
-    while True:
-        attempt += 1
-        metadata = {"node": node, "model_name": model_name(model), "attempt": attempt}
-        config: RunnableConfig = {"run_name": f"{node}.model", "metadata": metadata}
-        if log is not None:
-            config["callbacks"] = [log]
-        try:
-            return model.invoke(list(messages), config=config, **options)
-        except Exception as error:  # noqa: BLE001 - classified below, re-raised when permanent
-            if attempt > transient_retries or not is_transient(error):
-                raise
-            time.sleep(backoff_seconds * 2 ** (attempt - 1))
+    config: RunnableConfig = {
+        "run_name": f"{node}.model",
+        "metadata": {"node": node, "model_name": model_name(model)},
+    }
+    if log is not None:
+        config["callbacks"] = [log]
+    retrying = model.bind(**options).with_retry(
+        retry_if_exception_type=TRANSIENT_ERRORS,
+        stop_after_attempt=transient_retries + 1,
+        wait_exponential_jitter=backoff_seconds > 0,
+        # tenacity's "multiplier" is the first wait ("initial" is deprecated); no jitter: reproducible
+        exponential_jitter_params=cast(Any, {"multiplier": backoff_seconds, "jitter": 0}),
+    )
+    return cast(AIMessage, retrying.invoke(list(messages), config=config))
 
 
 _WORD = re.compile(r"[a-z0-9]+")
