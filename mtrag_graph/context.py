@@ -7,6 +7,7 @@ from typing import Any
 
 from mtrag_graph import settings
 from mtrag_graph.candidates import Candidate, load_candidates
+from mtrag_graph.models.calls import PARSE_RETRIES
 from mtrag_graph.models.factory import ModelSpec
 from mtrag_graph.presets import DEFAULT_PRESET, load_preset
 from mtrag_graph.prompts import answer_variants, candidate_judge, grounded, rewrite
@@ -54,7 +55,7 @@ class Context:
     pronouns: tuple[str, ...] = DEFAULT_PRONOUNS
     idk_answer: str = "I don't know the answer based on the provided documents."
     gate_fallback: str = "yes"  # used when the gate's reply never parses (recorded in `fallbacks`)
-    parse_retries: int = 2
+    parse_retries: int = PARSE_RETRIES
     answer_max_tokens: int = 220
     rewrite_max_tokens: int = 64
     local_rewrite_max_tokens: int = 160

@@ -51,6 +51,9 @@ def _transient_errors() -> tuple[type[BaseException], ...]:
 TRANSIENT_ERRORS = _transient_errors()
 TRANSIENT_RETRIES = 2  # attempts after the first, for transient errors only
 BACKOFF_SECONDS = 0.5  # wait before the first retry; doubles for each further one
+PARSE_RETRIES = 2  # re-asks after a reply that does not parse (Context.parse_retries)
+CHOICE_MAX_TOKENS = 8  # a one-word choice, with room for a stray token
+JSON_MAX_TOKENS = 256
 
 
 MODEL_CALL_TAG = "mtrag:model_call"  # a non-chat model run (reranker, search) that counts as a model call
@@ -245,14 +248,18 @@ def ask_choice(
     choices: Sequence[str],
     log: CallLog | None = None,
     *,
-    retries: int = 2,
+    retries: int = PARSE_RETRIES,
 ) -> tuple[str | None, list[str]]:
     """One of ``choices`` or None after ``retries`` unparseable replies; also the raw replies."""
     conversation = list(messages)
     raws: list[str] = []
     for _ in range(retries + 1):
         reply = invoke_text(
-            model, conversation, log, max_tokens=8, **constraint_options(model, choices=choices)
+            model,
+            conversation,
+            log,
+            max_tokens=CHOICE_MAX_TOKENS,
+            **constraint_options(model, choices=choices),
         )
         raws.append(str(reply.content))
         value = parse_choice(raws[-1], choices)
@@ -272,8 +279,8 @@ def ask_json(
     schema: type[T],
     log: CallLog | None = None,
     *,
-    retries: int = 2,
-    max_tokens: int = 256,
+    retries: int = PARSE_RETRIES,
+    max_tokens: int = JSON_MAX_TOKENS,
 ) -> tuple[T | None, list[str]]:
     """A validated ``schema`` instance, or None after ``retries`` invalid replies; also the raw replies."""
     conversation = list(messages)

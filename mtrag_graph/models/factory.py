@@ -21,6 +21,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from mtrag_graph import settings
 from mtrag_graph.models.bundled import BUNDLED_GGUF, gguf_path
 
+REMOTE_TIMEOUT_S = 120  # a remote call slower than this fails (and is retried as transient)
 ALIASES = {"qwen-1.5b": settings.LARGE_MODEL, "qwen-0.5b": settings.SMALL_MODEL}
 
 _MODELS: dict[str, BaseChatModel] = {}
@@ -70,7 +71,12 @@ def _build(spec: str) -> BaseChatModel:
 
         name, url = _split_url(rest)
         # max_retries=0: invoke_text is the one retry layer, so every attempt is counted and logged
-        options: dict[str, Any] = {"model": name, "temperature": 0.0, "max_retries": 0, "timeout": 120}
+        options: dict[str, Any] = {
+            "model": name,
+            "temperature": 0.0,
+            "max_retries": 0,
+            "timeout": REMOTE_TIMEOUT_S,
+        }
         if url:
             options["base_url"] = url
         if kind == "vllm":
