@@ -30,8 +30,9 @@ class Context:
     """Models, thresholds and prompt text for one run of the graph.
 
     Model fields take a spec string (see ``mtrag_graph.models.factory``) or a chat model instance.
-    Environment fallbacks: ``MTRAG_SMALL_MODEL`` (rewrite), ``MTRAG_LARGE_MODEL`` (classify, gate,
-    generate, clarify), ``MTRAG_EMBEDDER``, ``MTRAG_RERANKER``, ``MTRAG_INDEX_DIR``.
+    Defaults that come from the environment (``MTRAG_SMALL_MODEL``, ``MTRAG_LARGE_MODEL``,
+    ``MTRAG_EMBEDDER``, ``MTRAG_RERANKER``, ``MTRAG_INDEX_DIR``, ``MTRAG_N_CTX``) are read in
+    ``mtrag_graph.settings``, the one place that reads ``MTRAG_*`` variables.
     """
 
     rewrite_model: ModelSpec = field(default_factory=settings.small_model)
