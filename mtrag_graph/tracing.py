@@ -141,11 +141,14 @@ def _first_task_id(tree: dict[str, Any]) -> str | None:
     return None
 
 
-def opentelemetry_provider(exporter: Any = None, service: str | None = None) -> Any:
+def opentelemetry_provider(
+    exporter: Any = None, service: str | None = None, project: str | None = None
+) -> Any:
     """A ``TracerProvider`` exporting each span as it ends (``exporter``: default OTLP over HTTP).
 
     The OTLP exporter reads the standard variables: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or
-    ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``), ``OTEL_EXPORTER_OTLP_HEADERS``.
+    ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``), ``OTEL_EXPORTER_OTLP_HEADERS``. ``project`` names the
+    Phoenix project the spans land in (default: Phoenix's "default").
     """
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -156,7 +159,10 @@ def opentelemetry_provider(exporter: Any = None, service: str | None = None) -> 
 
         exporter = OTLPSpanExporter()
     name = service or os.environ.get("OTEL_SERVICE_NAME") or "mtrag-graph"
-    provider = TracerProvider(resource=Resource.create({"service.name": name}))
+    attributes = {"service.name": name}
+    if project:
+        attributes["openinference.project.name"] = project
+    provider = TracerProvider(resource=Resource.create(attributes))
     provider.add_span_processor(BatchSpanProcessor(exporter))
     return provider
 
