@@ -184,17 +184,22 @@ def invoke_text(
 
     This is the only retry layer for transient errors (remote clients are built with their own retries
     off), so every attempt is recorded: calls inside a node by the node's ``CallLog`` (see
-    ``recording``); ``log`` records this call into another one (the evaluation's judges keep their own).
+    ``recording``); ``log`` records this call into that log instead (the evaluation's judges keep
+    their own).
     """
+    if log is not None:
+        with recording(log):
+            return invoke_text(
+                model, messages, max_tokens=max_tokens, transient_retries=transient_retries,
+                backoff_seconds=backoff_seconds, **options,
+            )  # fmt: skip
     if max_tokens:
         options["max_tokens"] = max_tokens
-    node = (log.node if log is not None else None) or current_node() or "call"
+    node = current_node() or "call"
     config: RunnableConfig = {
         "run_name": f"{node}.model",
         "metadata": {"node": node, "model_name": model_name(model)},
     }
-    if log is not None:
-        config["callbacks"] = [log]
     retrying = model.bind(**options).with_retry(
         retry_if_exception_type=TRANSIENT_ERRORS,
         stop_after_attempt=transient_retries + 1,

@@ -42,12 +42,11 @@ def guarded(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]
                 "abstain_reason": AbstainReason.ERROR,
             }
         seconds = time.perf_counter() - started
-        update = {
+        return {
             **update,
             "model_calls": log.records,
             "node_seconds": [{"node": node.__name__, "seconds": seconds}],
         }
-        return update
 
     return wrapper
 
