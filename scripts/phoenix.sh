@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Arize Phoenix, a local OpenTelemetry trace viewer, in an environment of its own (.venv-phoenix).
 # The tracing test starts it as a server on loopback and reads the spans of a graph run back. It gets
-# its own environment because its dependencies conflict with the project's (it pins tenacity<9.2 and
-# python-dateutil<3 through pydantic-ai); it pulls no torch.
+# its own environment because its dependencies conflict with the project's (among them they require
+# tenacity<9.2 and python-dateutil<3; ours has 9.2.1 and 4.0.0); it pulls no torch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${PHOENIX_VENV:-.venv-phoenix}
