@@ -11,26 +11,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 
+from mtrag_graph import settings
 from mtrag_graph.context import Context
 from mtrag_graph.nodes.clarify import is_underspecified
 from mtrag_graph.tasks import parse_task, read_jsonl
 
 CLASSES = ("UNDERSPECIFIED", "ANSWERABLE", "PARTIAL")
-DEFAULT_TASKS = Path(
-    os.environ.get("MTRAG_DATA") or Path(__file__).resolve().parents[1].parent / "shared/data/mtrag"
-)
+DEFAULT_TASKS = settings.data_dir()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default=str(DEFAULT_TASKS / "tasks" / "mtragun_dev.jsonl"))
-    parser.add_argument("--model", default="qwen2.5-coder-1.5b", help="clarify model spec")
+    parser.add_argument("--model", default=settings.LARGE_MODEL, help="clarify model spec")
     parser.add_argument("--limit", type=int, help="at most N tasks per class")
     parser.add_argument("--output", help="write each task's decision here (JSON lines)")
     args = parser.parse_args(argv)

@@ -14,7 +14,6 @@ the approximate indexes' recall@10 against exact search.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from mtrag_graph import settings  # noqa: E402
 from mtrag_graph.retrieval.index import build_index, load_index, make_faiss_index  # noqa: E402
 from mtrag_graph.retrieval.metrics import aggregate, load_qrels, normalise_qid, score_queries  # noqa: E402
 from mtrag_graph.retrieval.search import clean_query, search  # noqa: E402
@@ -179,10 +179,10 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--data", default=os.environ.get("MTRAG_DATA") or str(REPO.parent / "shared/data/mtrag")
+        "--data", default=str(settings.data_dir())
     )
     parser.add_argument("--index-dir", default=str(Path.home() / ".cache/mtrag-graph/bench-index"))
-    parser.add_argument("--embedder", default=os.environ.get("MTRAG_EMBEDDER") or "minilm")
+    parser.add_argument("--embedder", default=settings.embedder())
     parser.add_argument(
         "--graph-rewrites", metavar="FILE", help='the graph\'s rewrites, {"_id", "text"} lines'
     )

@@ -35,6 +35,10 @@ _PAYLOAD = re.compile(
     re.IGNORECASE,
 )
 _CITATION = re.compile(r"\s*\[(?:Passage|Document)s?\s*\d+(?:\s*(?:,|and)\s*\d+)*\]", re.IGNORECASE)
+RESTATEMENT_OVERLAP = 0.8  # share of the answer's words taken from the question: it restates the question
+RESTATEMENT_EXTRA_WORDS = 3  # ... when it is at most this many words longer than the question
+INJECTION_SPAN_CHARS = 300  # text after an injection cue searched for what it asks the model to say
+INJECTION_OVERLAP = 0.8  # share of the answer's words found in an injected payload: it repeats it
 _TERMINAL = (".", "!", "?", '"', "'", ")", "]", ":", "*", "`")
 
 
@@ -82,7 +86,7 @@ def injected_payloads(passages: list[str]) -> list[str]:
     payloads = []
     for passage in passages:
         for cue in _INJECTION_CUE.finditer(passage):
-            span = passage[cue.start() : cue.start() + 300]
+            span = passage[cue.start() : cue.start() + INJECTION_SPAN_CHARS]
             payloads.append(span)
             payloads.extend(next(g for g in m.groups() if g) for m in _PAYLOAD.finditer(span))
     return [p for p in payloads if len(_words(p)) >= 1]
@@ -98,7 +102,7 @@ def repeats_injection(answer: str, payloads: list[str]) -> bool:
         payload_words = _words(payload)
         if payload_words and " ".join(payload_words) in joined:
             return True
-        if len(set(answer_words) & set(payload_words)) >= 0.8 * len(set(answer_words)):
+        if len(set(answer_words) & set(payload_words)) >= INJECTION_OVERLAP * len(set(answer_words)):
             return True
     return False
 
@@ -125,9 +129,9 @@ def answer_problems(answer: str, question: str, truncated: bool, min_words: int)
     if len(words) < min_words and not is_yes_no:
         problems.append("too short")
     question_words = _words(question)
-    if question_words and len(words) <= len(question_words) + 3:
+    if question_words and len(words) <= len(question_words) + RESTATEMENT_EXTRA_WORDS:
         overlap = len(set(words) & set(question_words)) / max(len(set(words)), 1)
-        if overlap >= 0.8:
+        if overlap >= RESTATEMENT_OVERLAP:
             problems.append("restates the question")
     if truncated or not answer.rstrip().endswith(_TERMINAL):
         problems.append("cut off mid-sentence")

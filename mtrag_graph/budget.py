@@ -18,10 +18,15 @@ from typing import Any
 CHARS_PER_TOKEN = 3.0
 RESERVE_TOKENS = 256  # system text, instruction tail, chat-template tokens
 HISTORY_SHARE = 0.25
+MIN_PROMPT_CHARS = 2000  # a window too small for this still gets a usable prompt (the model cuts the rest)
+TURN_OVERHEAD_CHARS = 8  # "Agent: " and the line break around each turn
+MIN_PASSAGE_CHARS = 200  # a passage's equal share never drops below this
+TITLE_CHARS = 200
 
 
 def prompt_char_budget(context_window_tokens: int, answer_max_tokens: int) -> int:
-    return max(int((context_window_tokens - answer_max_tokens - RESERVE_TOKENS) * CHARS_PER_TOKEN), 2000)
+    usable = int((context_window_tokens - answer_max_tokens - RESERVE_TOKENS) * CHARS_PER_TOKEN)
+    return max(usable, MIN_PROMPT_CHARS)
 
 
 def cut(text: str, limit: int) -> str:
@@ -38,10 +43,10 @@ def trim_history(turns: Sequence[dict[str, str]], max_chars: int) -> list[dict[s
     kept: list[dict[str, str]] = []
     used = 0
     for turn in reversed(turns):
-        size = len(turn["text"]) + 8
+        size = len(turn["text"]) + TURN_OVERHEAD_CHARS
         if used + size > max_chars:
             if not kept:  # the newest turn alone is too long: keep its cut version
-                kept.append({**turn, "text": cut(turn["text"], max_chars - 8)})
+                kept.append({**turn, "text": cut(turn["text"], max_chars - TURN_OVERHEAD_CHARS)})
             break
         kept.append(turn)
         used += size
@@ -54,8 +59,8 @@ def fit_passages(
     """Passages with texts cut so that together they fit in ``total_chars``."""
     if not passages:
         return []
-    share = max(min(max_chars_each, total_chars // len(passages)), 200)
+    share = max(min(max_chars_each, total_chars // len(passages)), MIN_PASSAGE_CHARS)
     return [
-        {**p, "text": cut(p.get("text", ""), share), "title": cut(p.get("title") or "", 200)}
+        {**p, "text": cut(p.get("text", ""), share), "title": cut(p.get("title") or "", TITLE_CHARS)}
         for p in passages
     ]

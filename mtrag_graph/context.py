@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from mtrag_graph import settings
 from mtrag_graph.candidates import Candidate, load_candidates
+from mtrag_graph.models.calls import PARSE_RETRIES
 from mtrag_graph.models.factory import ModelSpec
 from mtrag_graph.presets import DEFAULT_PRESET, load_preset
 from mtrag_graph.prompts import answer_variants, candidate_judge, grounded, rewrite
 from mtrag_graph.prompts import clarify as clarify_prompts  # the module; `clarify` is also a field
-
-SMALL_MODEL = "qwen2.5-coder-0.5b"
-LARGE_MODEL = "qwen2.5-coder-1.5b"
 
 # Words whose presence means the question leans on the previous exchange.
 DEFAULT_PRONOUNS = (
@@ -21,10 +19,6 @@ DEFAULT_PRONOUNS = (
     "he", "him", "his", "she", "her", "hers", "there", "such", "former", "latter", "same",
     "one", "ones", "above", "aforementioned", "then",
 )  # fmt: skip
-
-
-def _env(name: str, default: str) -> str:
-    return os.environ.get(name) or default
 
 
 # Selection score = sum of weight x signal; "declined" is subtracted (see nodes/judge_candidates.py).
@@ -36,18 +30,19 @@ class Context:
     """Models, thresholds and prompt text for one run of the graph.
 
     Model fields take a spec string (see ``mtrag_graph.models.factory``) or a chat model instance.
-    Environment fallbacks: ``MTRAG_SMALL_MODEL`` (rewrite), ``MTRAG_LARGE_MODEL`` (classify, gate,
-    generate, clarify), ``MTRAG_EMBEDDER``, ``MTRAG_RERANKER``, ``MTRAG_INDEX_DIR``.
+    Defaults that come from the environment (``MTRAG_SMALL_MODEL``, ``MTRAG_LARGE_MODEL``,
+    ``MTRAG_EMBEDDER``, ``MTRAG_RERANKER``, ``MTRAG_INDEX_DIR``, ``MTRAG_N_CTX``) are read in
+    ``mtrag_graph.settings``, the one place that reads ``MTRAG_*`` variables.
     """
 
-    rewrite_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_SMALL_MODEL", SMALL_MODEL))
+    rewrite_model: ModelSpec = field(default_factory=settings.small_model)
     # the 0.5B model answers "no" to nearly every relation question; the 1.5B judges them sensibly
-    classify_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
-    gate_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
-    generate_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
-    clarify_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
-    embedder: str = field(default_factory=lambda: _env("MTRAG_EMBEDDER", "minilm"))
-    reranker: str = field(default_factory=lambda: _env("MTRAG_RERANKER", "embedding"))
+    classify_model: ModelSpec = field(default_factory=settings.large_model)
+    gate_model: ModelSpec = field(default_factory=settings.large_model)
+    generate_model: ModelSpec = field(default_factory=settings.large_model)
+    clarify_model: ModelSpec = field(default_factory=settings.large_model)
+    embedder: str = field(default_factory=settings.embedder)
+    reranker: str = field(default_factory=settings.reranker)
 
     # pipeline switches (presets turn stages off to reproduce published pipelines)
     rewrite_question: bool = True
@@ -61,18 +56,19 @@ class Context:
     pronouns: tuple[str, ...] = DEFAULT_PRONOUNS
     idk_answer: str = "I don't know the answer based on the provided documents."
     gate_fallback: str = "yes"  # used when the gate's reply never parses (recorded in `fallbacks`)
-    parse_retries: int = 2
+    parse_retries: int = PARSE_RETRIES
     answer_max_tokens: int = 220
     rewrite_max_tokens: int = 64
     local_rewrite_max_tokens: int = 160
     min_answer_words: int = 3
     max_generate_retries: int = 1
     passage_max_chars: int = 2000  # each passage is cut to this many characters in prompts
-    # prompts are fitted to this window before each call (see mtrag_graph.budget)
-    context_window_tokens: int = field(default_factory=lambda: int(_env("MTRAG_N_CTX", "8192")))
+    # prompts are fitted to this window before each call (see mtrag_graph.budget); the default is the
+    # window the local models are built with (settings.n_ctx), so the two agree
+    context_window_tokens: int = field(default_factory=settings.n_ctx)
 
     # full-RAG retrieval
-    index_dir: str | None = field(default_factory=lambda: os.environ.get("MTRAG_INDEX_DIR"))
+    index_dir: str | None = field(default_factory=settings.index_dir)
     retrieval_top_k: int = 20
     bm25_weight: float = 1.0
     dense_weight: float = 1.0
@@ -116,7 +112,7 @@ class Context:
     # one; empty (the default) or one candidate keeps the single generate node. A preset name or a
     # JSON file path is accepted too and loaded here.
     candidates: tuple[Candidate, ...] = ()  # a preset name or a JSON file path is accepted too
-    judge_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
+    judge_model: ModelSpec = field(default_factory=settings.large_model)
     judge_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_JUDGE_WEIGHTS))
     judge_seed: int = 0  # seeds the per-task shuffle of the candidates shown to the judge
     judge_max_tokens: int = 320

@@ -1,9 +1,11 @@
-"""Tracing: node metadata on every run, a JSON-lines run-tree file, and OpenTelemetry spans.
+"""Tracing: a JSON-lines run-tree file with each node's decisions, and OpenTelemetry spans.
 
-LangGraph already makes every node a named run (LangSmith shows the graph as a tree). ``guarded``
-adds what each node decided to its run's metadata (``annotate_current_run``), so every tracer that
-collects runs sees it: LangSmith's, ``TraceFile`` and ``OpenTelemetryTracer`` below, or any other
-``BaseTracer`` passed in ``config["callbacks"]``.
+LangGraph already makes every node a named run (LangSmith shows the graph as a tree), with the state
+it read as inputs and the update it returned as outputs. ``TraceFile`` writes each task's run tree and
+puts what every node decided next to it (``node_metadata``, computed from the run's inputs and
+outputs: no tracer internals are touched). OpenTelemetry spans come from
+``openinference-instrumentation-langchain`` (``instrument_opentelemetry``), which any OTLP viewer
+(Phoenix, Langfuse, Jaeger) reads; a span carries the node's input and output state as JSON.
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
-from langchain_core.runnables.config import var_child_runnable_config
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.base import BaseTracer
 from langchain_core.tracers.schemas import Run
 
+from mtrag_graph import settings
 from mtrag_graph.bookkeeping import cost_summary
 from mtrag_graph.state import RelationClass
 
@@ -32,10 +34,9 @@ _INTERNAL_METADATA = {
 }  # fmt: skip
 
 
-def node_metadata(node: str, state: dict[str, Any], update: dict[str, Any], seconds: float) -> dict[str, Any]:
+def node_metadata(node: str, state: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     """What a node decided, from its input state and its update, as flat run metadata."""
-    meta: dict[str, Any] = {"node": node, "task_id": update.get("task_id") or state.get("task_id"),
-                            "node_seconds": round(seconds, 4)}  # fmt: skip
+    meta: dict[str, Any] = {"node": node, "task_id": update.get("task_id") or state.get("task_id")}
     if (relation := update.get("relation_class")) is not None:
         meta["relation_class"] = int(relation)
         meta["relation"] = RelationClass(relation).name
@@ -63,23 +64,6 @@ def node_metadata(node: str, state: dict[str, Any], update: dict[str, Any], seco
     return meta
 
 
-def annotate_current_run(metadata: dict[str, Any]) -> None:
-    """Add ``metadata`` to the run of the node (or runnable) now executing, in every tracer.
-
-    Tracers send a run's metadata when the run ends, so adding it before the node returns is enough.
-    Outside a traced run this does nothing.
-    """
-    config = var_child_runnable_config.get() or {}
-    manager = config.get("callbacks")
-    if not isinstance(manager, BaseCallbackManager) or manager.parent_run_id is None:
-        return
-    run_id = str(manager.parent_run_id)
-    for handler in manager.handlers:
-        run = handler.run_map.get(run_id) if isinstance(handler, BaseTracer) else None
-        if run is not None:
-            run.extra.setdefault("metadata", {}).update(metadata)
-
-
 def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment else None
 
@@ -102,11 +86,20 @@ def _llm_usage(run: Run) -> dict[str, Any]:
     return usage
 
 
+def _is_node(run: Run) -> bool:
+    """A graph node's run (not a router, not the node's model calls)."""
+    metadata = (run.extra or {}).get("metadata", {})
+    return run.run_type == "chain" and metadata.get("langgraph_node") == run.name
+
+
 def run_tree(run: Run) -> dict[str, Any]:
     """A run and its children as plain JSON: name, type, timing, metadata, error, children."""
     metadata = {k: v for k, v in (run.extra or {}).get("metadata", {}).items() if k not in _INTERNAL_METADATA}
     if run.run_type in ("llm", "chat_model"):
         metadata.update(_llm_usage(run))
+    if _is_node(run) and isinstance(run.outputs, dict):
+        metadata.update(node_metadata(run.name, run.inputs or {}, run.outputs))
+        metadata["node_seconds"] = _seconds(run)
     node: dict[str, Any] = {"name": run.name, "run_type": run.run_type, "start": _iso(run.start_time),
                             "seconds": _seconds(run), "metadata": metadata}  # fmt: skip
     if run.error:
@@ -148,92 +141,69 @@ def _first_task_id(tree: dict[str, Any]) -> str | None:
     return None
 
 
-def _attribute(value: Any) -> Any:
-    """An OpenTelemetry attribute value: scalars as they are, lists of scalars, anything else as JSON."""
-    if isinstance(value, str | bool | int | float):
-        return value
-    if isinstance(value, list | tuple) and all(isinstance(v, str | bool | int | float) for v in value):
-        return list(value)
-    return json.dumps(value, default=str)
+def opentelemetry_provider(
+    exporter: Any = None, service: str | None = None, project: str | None = None
+) -> Any:
+    """A ``TracerProvider`` exporting each span as it ends (``exporter``: default OTLP over HTTP).
 
-
-class OpenTelemetryTracer(BaseTracer):
-    """One OpenTelemetry span per run (graph, node, router, model call), nested like the run tree.
-
-    Node metadata becomes span attributes ``mtrag.<key>``; ``openinference.span.kind`` lets Phoenix
-    tell model calls from chains. Pass a ``TracerProvider`` or use the global one.
+    The OTLP exporter reads the standard variables: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or
+    ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``), ``OTEL_EXPORTER_OTLP_HEADERS``. ``project`` names the
+    Phoenix project the spans land in (default: Phoenix's "default").
     """
-
-    def __init__(self, tracer_provider: Any = None, **kwargs: Any) -> None:
-        from opentelemetry import trace
-
-        super().__init__(**kwargs)
-        self._trace = trace
-        self._tracer = trace.get_tracer("mtrag_graph", tracer_provider=tracer_provider)
-        self._spans: dict[str, Any] = {}
-
-    def _start_trace(self, run: Run) -> None:
-        super()._start_trace(run)
-        parent = self._spans.get(str(run.parent_run_id)) if run.parent_run_id else None
-        context = self._trace.set_span_in_context(parent) if parent is not None else None
-        kind = "LLM" if run.run_type in ("llm", "chat_model") else "CHAIN"
-        self._spans[str(run.id)] = self._tracer.start_span(
-            run.name,
-            context=context,
-            start_time=int(run.start_time.timestamp() * 1e9),
-            attributes={"openinference.span.kind": kind, "langchain.run_type": run.run_type},
-        )
-
-    def _end_trace(self, run: Run) -> None:
-        span = self._spans.pop(str(run.id), None)
-        if span is not None:
-            metadata = (run.extra or {}).get("metadata", {})
-            for key, value in metadata.items():
-                if value is not None and not key.startswith("__"):
-                    span.set_attribute(f"mtrag.{key}", _attribute(value))
-            if run.run_type in ("llm", "chat_model"):
-                for key, value in _llm_usage(run).items():
-                    span.set_attribute(f"llm.{key}", _attribute(value))
-            if run.error:
-                from opentelemetry.trace import Status, StatusCode
-
-                span.set_status(Status(StatusCode.ERROR, run.error.strip().splitlines()[-1][:300]))
-            end = run.end_time.timestamp() if run.end_time else None
-            span.end(end_time=int(end * 1e9) if end else None)
-        super()._end_trace(run)
-
-    def _persist_run(self, run: Run) -> None:
-        """Spans are exported as they end; nothing to do per top-level run."""
-
-
-def otlp_tracer_from_env() -> OpenTelemetryTracer | None:
-    """An ``OpenTelemetryTracer`` exporting over OTLP/HTTP when ``MTRAG_OTEL`` is set (1/true).
-
-    The exporter reads the standard variables: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or
-    ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``), ``OTEL_EXPORTER_OTLP_HEADERS``, ``OTEL_SERVICE_NAME``.
-    """
-    if os.environ.get("MTRAG_OTEL", "").lower() not in ("1", "true", "yes"):
-        return None
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    service = os.environ.get("OTEL_SERVICE_NAME", "mtrag-graph")
-    provider = TracerProvider(resource=Resource.create({"service.name": service}))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    atexit.register(provider.shutdown)  # flush the last spans when the process ends
-    return OpenTelemetryTracer(provider)
+    if exporter is None:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        exporter = OTLPSpanExporter()
+    name = service or os.environ.get("OTEL_SERVICE_NAME") or "mtrag-graph"
+    attributes = {"service.name": name}
+    if project:
+        attributes["openinference.project.name"] = project
+    provider = TracerProvider(resource=Resource.create(attributes))
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    return provider
+
+
+_INSTRUMENTED: dict[str, Any] = {}
+_INSTRUMENT_LOCK = threading.Lock()
+
+
+def instrument_opentelemetry(tracer_provider: Any) -> Any:
+    """Send every LangChain run of this process (graph, node, router, model call) as an OpenInference span.
+
+    Uses ``openinference-instrumentation-langchain``; returns the instrumentor (``.uninstrument()``
+    turns it off again). Instrumenting a second time replaces the provider.
+    """
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    with _INSTRUMENT_LOCK:
+        instrumentor = LangChainInstrumentor()
+        if instrumentor.is_instrumented_by_opentelemetry:
+            instrumentor.uninstrument()
+        instrumentor.instrument(tracer_provider=tracer_provider)
+        _INSTRUMENTED["provider"] = tracer_provider
+        return instrumentor
+
+
+def instrument_from_env() -> bool:
+    """With ``MTRAG_OTEL`` set, export spans over OTLP/HTTP (once per process); True when on."""
+    if not settings.otel_enabled():
+        return False
+    if "provider" not in _INSTRUMENTED:
+        provider = opentelemetry_provider()
+        instrument_opentelemetry(provider)
+        atexit.register(provider.shutdown)  # flush the last spans when the process ends
+    return True
 
 
 def tracing_callbacks(trace_file: str | Path | None = None) -> list[BaseCallbackHandler]:
-    """The callbacks for a run: a ``TraceFile`` when a path is given, OTLP spans when ``MTRAG_OTEL`` is set.
+    """The callbacks for a run: a ``TraceFile`` when a path is given. OTLP spans when ``MTRAG_OTEL`` is set.
 
-    LangSmith needs no callback: LangChain adds its tracer itself when ``LANGSMITH_TRACING=true``.
+    LangSmith needs no callback: LangChain adds its tracer itself when ``LANGSMITH_TRACING=true``;
+    OpenTelemetry needs none either (``instrument_from_env`` instruments LangChain itself).
     """
-    callbacks: list[BaseCallbackHandler] = []
-    if trace_file:
-        callbacks.append(TraceFile(trace_file))
-    if (otel := otlp_tracer_from_env()) is not None:
-        callbacks.append(otel)
-    return callbacks
+    instrument_from_env()
+    return [TraceFile(trace_file)] if trace_file else []

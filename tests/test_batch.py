@@ -7,7 +7,7 @@ import json
 from mtrag_graph.batch import answer_tasks
 from mtrag_graph.cli import main
 from mtrag_graph.jsonl_out import open_resumable
-from tests.conftest import fake_context, make_task
+from mtrag_graph.testing import fake_context, make_task
 
 PASSAGES = ["Bees use the waggle dance to show the direction of flowers."]
 

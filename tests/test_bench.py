@@ -10,7 +10,7 @@ from mtrag_graph.bench import preset_stats, render, run_bench
 from mtrag_graph.context import Context
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.presets import CANDIDATES, load_preset, preset_names
-from tests.conftest import make_task
+from mtrag_graph.testing import make_task
 
 
 def test_every_shipped_preset_builds_a_context():

@@ -8,7 +8,7 @@ from mtrag_graph.bookkeeping import cost_summary, route_of
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.calls import CallLog, TransientModelError, invoke_text, recording, timed_model_call
 from mtrag_graph.models.fake import ScriptedChatModel
-from tests.conftest import fake_context, make_task
+from mtrag_graph.testing import fake_context, make_task
 
 PASSAGES = [
     "Bees use the waggle dance to show the direction of flowers.",

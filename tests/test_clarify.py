@@ -7,20 +7,16 @@ from langgraph.types import Command
 
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
-from tests.conftest import fake_context, make_task
+from mtrag_graph.testing import fake_context, make_task
 
 LIBRARIES = ["The Alameda library opens at 9 am.", "The Monterey library opens at 10 am."]
 QUESTION_ASKED = "Do you mean the Alameda library or the Monterey library?"
 
 
-def judge(referent: str = "NONE"):
-    """A clarify-model fake: names ``referent`` when asked what a phrase refers to, else asks back."""
-
-    def respond(messages, options):
-        prompt = str(messages[-1].content)
-        return referent if "which specific thing" in prompt else QUESTION_ASKED
-
-    return ScriptedChatModel(responder=respond)
+def judge(*replies: str) -> ScriptedChatModel:
+    """A clarify-model fake replying in call order: the referent it names (when the turn has history),
+    then the clarifying question. No replies: any call fails the test."""
+    return ScriptedChatModel(responses=list(replies))
 
 
 EARLIER = ["Which libraries open early?", "The Alameda library and the Monterey library open early."]
@@ -30,7 +26,7 @@ GRAPH = build_graph()
 
 
 def test_a_first_turn_pointing_at_an_unnamed_thing_is_answered_with_a_clarifying_question():
-    context = fake_context(clarify=True, clarify_model=judge())
+    context = fake_context(clarify=True, clarify_model=judge(QUESTION_ASKED))
     state = GRAPH.invoke({"task": make_task(["When does this library open?"], LIBRARIES)}, context=context)
     assert state["answer"] == QUESTION_ASKED
     assert state["clarification"]["asked"] is True
@@ -40,7 +36,7 @@ def test_a_first_turn_pointing_at_an_unnamed_thing_is_answered_with_a_clarifying
 
 def test_a_later_turn_whose_referent_the_model_cannot_name_is_clarified():
     turns = ["Which clinics are open?", "The Causeway clinic is open.", "When does this library open?"]
-    context = fake_context(clarify=True, clarify_model=judge("NONE"))
+    context = fake_context(clarify=True, clarify_model=judge("NONE", QUESTION_ASKED))
     state = GRAPH.invoke({"task": make_task(turns, LIBRARIES)}, context=context)
     assert state["answer"] == QUESTION_ASKED and state["clarification"]["evidence"] == "NONE"
 
@@ -54,7 +50,7 @@ def test_a_referent_named_in_the_last_exchange_is_clear():
 
 
 def test_a_referent_the_model_invents_is_not_trusted():
-    context = fake_context(clarify=True, clarify_model=judge("the Berkeley library"))
+    context = fake_context(clarify=True, clarify_model=judge("the Berkeley library", QUESTION_ASKED))
     turns = ["Which clinics are open?", "The Causeway clinic is open.", "When does this library open?"]
     state = GRAPH.invoke({"task": make_task(turns, LIBRARIES)}, context=context)
     assert state["clarification"]["asked"] is True
@@ -70,7 +66,7 @@ def test_a_turn_without_a_referring_phrase_costs_no_model_call():
 
 
 def test_an_underspecified_turn_without_passages_is_asked_about_not_abstained():
-    context = fake_context(clarify=True, clarify_model=judge())
+    context = fake_context(clarify=True, clarify_model=judge(QUESTION_ASKED))
     state = GRAPH.invoke({"task": make_task(["When does this library open?"], [])}, context=context)
     assert state["answer"] == QUESTION_ASKED
     assert state["abstain_reason"] is None
@@ -103,7 +99,8 @@ def test_an_empty_judgement_answers_and_is_recorded():
 
 def test_in_chat_mode_the_reply_resumes_the_graph_with_the_disambiguated_question():
     graph = build_graph(checkpointer=InMemorySaver())
-    context = fake_context(clarify=True, clarify_model=judge(), clarify_interrupt=True)
+    # the node runs again from the top on resume, so it asks (the same question) twice
+    context = fake_context(clarify=True, clarify_model=judge(QUESTION_ASKED), clarify_interrupt=True)
     config = {"configurable": {"thread_id": "c1"}}
     paused = graph.invoke(
         {"task": make_task(["When does this library open?"], LIBRARIES)}, config, context=context

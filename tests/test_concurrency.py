@@ -28,7 +28,8 @@ from mtrag_graph.context import Context
 from mtrag_graph.models.factory import get_chat_model
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.standin import StandInServer
-from tests.conftest import REPO, fake_context, make_task
+from mtrag_graph.testing import fake_context, make_task
+from tests.conftest import REPO
 
 PASSAGES = [
     "Bees use the waggle dance to show the direction of flowers.",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 
 import pytest
 
@@ -14,7 +13,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.graph import Insertion, build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.nodes.judge_candidates import lexical_support, shown_order
-from tests.conftest import fake_context, make_task
+from mtrag_graph.testing import fake_context, make_task
 
 PASSAGES = [
     "Bees use the waggle dance to show the direction of flowers.",
@@ -106,8 +105,10 @@ def test_an_empty_reply_counts_as_a_failed_candidate():
 
 
 def test_a_slow_candidate_times_out_and_is_dropped():
+    release = threading.Event()
+
     def slow(messages, options):
-        time.sleep(2)
+        release.wait(30)  # answers only after the run is over: late however fast the machine is
         return GOOD
 
     context = ensemble_context([GOOD, GOOD], candidate_timeout_s=0.2)
@@ -115,7 +116,10 @@ def test_a_slow_candidate_times_out_and_is_dropped():
         context.candidates[0],
         Candidate(model=ScriptedChatModel(responder=slow), name="slow"),
     )
-    state = run(context)
+    try:
+        state = run(context)
+    finally:
+        release.set()
     slow_entry = next(e for e in state["candidate_answers"] if e["index"] == 1)
     assert "TimeoutError" in slow_entry["error"]
     assert state["chosen_candidate"] == 0

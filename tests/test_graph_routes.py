@@ -9,7 +9,7 @@ from mtrag_graph.graph import DESTINATIONS, ROUTES, Insertion, build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.state import RelationClass
 from mtrag_graph.tasks import TaskError
-from tests.conftest import fake_context, make_task
+from mtrag_graph.testing import fake_context, make_task
 
 PASSAGES = [
     "Bees use the waggle dance to show the direction of flowers.",

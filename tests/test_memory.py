@@ -11,7 +11,8 @@ import pytest
 from langgraph.types import Command
 
 from mtrag_graph.chat import build_chat_graph, open_checkpointer, pending_question, user_turn
-from tests.conftest import REPO, fake_context
+from mtrag_graph.testing import fake_context
+from tests.conftest import REPO
 from tests.test_clarify import LIBRARIES, QUESTION_ASKED, judge
 
 PASSAGES = [{"document_id": f"d{i}", "text": text} for i, text in enumerate(LIBRARIES)]
@@ -73,7 +74,7 @@ def test_the_api_keeps_each_thread_apart_and_feeds_history_to_the_next_turn(tmp_
 
 
 def test_a_clarifying_question_pauses_the_chat_and_the_reply_resumes_it(tmp_path):
-    context = fake_context(clarify=True, clarify_model=judge("this library"))
+    context = fake_context(clarify=True, clarify_model=judge(QUESTION_ASKED))
     config = {"configurable": {"thread_id": "ask"}}
     with open_checkpointer(tmp_path / "chat.sqlite") as saver:
         chat = build_chat_graph(checkpointer=saver)

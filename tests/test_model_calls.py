@@ -7,12 +7,12 @@ from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
 from mtrag_graph.models.calls import (
+    TRANSIENT_ERRORS,
     CallLog,
     TransientModelError,
     ask_choice,
     ask_json,
     invoke_text,
-    is_transient,
     parse_choice,
     parse_json_object,
 )
@@ -81,8 +81,10 @@ def test_permanent_errors_are_not_retried():
 
 
 def test_error_classification():
-    assert is_transient(TimeoutError()) and is_transient(ConnectionRefusedError())
-    assert not is_transient(ValueError("context length exceeded"))
+    assert isinstance(TimeoutError(), TRANSIENT_ERRORS) and isinstance(
+        ConnectionRefusedError(), TRANSIENT_ERRORS
+    )
+    assert not isinstance(ValueError("context length exceeded"), TRANSIENT_ERRORS)
 
 
 def test_choice_grammar_escapes_quotes():

@@ -7,22 +7,31 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
+from mtrag_graph.models.calls import CallLog, invoke_text
 from mtrag_graph.models.factory import get_chat_model
-from tests.conftest import make_task
+from mtrag_graph.testing import make_task
 
 
 class StandIn(BaseHTTPRequestHandler):
     """Answers /v1/chat/completions like vLLM would: a JSON reply when a schema is asked for."""
 
     requests: list[dict] = []
+    unavailable = 0  # answer this many requests with 503 first
 
     def do_POST(self):  # noqa: N802 - http.server's naming
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         StandIn.requests.append(body)
+        if StandIn.unavailable > 0:
+            StandIn.unavailable -= 1
+            self.send_response(503)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema", {})
         prompt = body["messages"][-1]["content"]
         if "answer" in schema.get("properties", {}):
@@ -53,6 +62,7 @@ def endpoint():
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     StandIn.requests = []
+    StandIn.unavailable = 0
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()
 
@@ -79,3 +89,24 @@ def test_graph_runs_end_to_end_against_an_openai_compatible_server(endpoint):
     assert choice_requests, "yes/no calls must ask the server for constrained output"
     assert choice_requests[0]["response_format"]["type"] == "json_schema"
     assert all(r["model"] == "stand-in" and r["temperature"] == 0.0 for r in StandIn.requests)
+
+
+def test_one_retry_layer_counts_and_records_every_request(endpoint):
+    model = get_chat_model(f"vllm:retry-count@{endpoint}")
+    StandIn.unavailable = 2
+    log = CallLog(node="t")
+    reply = invoke_text(model, [HumanMessage(content="Say something.")], log, backoff_seconds=0)
+    assert reply.content and len(StandIn.requests) == 3  # the client itself retries nothing
+    assert [(r["attempt"], "503" in r.get("error", "")) for r in log.records] == [
+        (1, True),
+        (2, True),
+        (3, False),
+    ]
+
+
+def test_after_the_bounded_retries_the_error_is_raised(endpoint):
+    model = get_chat_model(f"vllm:retry-limit@{endpoint}")
+    StandIn.unavailable = 10
+    with pytest.raises(Exception, match="503"):
+        invoke_text(model, [HumanMessage(content="Say something.")], backoff_seconds=0)
+    assert len(StandIn.requests) == 3

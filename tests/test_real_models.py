@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models import get_chat_model, get_embedder
-from tests.conftest import make_task
+from mtrag_graph.testing import make_task
 
 pytestmark = pytest.mark.slow
 
@@ -54,9 +52,7 @@ def test_graph_answers_a_short_task_from_its_passage_with_the_small_model():
         ],
     )
     context = Context(rewrite_model=SMALL, classify_model=SMALL, gate_model=SMALL, generate_model=SMALL)
-    started = time.perf_counter()
     state = build_graph().invoke({"task": task}, context=context)
-    assert time.perf_counter() - started < 120
     assert state["abstain_reason"] is None, state
     assert "1889" in state["answer"]
     assert state["kept_passages"][0]["document_id"] == "d0"

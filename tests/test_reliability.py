@@ -18,7 +18,8 @@ from mtrag_graph.batch import answer_tasks
 from mtrag_graph.budget import CHARS_PER_TOKEN
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.faults import FaultInjectingChatModel
-from tests.conftest import REPO, fake_context, make_task
+from mtrag_graph.testing import fake_context, make_task
+from tests.conftest import REPO
 
 PASSAGES = [
     "Bees use the waggle dance to show the direction of flowers.",
@@ -111,6 +112,11 @@ def _answer_cmd(tasks: Path, out: Path) -> list[str]:
     ]  # fmt: skip
 
 
+def _lines(path: Path) -> int:
+    with open(path, "rb") as handle:
+        return sum(1 for _ in handle)
+
+
 def test_sigkill_at_any_moment_then_resume_gives_exactly_one_line_per_task(tmp_path):
     tasks, out = tmp_path / "tasks.jsonl", tmp_path / "out.jsonl"
     n = 1500
@@ -120,10 +126,15 @@ def test_sigkill_at_any_moment_then_resume_gives_exactly_one_line_per_task(tmp_p
     rng = random.Random(7)
     kills = 0
     for _ in range(6):
+        done = len(out.read_text().splitlines()) if out.exists() else 0
+        target = done + rng.randint(50, 250)  # killed after this many lines, wherever it is in the next
         process = subprocess.Popen(
             _answer_cmd(tasks, out), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        time.sleep(rng.uniform(2.0, 4.0))
+        while process.poll() is None and (
+            not out.exists() or out.stat().st_size == 0 or _lines(out) < target
+        ):
+            time.sleep(0.05)  # polls progress; the kill moment is set by lines written, not by time
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
             kills += 1

@@ -18,7 +18,8 @@ import pytest
 from mtrag_graph.batch import answer_tasks
 from mtrag_graph.context import Context
 from mtrag_graph.standin import StandInServer
-from tests.conftest import REPO, make_task
+from mtrag_graph.testing import make_task
+from tests.conftest import REPO
 
 PASSAGES = [
     "The Eiffel Tower opened to the public on 15 May 1889, during the Exposition Universelle.",

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 
-from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
-
 from mtrag_graph.commands.trace import render
 from mtrag_graph.graph import build_graph
-from mtrag_graph.tracing import OpenTelemetryTracer, TraceFile
-from tests.conftest import fake_context, make_task
+from mtrag_graph.testing import fake_context, make_task
+from mtrag_graph.tracing import TraceFile, instrument_opentelemetry, opentelemetry_provider
 
 PASSAGES = [
     "Bees use the waggle dance to show the direction of flowers.",
@@ -23,13 +21,16 @@ NODE_ORDER = [
 GRAPH = build_graph()
 
 
-def test_each_node_is_a_named_run_in_order_with_its_decisions():
-    collector = RunCollectorCallbackHandler()
-    GRAPH.invoke({"task": TASK}, context=fake_context(), config={"callbacks": [collector]})
-    root = collector.traced_runs[0]
-    nodes = [run for run in sorted(root.child_runs, key=lambda r: r.start_time)]
-    assert [run.name for run in nodes] == NODE_ORDER
-    meta = {run.name: run.extra["metadata"] for run in nodes}
+def trace(tmp_path, context, task=TASK) -> dict:
+    path = tmp_path / "trace.jsonl"
+    GRAPH.invoke({"task": task}, context=context, config={"callbacks": [TraceFile(path)]})
+    return json.loads(path.read_text().splitlines()[-1])
+
+
+def test_each_node_is_a_named_run_in_order_with_its_decisions(tmp_path):
+    nodes = trace(tmp_path, fake_context())["children"]
+    assert [run["name"] for run in nodes] == NODE_ORDER
+    meta = {run["name"]: run["metadata"] for run in nodes}
     assert all(m["task_id"] == "t<::>1" and m["node_seconds"] >= 0 for m in meta.values())
     assert meta["classify_relation"]["relation"] == "CONTINUATION"
     assert meta["answerability_gate"]["gate"] == "yes"
@@ -39,12 +40,10 @@ def test_each_node_is_a_named_run_in_order_with_its_decisions():
     assert meta["check_answer"]["answer"] == "The answer is stated in the passage."
 
 
-def test_retries_are_recorded_on_the_check_answer_run():
-    collector = RunCollectorCallbackHandler()
+def test_retries_are_recorded_on_the_check_answer_run(tmp_path):
     context = fake_context(generate=["Waggle", "Bees perform the waggle dance to show direction."])
-    GRAPH.invoke({"task": TASK}, context=context, config={"callbacks": [collector]})
-    checks = [r for r in collector.traced_runs[0].child_runs if r.name == "check_answer"]
-    assert [r.extra["metadata"].get("retries") for r in checks] == [1, None]
+    checks = [run for run in trace(tmp_path, context)["children"] if run["name"] == "check_answer"]
+    assert [run["metadata"].get("retries") for run in checks] == [1, None]
 
 
 def test_trace_file_holds_one_run_tree_per_task_and_trace_show_prints_it(tmp_path):
@@ -56,7 +55,9 @@ def test_trace_file_holds_one_run_tree_per_task_and_trace_show_prints_it(tmp_pat
     assert [tree["task_id"] for tree in trees] == ["t<::>1", "t<::>2"]
     assert [child["name"] for child in trees[0]["children"]] == NODE_ORDER
     gate = trees[0]["children"][NODE_ORDER.index("answerability_gate")]
-    assert gate["children"][0]["run_type"] == "llm" and gate["children"][0]["metadata"]["prompt_tokens"] > 0
+    call = gate["children"][0]  # the retry layer's run, holding one llm run per attempt
+    assert call["name"] == "answerability_gate.model"
+    assert call["children"][0]["run_type"] == "llm" and call["children"][0]["metadata"]["prompt_tokens"] > 0
     lines = render(trees[0])
     assert lines[0] == "task t<::>1"
     assert any(line.strip().startswith("answerability_gate") and "gate=yes" in line for line in lines)
@@ -64,16 +65,16 @@ def test_trace_file_holds_one_run_tree_per_task_and_trace_show_prints_it(tmp_pat
 
 
 def test_an_in_memory_opentelemetry_exporter_receives_a_span_per_node():
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    GRAPH.invoke(
-        {"task": TASK}, context=fake_context(), config={"callbacks": [OpenTelemetryTracer(provider)]}
-    )
+    provider = opentelemetry_provider(exporter)
+    instrumentor = instrument_opentelemetry(provider)
+    try:
+        GRAPH.invoke({"task": TASK}, context=fake_context())
+        provider.force_flush()
+    finally:
+        instrumentor.uninstrument()
     spans = exporter.get_finished_spans()
     root = next(span for span in spans if span.parent is None)
     node_spans = sorted((s for s in spans if s.parent and s.parent.span_id == root.context.span_id),
@@ -81,6 +82,7 @@ def test_an_in_memory_opentelemetry_exporter_receives_a_span_per_node():
     assert root.name == "mtrag-graph"
     assert [span.name for span in node_spans] == NODE_ORDER
     gate = node_spans[NODE_ORDER.index("answerability_gate")]
-    assert gate.attributes["mtrag.gate"] == "yes" and gate.attributes["mtrag.task_id"] == "t<::>1"
+    assert json.loads(gate.attributes["output.value"])["gate"] == "yes"
+    assert json.loads(gate.attributes["input.value"])["task_id"] == "t<::>1"
     model_spans = [s for s in spans if s.attributes.get("openinference.span.kind") == "LLM"]
     assert model_spans and all(s.parent is not None for s in model_spans)

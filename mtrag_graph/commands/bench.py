@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from mtrag_graph.commands.answer import add_concurrency_options, add_model_options, overrides_from_args
+from mtrag_graph.presets import DEFAULT_PRESET
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,7 +20,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--out-dir", default="runs/bench", help="where predictions and bench.json go")
     parser.add_argument("--limit", type=int, default=12)
     parser.add_argument(
-        "--presets", nargs="+", default=["ncl"], help="preset names or .json paths (default: ncl)"
+        "--presets",
+        nargs="+",
+        default=[DEFAULT_PRESET],
+        help=f"preset names or .json paths (default: {DEFAULT_PRESET})",
     )
     parser.add_argument(
         "--compare-prefix-cache",

@@ -7,13 +7,11 @@ The conversation is kept in a checkpointer (a SQLite file by default, PostgreSQL
 from __future__ import annotations
 
 import argparse
-import os
 import uuid
 from typing import Any
 
+from mtrag_graph import settings
 from mtrag_graph.commands.answer import add_model_options, context_from_args
-
-DEFAULT_DB = os.path.join("~", ".mtrag-graph", "chat.sqlite")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,8 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--thread", help="conversation id (default: a new one, printed)")
     parser.add_argument(
         "--checkpointer",
-        default=os.environ.get("MTRAG_CHECKPOINTER") or DEFAULT_DB,
-        help=f"SQLite file or postgresql:// connection string (default: $MTRAG_CHECKPOINTER or {DEFAULT_DB})",
+        default=settings.checkpointer(),
+        help=f"SQLite file or postgresql:// connection string (default: $MTRAG_CHECKPOINTER or {settings.DEFAULT_CHECKPOINTER})",
     )
     parser.add_argument("--no-clarify", action="store_true", help="never ask clarifying questions")
     parser.add_argument("--trace-file", help="append each turn's run tree here (JSON lines)")

@@ -7,7 +7,9 @@ import logging
 import sys
 from pathlib import Path
 
-DEFAULT_JUDGE = "qwen2.5-coder-1.5b"
+from mtrag_graph import settings
+
+DEFAULT_JUDGE = settings.LARGE_MODEL
 DEFAULT_METRICS = "rouge,bert,rb_llm,rl_f,idk,clarify"
 
 log = logging.getLogger(__name__)

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from mtrag_graph import settings
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -17,7 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("tasks", help="training tasks with targets, one JSON object per line")
     parser.add_argument("-o", "--output", required=True, help="exemplars file to write (JSON)")
-    parser.add_argument("--embedder", default="minilm", help="embedder spec (default: the bundled minilm)")
+    parser.add_argument(
+        "--embedder", default=settings.DEFAULT_EMBEDDER, help="embedder spec (default: the bundled minilm)"
+    )
     parser.set_defaults(func=run)
 
 

@@ -28,12 +28,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
-    from mtrag_graph.models.embeddings import DEFAULT_EMBEDDER
+    from mtrag_graph import settings
     from mtrag_graph.retrieval.index import build_indexes
 
-    embedder = args.embedder or os.environ.get("MTRAG_EMBEDDER") or DEFAULT_EMBEDDER
+    embedder = args.embedder or settings.embedder()
     reports = build_indexes(
         args.corpora,
         args.output,

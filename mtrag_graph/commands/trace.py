@@ -27,7 +27,7 @@ def render(tree: dict[str, Any], *, routers: bool = False, models: bool = True) 
         name = run["name"]
         if not routers and name.startswith("route"):
             return
-        if not models and run["run_type"] in ("llm", "chat_model"):
+        if not models and (run["run_type"] in ("llm", "chat_model") or name.endswith(".model")):
             return
         seconds = f"{run['seconds']:.3f}s" if run.get("seconds") is not None else "?"
         meta = run.get("metadata", {})

@@ -15,6 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from mtrag_graph import settings
+
 
 @dataclass(frozen=True)
 class BundledGGUF:
@@ -54,10 +56,7 @@ class BundledModelError(RuntimeError):
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("MTRAG_GRAPH_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "mtrag-graph"
-    )
-    path = Path(root)
+    path = settings.graph_cache()
     path.mkdir(parents=True, exist_ok=True)
     return path
 

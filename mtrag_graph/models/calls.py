@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -30,37 +30,38 @@ from pydantic import BaseModel, ValidationError
 from mtrag_graph.concurrency import endpoint_slot, is_openai_compatible
 from mtrag_graph.models.constraints import drop_refused_constraint, refuses_constraints
 from mtrag_graph.models.factory import model_name
+from mtrag_graph.models.openai_compatible import TransientEndpointError
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
-
-TRANSIENT_ERROR_NAMES = {
-    "APIConnectionError",
-    "APITimeoutError",
-    "RateLimitError",
-    "InternalServerError",
-    "ServiceUnavailableError",
-    "ConnectionError",
-    "ConnectionRefusedError",
-    "ConnectionResetError",
-    "TimeoutError",
-    "ReadTimeout",
-    "ConnectTimeout",
-    "TransientModelError",
-}
 
 
 class TransientModelError(RuntimeError):
     """A model failure worth retrying (raised by fault-injection wrappers and adapters)."""
 
 
-def is_transient(error: BaseException) -> bool:
-    """Connection, timeout, rate-limit and 5xx errors are transient; bad requests are not."""
-    for cls in type(error).__mro__:
-        if cls.__name__ in TRANSIENT_ERROR_NAMES:
-            return True
-    status = getattr(error, "status_code", None)
-    return isinstance(status, int) and (status == 429 or status >= 500)
+def _transient_errors() -> tuple[type[BaseException], ...]:
+    """Connection, timeout, rate-limit and 5xx errors; bad requests are not among them."""
+    errors: list[type[BaseException]] = [
+        TransientModelError,
+        TransientEndpointError,
+        ConnectionError,
+        TimeoutError,
+    ]
+    try:
+        import openai
+    except ImportError:
+        return tuple(errors)
+    # APITimeoutError is an APIConnectionError; InternalServerError is every 5xx status
+    return (*errors, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
+
+
+TRANSIENT_ERRORS = _transient_errors()
+TRANSIENT_RETRIES = 2  # attempts after the first, for transient errors only
+BACKOFF_SECONDS = 0.5  # wait before the first retry; doubles for each further one
+PARSE_RETRIES = 2  # re-asks after a reply that does not parse (Context.parse_retries)
+CHOICE_MAX_TOKENS = 8  # a one-word choice, with room for a stray token
+JSON_MAX_TOKENS = 256
 
 
 MODEL_CALL_TAG = "mtrag:model_call"  # a non-chat model run (reranker, search) that counts as a model call
@@ -83,8 +84,10 @@ class CallLog(BaseCallbackHandler):
         self._open: dict[UUID, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
-    def _start(self, run_id: UUID, model: str, metadata: dict[str, Any] | None) -> None:
-        record = {"node": self.node, "model": model, "attempt": (metadata or {}).get("attempt", 1)}
+    def _start(self, run_id: UUID, model: str, tags: list[str] | None) -> None:
+        # with_retry tags every attempt after the first "retry:attempt:N"
+        attempts = [int(t.rsplit(":", 1)[1]) for t in tags or () if t.startswith("retry:attempt:")]
+        record = {"node": self.node, "model": model, "attempt": max(attempts, default=1)}
         with self._lock:
             self._open[run_id] = {"record": record, "started": time.perf_counter()}
 
@@ -96,9 +99,11 @@ class CallLog(BaseCallbackHandler):
             entry["record"].update(seconds=time.perf_counter() - entry["started"], **fields)
             self.records.append(entry["record"])
 
-    def on_chat_model_start(self, serialized, messages, *, run_id, metadata=None, **kwargs: Any) -> None:
+    def on_chat_model_start(
+        self, serialized, messages, *, run_id, tags=None, metadata=None, **kwargs: Any
+    ) -> None:
         meta = metadata or {}
-        self._start(run_id, str(meta.get("model_name") or meta.get("ls_model_name") or "chat model"), meta)
+        self._start(run_id, str(meta.get("model_name") or meta.get("ls_model_name") or "chat model"), tags)
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         message = getattr(response.generations[0][0], "message", None) if response.generations else None
@@ -119,7 +124,7 @@ class CallLog(BaseCallbackHandler):
 
     def on_chain_start(self, serialized, inputs, *, run_id, tags=None, metadata=None, **kwargs: Any) -> None:
         if MODEL_CALL_TAG in (tags or ()):
-            self._start(run_id, str((metadata or {}).get("model_name") or kwargs.get("name")), metadata)
+            self._start(run_id, str((metadata or {}).get("model_name") or kwargs.get("name")), tags)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         self._finish(run_id)
@@ -181,34 +186,45 @@ def invoke_text(
     log: CallLog | None = None,
     *,
     max_tokens: int | None = None,
-    transient_retries: int = 2,
-    backoff_seconds: float = 0.5,
+    transient_retries: int = TRANSIENT_RETRIES,
+    backoff_seconds: float = BACKOFF_SECONDS,
     **options: Any,
 ) -> AIMessage:
-    """One model call, retried with backoff on transient errors; each attempt is recorded.
+    """One model call; transient errors are retried (LangChain's ``with_retry``), each attempt a run.
 
-    Calls inside a node are recorded by the node's ``CallLog`` (see ``recording``); ``log`` records
-    this call into another one (the evaluation's judges keep their own).
+    This is the only retry layer for transient errors (remote clients are built with their own retries
+    off), so every attempt is recorded: calls inside a node by the node's ``CallLog`` (see
+    ``recording``); ``log`` records this call into that log instead (the evaluation's judges keep
+    their own).
     """
+    if log is not None:
+        with recording(log):
+            return invoke_text(
+                model, messages, max_tokens=max_tokens, transient_retries=transient_retries,
+                backoff_seconds=backoff_seconds, **options,
+            )  # fmt: skip
     if max_tokens:
         options["max_tokens"] = max_tokens
-    node = (log.node if log is not None else None) or current_node() or "call"
-    attempt = 0
+    node = current_node() or "call"
+    config: RunnableConfig = {
+        "run_name": f"{node}.model",
+        "metadata": {"node": node, "model_name": model_name(model)},
+    }
     while True:
-        attempt += 1
-        metadata = {"node": node, "model_name": model_name(model), "attempt": attempt}
-        config: RunnableConfig = {"run_name": f"{node}.model", "metadata": metadata}
-        if log is not None:
-            config["callbacks"] = [log]
+        retrying = model.bind(**options).with_retry(
+            retry_if_exception_type=TRANSIENT_ERRORS,
+            stop_after_attempt=transient_retries + 1,
+            wait_exponential_jitter=backoff_seconds > 0,
+            # tenacity's "multiplier" is the first wait ("initial" is deprecated); no jitter: reproducible
+            exponential_jitter_params=cast(Any, {"multiplier": backoff_seconds, "jitter": 0}),
+        )
         try:
             with endpoint_slot(model):  # waits while the model's endpoint has its cap of requests in flight
-                return model.invoke(list(messages), config=config, **options)
-        except Exception as error:  # noqa: BLE001 - classified below, re-raised when permanent
+                return cast(AIMessage, retrying.invoke(list(messages), config=config))
+        except Exception as error:
             if drop_refused_constraint(model, error, options):
                 continue  # the endpoint cannot constrain output: ask plainly, the caller parses strictly
-            if attempt > transient_retries or not is_transient(error):
-                raise
-            time.sleep(backoff_seconds * 2 ** (attempt - 1))
+            raise
 
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -254,14 +270,18 @@ def ask_choice(
     choices: Sequence[str],
     log: CallLog | None = None,
     *,
-    retries: int = 2,
+    retries: int = PARSE_RETRIES,
 ) -> tuple[str | None, list[str]]:
     """One of ``choices`` or None after ``retries`` unparseable replies; also the raw replies."""
     conversation = list(messages)
     raws: list[str] = []
     for _ in range(retries + 1):
         reply = invoke_text(
-            model, conversation, log, max_tokens=8, **constraint_options(model, choices=choices)
+            model,
+            conversation,
+            log,
+            max_tokens=CHOICE_MAX_TOKENS,
+            **constraint_options(model, choices=choices),
         )
         raws.append(str(reply.content))
         value = parse_choice(raws[-1], choices)
@@ -281,8 +301,8 @@ def ask_json(
     schema: type[T],
     log: CallLog | None = None,
     *,
-    retries: int = 2,
-    max_tokens: int = 256,
+    retries: int = PARSE_RETRIES,
+    max_tokens: int = JSON_MAX_TOKENS,
 ) -> tuple[T | None, list[str]]:
     """A validated ``schema`` instance, or None after ``retries`` invalid replies; also the raw replies."""
     conversation = list(messages)

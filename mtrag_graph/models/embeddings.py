@@ -5,6 +5,9 @@ Spec strings:
 - ``st:/path``: any sentence-transformers folder.
 - ``flag:/path``: a FlagEmbedding ``FlagModel`` folder (e.g. bge-*-en-v1.5), mean pooling.
 - ``bge-m3:/path``: a ``BGEM3FlagModel`` folder (dense vectors; sparse weights through ``lexical_weights``).
+- ``hashing:DIM`` (``hashing:DIM+sparse``): no model: words hashed into ``DIM`` buckets, so texts that
+  share words are similar (``+sparse`` adds the buckets as sparse weights). Fast and deterministic:
+  for tests and dry runs.
 Reranker specs: ``embedding`` (cosine of the embedder, default), ``lexical`` (word overlap, no model),
 ``cross-encoder:/path`` (``FlagReranker``).
 """
@@ -21,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from mtrag_graph import settings
 from mtrag_graph.models.batching import CoalescingEncoder
 from mtrag_graph.models.bundled import minilm_path
 
-DEFAULT_EMBEDDER = "minilm"
 _CACHE_SIZE = 50_000
 
 
@@ -114,6 +117,26 @@ def _flag_model(path: str) -> Callable[[list[str]], np.ndarray]:
     return lambda texts: model.encode(texts)
 
 
+_HASHED_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _hashing(dim: int) -> Callable[[list[str]], np.ndarray]:
+    def encode(texts: list[str]) -> np.ndarray:
+        matrix = np.zeros((len(texts), dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in _HASHED_WORD.findall(text.lower()):
+                matrix[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % dim] += 1.0
+        matrix[:, 0] += 1e-3  # no all-zero rows
+        return matrix
+
+    return encode
+
+
+def _hashing_sparse(dim: int) -> Callable[[list[str]], list[dict[str, float]]]:
+    encode = _hashing(dim)
+    return lambda texts: [{str(i): float(v) for i, v in enumerate(row) if v >= 1} for row in encode(texts)]
+
+
 def _bge_m3(path: str) -> tuple[Callable[[list[str]], np.ndarray], Callable[[list[str]], list[dict]]]:
     from FlagEmbedding import BGEM3FlagModel
 
@@ -131,12 +154,12 @@ _LOCK = threading.Lock()
 
 def get_embedder(spec: str | None = None) -> Embedder:
     """The process-wide embedder for ``spec`` (loaded once)."""
-    spec = spec or os.environ.get("MTRAG_EMBEDDER") or DEFAULT_EMBEDDER
+    spec = spec or settings.embedder()
     with _LOCK:
         if spec not in _EMBEDDERS:
             kind, _, path = spec.partition(":")
             encode_sparse = None
-            if spec == "minilm":
+            if spec == settings.DEFAULT_EMBEDDER:
                 encode = _sentence_transformer(str(minilm_path()))
             elif kind == "st" and path:
                 encode = _sentence_transformer(path)
@@ -144,11 +167,16 @@ def get_embedder(spec: str | None = None) -> Embedder:
                 encode = _flag_model(path)
             elif kind == "bge-m3" and path:
                 encode, encode_sparse = _bge_m3(path)
+            elif kind == "hashing" and path.removesuffix("+sparse").isdigit():
+                dim = int(path.removesuffix("+sparse"))
+                encode = _hashing(dim)
+                encode_sparse = _hashing_sparse(dim) if path.endswith("+sparse") else None
             else:
                 raise ValueError(
-                    f"unknown embedder spec '{spec}': use 'minilm', 'st:/path', 'flag:/path' or 'bge-m3:/path'"
+                    f"unknown embedder spec '{spec}': use 'minilm', 'st:/path', 'flag:/path', 'bge-m3:/path' "
+                    "or 'hashing:DIM'"
                 )
-            if os.environ.get("MTRAG_EMBED_MERGE", "").lower() in ("1", "true", "yes"):
+            if settings.embed_merge():
                 # concurrent tasks' requests share forward passes (see mtrag_graph/models/batching.py)
                 encode = CoalescingEncoder(encode)
             _EMBEDDERS[spec] = Embedder(spec, encode, encode_sparse=encode_sparse)

@@ -19,10 +19,11 @@ from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
+from mtrag_graph import settings
 from mtrag_graph.models.bundled import BUNDLED_GGUF, gguf_path
 
-ALIASES = {"qwen-1.5b": "qwen2.5-coder-1.5b", "qwen-0.5b": "qwen2.5-coder-0.5b"}
-DEFAULT_N_CTX = 8192
+REMOTE_TIMEOUT_S = 120  # a remote call slower than this fails (and is retried as transient)
+ALIASES = {"qwen-1.5b": settings.LARGE_MODEL, "qwen-0.5b": settings.SMALL_MODEL}
 
 _MODELS: dict[str, BaseChatModel] = {}
 _LOCK = threading.Lock()
@@ -44,10 +45,7 @@ def _split_url(rest: str) -> tuple[str, str | None]:
 def _build(spec: str) -> BaseChatModel:
     from mtrag_graph.models.llama import ChatLlamaCpp
 
-    n_ctx = int(os.environ.get("MTRAG_N_CTX", DEFAULT_N_CTX))
-    # llama-cpp-python defaults to half the cores; use them all unless told otherwise
-    n_threads = int(os.environ.get("MTRAG_N_THREADS") or os.cpu_count() or 1)
-    json_grammar = os.environ.get("MTRAG_JSON_GRAMMAR", "") in ("1", "true", "yes")
+    n_ctx, n_threads, json_grammar = settings.n_ctx(), settings.n_threads(), settings.json_grammar()
     canonical = ALIASES.get(spec, spec)
     if canonical in BUNDLED_GGUF:
         return ChatLlamaCpp(
@@ -73,7 +71,13 @@ def _build(spec: str) -> BaseChatModel:
         from langchain_openai import ChatOpenAI
 
         name, url = _split_url(rest)
-        options: dict[str, Any] = {"model": name, "temperature": 0.0, "max_retries": 2, "timeout": 120}
+        # max_retries=0: invoke_text is the one retry layer, so every attempt is counted and logged
+        options: dict[str, Any] = {
+            "model": name,
+            "temperature": 0.0,
+            "max_retries": 0,
+            "timeout": REMOTE_TIMEOUT_S,
+        }
         if url:
             options["base_url"] = url
         model: ChatOpenAI
@@ -108,10 +112,9 @@ def get_chat_model(spec: ModelSpec) -> BaseChatModel:
     with _LOCK:
         if spec not in _MODELS:
             model = _build(spec)
-            if rate := float(os.environ.get("MTRAG_INJECT_FAULTS") or 0):
+            if rate := settings.fault_rate():
                 from mtrag_graph.models.faults import FaultInjectingChatModel
 
-                seed = int(os.environ.get("MTRAG_FAULT_SEED") or 0)
-                model = FaultInjectingChatModel(inner=model, rate=rate, seed=seed)
+                model = FaultInjectingChatModel(inner=model, rate=rate, seed=settings.fault_seed())
             _MODELS[spec] = model
         return _MODELS[spec]

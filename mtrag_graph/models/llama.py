@@ -103,10 +103,6 @@ class ChatLlamaCpp(BaseChatModel):
         if self._llama is None:
             self._llama, self._lock = load_llama(self.model_path, self.n_ctx, self.n_threads)
 
-    def count_tokens(self, text: str) -> int:
-        self._ensure_loaded()
-        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
-
     def _generate(
         self,
         messages: list[BaseMessage],

@@ -33,6 +33,31 @@ class EndpointError(RuntimeError):
         self.status_code = status_code
 
 
+class TransientEndpointError(EndpointError):
+    """429 or 5xx: worth retrying (``models.calls.TRANSIENT_ERRORS``)."""
+
+
+class ConstraintRejected(EndpointError):
+    """The endpoint refused the request's ``response_format``: not retried as is, asked again without it
+    (``models.constraints.drop_refused_constraint``)."""
+
+
+_CONSTRAINT_REJECTION_STATUS = {400, 422, 500, 501}
+
+
+def endpoint_error(status_code: int, body: str, payload: dict[str, Any]) -> EndpointError:
+    """The error class for an HTTP error status: a refused constraint, transient, or permanent."""
+    if (
+        "response_format" in payload
+        and status_code in _CONSTRAINT_REJECTION_STATUS
+        and "response_format" in body
+    ):
+        return ConstraintRejected(status_code, body)
+    if status_code == 429 or status_code >= 500:
+        return TransientEndpointError(status_code, body)
+    return EndpointError(status_code, body)
+
+
 def _client(base_url: str) -> httpx.Client:
     """One pooled, thread-safe client per endpoint (no cap here: ``endpoint_slot`` caps requests)."""
     with _LOCK:
@@ -70,5 +95,5 @@ class ChatOpenAICompatible(ChatOpenAI):
         except httpx.TransportError as error:
             raise ConnectionError(f"{base}: {type(error).__name__}: {error}") from error
         if response.status_code >= 400:
-            raise EndpointError(response.status_code, response.text)
+            raise endpoint_error(response.status_code, response.text, payload)
         return self._create_chat_result(response.json())

@@ -42,25 +42,13 @@ def guarded(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]
                 "abstain_reason": AbstainReason.ERROR,
             }
         seconds = time.perf_counter() - started
-        update = {
+        return {
             **update,
             "model_calls": log.records,
             "node_seconds": [{"node": node.__name__, "seconds": seconds}],
         }
-        _annotate(node.__name__, state, update, seconds)
-        return update
 
     return wrapper
-
-
-def _annotate(name: str, state: dict[str, Any], update: dict[str, Any], seconds: float) -> None:
-    """Put the node's decisions on its traced run; tracing must never fail a run."""
-    from mtrag_graph.tracing import annotate_current_run, node_metadata
-
-    try:
-        annotate_current_run(node_metadata(name, state, update, seconds))
-    except Exception as error:  # noqa: BLE001 - a tracing problem is logged, never raised
-        logger.debug("could not annotate the run of %s: %s", name, error)
 
 
 def user_and_agent_pairs(history: Sequence[dict[str, str]]) -> list[tuple[str, str]]:

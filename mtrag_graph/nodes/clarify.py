@@ -37,6 +37,8 @@ REFERRING_PHRASE = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z0-9]+")
+LAST_EXCHANGE_TURNS = 2  # the referent must have been named in the last exchange
+NAME_WORD_MIN_CHARS = 4  # shorter words of the model's reply ("the", "one") do not name anything
 
 
 def referring_phrase(question: str) -> str | None:
@@ -62,7 +64,7 @@ def is_underspecified(
         return False, ["no referring phrase"]
     if not history:
         return True, [f"first turn refers to '{phrase}'"]
-    recent = list(history)[-2:]
+    recent = list(history)[-LAST_EXCHANGE_TURNS:]
     messages = clarify_messages(
         context.clarify_instruction, recent, question, passages, context, phrase=phrase
     )
@@ -74,7 +76,9 @@ def is_underspecified(
     if not reply:
         return None, [reply]
     conversation = " ".join(turn["text"] for turn in recent).lower()
-    named = [w for w in _WORD.findall(reply.lower()) if len(w) > 3 and w not in question.lower()]
+    named = [
+        w for w in _WORD.findall(reply.lower()) if len(w) >= NAME_WORD_MIN_CHARS and w not in question.lower()
+    ]
     unresolved = "none" in reply.lower() or not any(w in conversation for w in named)
     return unresolved, [reply]
 

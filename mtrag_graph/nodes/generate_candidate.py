@@ -32,6 +32,7 @@ PAYLOAD_FIELDS = (
 
 # Replies the judge cannot use at all; other flaws are for the judge and check_answer to weigh.
 UNUSABLE = {"empty answer", "echoes the prompt"}
+REPLY_EXCERPT_CHARS = 80  # of an unusable reply, recorded in its error
 
 _SLOTS: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 _SLOTS_LOCK = threading.Lock()
@@ -91,7 +92,7 @@ def generate_candidate(state: dict[str, Any], runtime: Runtime[Context]) -> dict
         entry.update(raw=raw, finish_reason=(reply.response_metadata or {}).get("finish_reason"))
         unusable = set(answer_problems(text, state["question"], False, 1)) & UNUSABLE
         if unusable:
-            entry["error"] = f"unusable reply ({', '.join(sorted(unusable))}): {raw[:80]!r}"
+            entry["error"] = f"unusable reply ({', '.join(sorted(unusable))}): {raw[:REPLY_EXCERPT_CHARS]!r}"
         else:
             entry.update(text=text, declined=says_idk(text))
     except Exception as error:  # noqa: BLE001 - one candidate failing is recorded, the others go on

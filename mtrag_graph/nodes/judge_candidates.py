@@ -31,6 +31,9 @@ from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import AbstainReason
 
 SUPPORTED_SHARE = 0.6  # a sentence is supported when this share of its content words is in the documents
+CONTENT_WORD_MIN_CHARS = 4  # shorter words are not content words
+STEM_CHARS = 6  # words are compared by their first characters (a crude stem: "dances" ~ "dancer")
+REPLY_EXCERPT_CHARS = 200  # of a judge reply that failed, recorded in the reason
 _WORD = re.compile(r"[a-z0-9]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _STOPWORDS = set(
@@ -54,7 +57,8 @@ class JudgeReply(BaseModel):
 
 
 def _stems(text: str) -> list[str]:
-    return [w[:6] for w in _WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOPWORDS]
+    words = _WORD.findall(text.lower())
+    return [w[:STEM_CHARS] for w in words if len(w) >= CONTENT_WORD_MIN_CHARS and w not in _STOPWORDS]
 
 
 def lexical_support(answer: str, passages: list[dict[str, Any]]) -> float:
@@ -100,7 +104,7 @@ def _judge(state, context, shown, labels) -> tuple[dict[str, Verdict] | None, st
     verdicts = _verdicts(reply, labels)
     if verdicts is None:
         why = "no valid verdict for every candidate" if reply is not None else "unparseable reply"
-        return None, f"{why}: {raws[-1][:200]!r}"
+        return None, f"{why}: {raws[-1][:REPLY_EXCERPT_CHARS]!r}"
     return verdicts, None
 
 

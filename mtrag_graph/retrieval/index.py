@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from mtrag_graph import settings
 from mtrag_graph.retrieval.corpus import domain_of_path, file_checksum, read_corpus
 from mtrag_graph.tasks import domain_of
 
@@ -152,7 +153,7 @@ def build_index(
     corpus_path: str | Path,
     out_dir: str | Path,
     *,
-    embedder: str = "minilm",
+    embedder: str = settings.DEFAULT_EMBEDDER,
     faiss_kind: str = "flat",
     force: bool = False,
     show_progress: bool = True,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -37,7 +35,5 @@ def test_local_judge_says_an_idk_response_does_not_know():
     from mtrag_graph.evaluation.judges import Judge
 
     judge = Judge("qwen2.5-coder-1.5b")
-    started = time.perf_counter()
     verdict = judge.idk("Who won the 2030 World Cup?", "I'm sorry, I don't have that information.")
     assert verdict["verdict"] == "declines" and verdict["value"] == 1.0
-    assert time.perf_counter() - started < 60

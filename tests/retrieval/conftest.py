@@ -1,46 +1,18 @@
-"""Fixtures of the retrieval tests: the benchmark data folder, a fast fake embedder, tiny corpora."""
+"""Fixtures of the retrieval tests: a fast fake embedder, tiny corpora (the data folder: tests/conftest.py)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from mtrag_graph.models import embeddings
-from tests.conftest import data_dir
-
-REPO = Path(__file__).resolve().parents[2]
-FAKE_EMBEDDER = "test-hashing"
-
-
-@pytest.fixture(scope="session")
-def mtrag_data() -> Path:
-    path = data_dir()
-    if not (path / "corpora").is_dir():
-        pytest.fail(f"benchmark data not found at {path}: set MTRAG_DATA to the shared/data/mtrag folder")
-    return path
-
-
-def _hashing_encode(texts: list[str], dim: int = 256) -> np.ndarray:
-    """Bag of words hashed into ``dim`` buckets: texts sharing words are similar."""
-    matrix = np.zeros((len(texts), dim), dtype=np.float32)
-    for row, text in enumerate(texts):
-        for word in re.findall(r"[a-z0-9]+", text.lower()):
-            matrix[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % dim] += 1.0
-    matrix[:, 0] += 1e-3  # no all-zero rows
-    return matrix
+FAKE_EMBEDDER = "hashing:256"
 
 
 @pytest.fixture
-def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> str:
-    """Registers a fast deterministic embedder under the spec ``test-hashing`` and returns the spec."""
-    monkeypatch.setitem(
-        embeddings._EMBEDDERS, FAKE_EMBEDDER, embeddings.Embedder(FAKE_EMBEDDER, _hashing_encode)
-    )
+def fake_embedder() -> str:
+    """A fast deterministic embedder without a model (words hashed into 256 buckets)."""
     return FAKE_EMBEDDER
 
 

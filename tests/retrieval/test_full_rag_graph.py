@@ -9,7 +9,7 @@ import pytest
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.retrieval.index import build_index
-from tests.conftest import fake_context
+from mtrag_graph.testing import fake_context
 from tests.retrieval.conftest import write_corpus
 
 TASK = {

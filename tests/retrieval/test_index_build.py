@@ -26,7 +26,7 @@ def test_round_trip_keeps_passages_in_order(tiny_index: Path):
 
 def test_manifest_records_embedder_dimension_count_and_checksum(tiny_index: Path, corpus_file: Path):
     manifest = json.loads((tiny_index / "manifest.json").read_text())
-    assert manifest["embedder"] == "test-hashing"
+    assert manifest["embedder"] == "hashing:256"
     assert manifest["dim"] == 256
     assert manifest["passages"] == len(PASSAGES)
     assert manifest["corpus_sha256"] == file_checksum(corpus_file)
@@ -118,21 +118,12 @@ def test_approximate_dense_indexes_round_trip(
     assert index.dense.ntotal == len(PASSAGES)
 
 
-def test_sparse_weights_are_stored_and_searched_when_the_embedder_has_them(
-    tmp_path: Path, corpus_file: Path, monkeypatch: pytest.MonkeyPatch
-):
-    from mtrag_graph.models import embeddings
+def test_sparse_weights_are_stored_and_searched_when_the_embedder_has_them(tmp_path: Path, corpus_file: Path):
+    from mtrag_graph.models.embeddings import get_embedder
     from mtrag_graph.retrieval.search import sparse_ranking
-    from tests.retrieval.conftest import _hashing_encode
 
-    def lexical(texts: list[str]) -> list[dict[str, float]]:
-        return [{str(i): float(v) for i, v in enumerate(row) if v >= 1} for row in _hashing_encode(texts)]
-
-    spec = "test-sparse"
-    monkeypatch.setitem(
-        embeddings._EMBEDDERS, spec, embeddings.Embedder(spec, _hashing_encode, encode_sparse=lexical)
-    )
+    spec = "hashing:256+sparse"
     build_index(corpus_file, tmp_path / "index", embedder=spec, show_progress=False)
     index = load_index(tmp_path / "index")
-    hits = sparse_ranking(index, lexical(["mortgage loan"])[0], depth=3)
+    hits = sparse_ranking(index, get_embedder(spec).embed_sparse(["mortgage loan"])[0], depth=3)
     assert index.manifest["sparse"] and index.ids[hits[0][0]] == "p-mortgage"

@@ -1,0 +1,69 @@
+"""Scripted stand-ins for trying the graph without a model: a Context of scripted fakes, and tasks.
+
+Used by the tests and the docs' examples::
+
+    from mtrag_graph.graph import build_graph
+    from mtrag_graph.testing import fake_context, make_task
+
+    state = build_graph().invoke({"task": make_task(["How do bees talk?"], ["Bees dance."])},
+                                 context=fake_context(generate=["Bees dance."]))
+
+The fakes answer in call order, never by reading the prompt, so a test fails when the graph calls a
+model more, less, or in another order than it expects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mtrag_graph.context import Context
+from mtrag_graph.models.fake import ScriptedChatModel
+
+SCRIPTED_EXCHANGES = (
+    64  # relation judgements scripted per fake classify model (the walk-back is capped lower)
+)
+
+
+def relation_judgements(related_to_question: list[str], related_to_answer: list[str]) -> list[str]:
+    """The classify model's replies in call order: for each exchange judged, question then answer.
+
+    Each list gives the replies for the first exchanges judged; its last reply repeats after that.
+    """
+    replies = []
+    for i in range(SCRIPTED_EXCHANGES):
+        replies.append(related_to_question[min(i, len(related_to_question) - 1)])
+        replies.append(related_to_answer[min(i, len(related_to_answer) - 1)])
+    return replies
+
+
+def fake_context(
+    *,
+    rewrite: list[Any] | None = None,
+    related_to_question: list[str] | None = None,
+    related_to_answer: list[str] | None = None,
+    gate: list[Any] | None = None,
+    generate: list[Any] | None = None,
+    **overrides: Any,
+) -> Context:
+    """A Context whose four model roles are scripted fakes (reranking by word overlap, no model)."""
+    judgements = relation_judgements(related_to_question or ["yes"], related_to_answer or ["yes"])
+    defaults: dict[str, Any] = {
+        "rewrite_model": ScriptedChatModel(responses=rewrite or ["What is the rewritten question?"]),
+        "classify_model": ScriptedChatModel(responses=judgements),
+        "gate_model": ScriptedChatModel(responses=gate or ["yes"]),
+        "generate_model": ScriptedChatModel(responses=generate or ["The answer is stated in the passage."]),
+        "reranker": "lexical",
+    }
+    return Context(**{**defaults, **overrides})
+
+
+def make_task(turns: list[str], contexts: list[str] | None = None, task_id: str = "t<::>1") -> dict[str, Any]:
+    """A task from alternating user/agent texts (the last is the user's question)."""
+    speakers = ["user", "agent"]
+    task: dict[str, Any] = {
+        "task_id": task_id,
+        "input": [{"speaker": speakers[i % 2], "text": text} for i, text in enumerate(turns)],
+    }
+    if contexts is not None:
+        task["contexts"] = [{"document_id": f"d{i}", "text": text} for i, text in enumerate(contexts)]
+    return task
