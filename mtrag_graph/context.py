@@ -97,7 +97,7 @@ class Context:
     # "answer": the fitted answer judge of mtrag_graph/judging (passage support, consensus, declining;
     # no model call); "llm": judge_model's verdicts combined with judge_weights
     candidate_judge: str = "answer"
-    answer_judge_file: str | None = None  # the answer judge's model file (None: the one shipped)
+    answer_judge: Any = None  # the answer judge: a model file path, an AnswerJudge, or None (the shipped one)
     judge_model: ModelSpec = field(default_factory=lambda: _env("MTRAG_LARGE_MODEL", LARGE_MODEL))
     judge_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_JUDGE_WEIGHTS))
     judge_seed: int = 0  # seeds the per-task shuffle of the candidates shown to the judge

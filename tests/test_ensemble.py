@@ -309,5 +309,9 @@ def test_the_answer_judge_picks_the_supported_candidate_without_a_model_call():
     assert context.judge_model.calls == []
     assert judgement["judge"].startswith("answer-judge")
     assert {s["index"] for s in judgement["scores"]} == {0, 1, 2}
-    assert [s["declined"] for s in sorted(judgement["scores"], key=lambda s: s["index"])] == [False, True, False]
+    assert [s["declined"] for s in sorted(judgement["scores"], key=lambda s: s["index"])] == [
+        False,
+        True,
+        False,
+    ]
     assert state["chosen_candidate"] == 2 and state["answer"] == GOOD

@@ -11,7 +11,7 @@ DEFAULT_JUDGE = "qwen2.5-coder-1.5b"
 DEFAULT_METRICS = "rouge,bert,rb_llm,rl_f,idk,clarify,faithfulness"
 # --fidelity: the metrics that need no LLM call (the LLM judges are slow on a CPU: ask for them by name)
 FIDELITY_METRICS = "rouge,bert,idk,faithfulness"
-FIDELITY_CANDIDATE_JUDGES = ("answer", "node")
+FIDELITY_CANDIDATE_JUDGES = ("answer", "llm")
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +35,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--candidate-judges",
         default="answer",
-        help="with --fidelity: comma list of candidate judges to score: 'answer' (the fitted answer judge, "
-        "no LLM call), 'node' (the graph's judge_candidates node with its configured judge); default answer",
+        help="with --fidelity: the graph's judge_candidates node, run on each golden task's three responses, "
+        "with 'answer' (the fitted answer judge, no LLM call; the default) and/or 'llm' (the --judge model's "
+        "verdicts), or 'none'",
     )
     parser.add_argument("--tasks", help="tasks JSONL supplying targets / answerability, joined by task_id")
     parser.add_argument("-o", "--output", required=True, help="report directory")
@@ -105,9 +106,13 @@ def _scorers(args, metrics):
     answer_judge = None
     if "faithfulness" in metrics:
         from mtrag_graph.judging import load_answer_judge
+        from mtrag_graph.judging.embedding_cache import default_embedding_cache
 
-        answer_judge = load_answer_judge(args.answer_judge)
-    return Scorers(metrics=metrics, bert=bert, judge=judge, answer_judge=answer_judge, idk_method=args.idk_method)
+        # vectors kept on disk: scoring the same passages again (another report, --fidelity) is fast
+        answer_judge = load_answer_judge(args.answer_judge, embedding_cache=default_embedding_cache())
+    return Scorers(
+        metrics=metrics, bert=bert, judge=judge, answer_judge=answer_judge, idk_method=args.idk_method
+    )
 
 
 def _evaluate_one(predictions: str, args, scorers, out_dir: Path):
@@ -191,15 +196,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_fidelity(args: argparse.Namespace, metrics: tuple[str, ...]) -> int:
-    from mtrag_graph.evaluation.fidelity import answer_judge_candidates, graph_node_candidates, run_fidelity
+    from mtrag_graph.context import Context
+    from mtrag_graph.evaluation.fidelity import graph_node_candidates, run_fidelity
     from mtrag_graph.evaluation.golden import by_task, load_golden
     from mtrag_graph.tasks import TaskError
 
-    names = [n.strip() for n in args.candidate_judges.split(",") if n.strip()]
+    names = [n.strip() for n in args.candidate_judges.split(",") if n.strip() and n.strip() != "none"]
     unknown = set(names) - set(FIDELITY_CANDIDATE_JUDGES)
     if unknown:
-        print(f"error: unknown candidate judges {sorted(unknown)}: use {', '.join(FIDELITY_CANDIDATE_JUDGES)}",
-              file=sys.stderr)
+        print(
+            f"error: unknown candidate judges {sorted(unknown)}: use {', '.join(FIDELITY_CANDIDATE_JUDGES)}",
+            file=sys.stderr,
+        )
         return 2
     if not Path(args.fidelity).is_file():
         print(f"error: no such file: {args.fidelity}", file=sys.stderr)
@@ -213,12 +221,12 @@ def _run_fidelity(args: argparse.Namespace, metrics: tuple[str, ...]) -> int:
         judges = []
         if "answer" in names:
             from mtrag_graph.judging import load_answer_judge
+            from mtrag_graph.judging.embedding_cache import default_embedding_cache
 
-            judges.append(answer_judge_candidates(scorers.answer_judge or load_answer_judge(args.answer_judge)))
-        if "node" in names:
-            from mtrag_graph.context import Context
-
-            judges.append(graph_node_candidates(Context(judge_model=args.judge)))
+            judge = load_answer_judge(args.answer_judge, embedding_cache=default_embedding_cache())
+            judges.append(graph_node_candidates(Context(candidate_judge="answer", answer_judge=judge)))
+        if "llm" in names:
+            judges.append(graph_node_candidates(Context(candidate_judge="llm", judge_model=args.judge)))
         config = {
             "golden": str(args.fidelity),
             "limit_tasks": args.limit,

@@ -63,22 +63,6 @@ class CandidateJudge:
     score: Callable[[list[GoldenResponse]], tuple[list[float], dict[str, Any]]]
 
 
-def answer_judge_candidates(judge) -> CandidateJudge:
-    """The graph's candidate judge (``judging.AnswerJudge.selection_scores``) as a fidelity candidate judge.
-
-    The graph asks it only after the gate said the passages hold the answer; here the gate's "yes" is
-    taken to be "the task has passages".
-    """
-
-    def score(group: list[GoldenResponse]) -> tuple[list[float], dict[str, Any]]:
-        item = group[0].item
-        scored = judge.score(item.question, item.passages, [r.item.response for r in group])
-        selection = judge.selection_scores(scored, gate_said_yes=bool(item.passages))
-        return selection, {"faithfulness": [s.faithfulness for s in scored]}
-
-    return CandidateJudge(name=judge.name, score=score)
-
-
 def judge_candidates(
     groups: dict[str, list[GoldenResponse]], judge: CandidateJudge, out_dir: Path, progress: bool = True
 ) -> dict[str, dict[str, Any]]:
@@ -122,11 +106,20 @@ def _agreement(
     metric = [values.get(r.key) for r in responses]
     rho_f, n = spearman(metric, [r.human["faithfulness"] for r in responses])
     rho_c, _ = spearman(metric, [r.human["completeness"] for r in responses])
-    groups = [[(values.get(r.key), r.human["win-rate"]) for r in g] for g in by_task(list(responses)).values()]
+    groups = [
+        [(values.get(r.key), r.human["win-rate"]) for r in g] for g in by_task(list(responses)).values()
+    ]
     pairwise, pairs = pairwise_agreement(groups)
     top1, tasks = top1_agreement(groups)
-    return {"rho_faithfulness": rho_f, "rho_completeness": rho_c, "pairwise": pairwise, "top1": top1,
-            "responses": n, "pairs": pairs, "tasks": tasks}
+    return {
+        "rho_faithfulness": rho_f,
+        "rho_completeness": rho_c,
+        "pairwise": pairwise,
+        "top1": top1,
+        "responses": n,
+        "pairs": pairs,
+        "tasks": tasks,
+    }
 
 
 def _split(responses: Sequence[GoldenResponse], split: str) -> list[GoldenResponse]:
@@ -164,17 +157,22 @@ def build_fidelity(
         if any(v is not None for v in values.values()):
             metrics[label] = values
     for name, rows in candidates.items():
-        metrics[f"candidate judge: {name}"] = {k: v for row in rows.values() for k, v in row["scores"].items()}
+        metrics[f"candidate judge: {name}"] = {
+            k: v for row in rows.values() for k, v in row["scores"].items()
+        }
     tables = {
         split: {label: _agreement(values, _split(responses, split)) for label, values in metrics.items()}
         for split in SPLITS
     }
-    idk = {}
+    idk: dict[str, dict[str, Any]] = {}
     for method, verdicts in idk_verdicts(harness, responses).items():
         idk[method] = {}
         for split in SPLITS:
-            pairs = [(verdicts[r.key], r.official_idk) for r in _split(responses, split)
-                     if verdicts.get(r.key) is not None]
+            pairs = [
+                (verdicts[r.key], r.official_idk)
+                for r in _split(responses, split)
+                if verdicts.get(r.key) is not None
+            ]
             predicted, actual = [p for p, _ in pairs], [a for _, a in pairs]
             idk[method][split] = {
                 "n": len(pairs),
@@ -189,7 +187,7 @@ def build_fidelity(
                 seconds.setdefault(name, []).append(value)
     cost = {f"{k} (per response)": sum(v) / len(v) for k, v in seconds.items()}
     for name, rows in candidates.items():
-        fresh = [row["seconds"] for row in rows.values() if not row.get("reused")]
+        fresh = [row["seconds"] for row in rows.values() if not row.get("reused") and "seconds" in row]
         if fresh:
             cost[f"candidate judge: {name} (per task)"] = sum(fresh) / len(fresh)
     return {
@@ -226,7 +224,9 @@ def render_fidelity(report: dict[str, Any]) -> str:
     ]
     for split in SPLITS:
         lines += [
-            f"## Agreement with people: {split} half" if split != "all" else "## Agreement with people: whole file",
+            f"## Agreement with people: {split} half"
+            if split != "all"
+            else "## Agreement with people: whole file",
             "",
             "| metric | rho faithfulness | rho completeness | pairwise (win-rate) | top-1 | responses | pairs |",
             "|---|---|---|---|---|---|---|",
@@ -237,8 +237,12 @@ def render_fidelity(report: dict[str, Any]) -> str:
                 f"{_fmt(row['pairwise'])} | {_fmt(row['top1'])} | {row['responses']} | {row['pairs']} |"
             )
         lines.append("")
-    lines += ["## IDK verdicts vs the official conditional_idk", "",
-              "| method | split | n | official IDK | accuracy | Cohen's kappa |", "|---|---|---|---|---|---|"]
+    lines += [
+        "## IDK verdicts vs the official conditional_idk",
+        "",
+        "| method | split | n | official IDK | accuracy | Cohen's kappa |",
+        "|---|---|---|---|---|---|",
+    ]
     for method, splits in report["idk"].items():
         for split, row in splits.items():
             lines.append(
@@ -286,7 +290,12 @@ def graph_node_candidates(context) -> CandidateJudge:
     from mtrag_graph.nodes.judge_candidates import judge_candidates as node
 
     runtime = SimpleNamespace(context=context)
-    name = f"graph node ({getattr(context, 'candidate_judge', 'llm')}, {context.judge_model})"
+    if context.candidate_judge == "answer":
+        from mtrag_graph.judging import answer_judge_of
+
+        name = answer_judge_of(context.answer_judge).name
+    else:
+        name = f"llm judge ({context.judge_model})"
 
     def score(group: list[GoldenResponse]) -> tuple[list[float], dict[str, Any]]:
         item = group[0].item
@@ -305,7 +314,9 @@ def graph_node_candidates(context) -> CandidateJudge:
         if any(v is None for v in by_index.values()) or len(by_index) != len(group):
             # the node fell back to its prior order: the chosen candidate first, the others tied below
             by_index = {i: float(i == judgement["chosen"]) for i in range(len(group))}
-        return [by_index[i] for i in range(len(group))], {"judge": judgement.get("judge"),
-                                                          "reason": judgement.get("reason")}
+        return [by_index[i] for i in range(len(group))], {
+            "judge": judgement.get("judge"),
+            "reason": judgement.get("reason"),
+        }
 
     return CandidateJudge(name=name, score=score)

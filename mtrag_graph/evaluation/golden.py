@@ -70,7 +70,9 @@ def load_golden(path: str | Path) -> list[GoldenResponse]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     for name in ("tasks", "documents", "evaluations"):
         if not isinstance(data.get(name), list):
-            raise TaskError(str(path), name, "missing: the golden file needs tasks, documents and evaluations")
+            raise TaskError(
+                str(path), name, "missing: the golden file needs tasks, documents and evaluations"
+            )
     documents = {d["document_id"]: d for d in data["documents"]}
     tasks: dict[str, Any] = {}
     for raw in data["tasks"]:

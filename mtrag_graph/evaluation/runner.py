@@ -59,14 +59,14 @@ class Scorers:
     @property
     def llm_metrics(self) -> set[str]:
         """The selected metrics that ask the LLM judge."""
-        wanted = JUDGE_METRICS & set(self.metrics)
-        return wanted - {"idk"} if self.idk_method == "pattern" else set(wanted)
+        wanted = set(JUDGE_METRICS & set(self.metrics))
+        return wanted - {"idk"} if self.idk_method == "pattern" else wanted
 
 
 def idk_verdict(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
     """The IDK verdict of one response by the configured method (``IDK_METHODS``)."""
-    from mtrag_graph.judging.declines import decline_verdict
     from mtrag_graph.evaluation.judges import IDK_VALUES
+    from mtrag_graph.judging.declines import decline_verdict
 
     if scorers.idk_method != "judge":
         verdict = decline_verdict(item.response)

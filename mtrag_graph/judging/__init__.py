@@ -8,7 +8,14 @@ fitted on the tuning half of the golden file with human ratings (``answer_judge`
 ``python -m mtrag_graph.judging.fit``).
 """
 
-from mtrag_graph.judging.answer_judge import AnswerJudge, AnswerScore, load_answer_judge
-from mtrag_graph.judging.declines import declines, decline_verdict
+from mtrag_graph.judging.answer_judge import AnswerJudge, AnswerScore, answer_judge_of, load_answer_judge
+from mtrag_graph.judging.declines import decline_verdict, declines
 
-__all__ = ["AnswerJudge", "AnswerScore", "declines", "decline_verdict", "load_answer_judge"]
+__all__ = [
+    "AnswerJudge",
+    "AnswerScore",
+    "answer_judge_of",
+    "declines",
+    "decline_verdict",
+    "load_answer_judge",
+]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -62,11 +63,13 @@ class AnswerJudge:
         embedder: SentenceEmbedder | None = None,
         embedder_spec: str = "minilm",
         card: dict[str, Any] | None = None,
+        embedding_cache: str | Path | None = None,
     ):
         self.faithfulness = faithfulness
         self.preference = preference
         self.embedder_spec = embedder_spec
         self.card = card or {}
+        self.embedding_cache = embedding_cache
         self._embedder = embedder
 
     @property
@@ -74,14 +77,21 @@ class AnswerJudge:
         if self._embedder is None:
             from mtrag_graph.models.embeddings import get_embedder
 
-            self._embedder = get_embedder(self.embedder_spec)
+            embedder: SentenceEmbedder = get_embedder(self.embedder_spec)
+            if self.embedding_cache is not None:
+                from mtrag_graph.judging.embedding_cache import CachedEmbedder
+
+                embedder = CachedEmbedder(embedder, self.embedder_spec, self.embedding_cache)
+            self._embedder = embedder
         return self._embedder
 
     @property
     def name(self) -> str:
         return f"answer-judge ({self.card.get('version', 'unversioned')}, {self.embedder_spec})"
 
-    def features(self, question: str, passages: Sequence[str], answers: Sequence[str]) -> list[dict[str, float]]:
+    def features(
+        self, question: str, passages: Sequence[str], answers: Sequence[str]
+    ) -> list[dict[str, float]]:
         return answer_features(question, passages, answers, self.embedder)
 
     def score(self, question: str, passages: Sequence[str], answers: Sequence[str]) -> list[AnswerScore]:
@@ -100,7 +110,6 @@ class AnswerJudge:
             )
         return scores
 
-
     def selection_scores(self, scores: Sequence[AnswerScore], gate_said_yes: bool) -> list[float]:
         """The candidate judge's score per candidate: the preference, less ``DECLINE_PENALTY`` for a
         candidate that declines although the gate said the passages hold the answer."""
@@ -115,8 +124,12 @@ def _model(data: Any, where: str) -> LinearModel:
     )
 
 
-def load_answer_judge(path: str | Path | None = None, embedder: SentenceEmbedder | None = None) -> AnswerJudge:
-    """The shipped judge (or the one in ``path``)."""
+def load_answer_judge(
+    path: str | Path | None = None,
+    embedder: SentenceEmbedder | None = None,
+    embedding_cache: str | Path | None = None,
+) -> AnswerJudge:
+    """The shipped judge (or the one in ``path``); ``embedding_cache``: keep sentence vectors on disk there."""
     if path is None:
         text = (resources.files("mtrag_graph") / "judging" / "data" / MODEL_FILE).read_text(encoding="utf-8")
     else:
@@ -128,4 +141,18 @@ def load_answer_judge(path: str | Path | None = None, embedder: SentenceEmbedder
         embedder=embedder,
         embedder_spec=str(data.get("embedder", "minilm")),
         card=data.get("card", {}),
+        embedding_cache=embedding_cache,
     )
+
+
+@lru_cache(maxsize=8)
+def _loaded(path: str | None) -> AnswerJudge:
+    return load_answer_judge(path)
+
+
+def answer_judge_of(value: AnswerJudge | str | Path | None) -> AnswerJudge:
+    """``Context.answer_judge`` as a judge: an instance as is, a model file (or None: the shipped one) loaded
+    once per process."""
+    if isinstance(value, AnswerJudge):
+        return value
+    return _loaded(None if value is None else str(value))

@@ -93,14 +93,23 @@ def main(argv: list[str] | None = None) -> int:
 
     responses = [r for r in load_golden(args.golden) if r.split == "tune"]
     groups = by_task(responses)
-    judge = AnswerJudge(LinearModel({}), LinearModel({}), embedder_spec=args.embedder)
+    from mtrag_graph.judging.embedding_cache import default_embedding_cache
+
+    judge = AnswerJudge(
+        LinearModel({}),
+        LinearModel({}),
+        embedder_spec=args.embedder,
+        embedding_cache=default_embedding_cache(),
+    )
     features: dict[str, dict[str, float]] = {}
     for group in tqdm(groups.values(), desc="features (tuning half)", unit="task"):
         first = group[0].item
         rows = judge.features(first.question, first.passages, [r.item.response for r in group])
         features.update({r.key: row for r, row in zip(group, rows, strict=True)})
     faith_weights, faith_bias = fit_least_squares(
-        [features[r.key] for r in responses], [r.human["faithfulness"] for r in responses], FAITHFULNESS_FEATURES
+        [features[r.key] for r in responses],
+        [r.human["faithfulness"] for r in responses],
+        FAITHFULNESS_FEATURES,
     )
     preference = fit_pairwise_logistic(
         [[(features[r.key], r.human["win-rate"]) for r in g] for g in groups.values()], PREFERENCE_FEATURES

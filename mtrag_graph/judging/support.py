@@ -84,7 +84,9 @@ def semantic_features(
     relevant = Counter(s for i in closest for s in content_stems(evidence[i]) if s not in asked)
     used = set(content_stems(answer))
     coverage = sum(n for s, n in relevant.items() if s in used) / sum(relevant.values()) if relevant else 0.0
-    features.update(sem_claim_mean=float(best.mean()), sem_claim_min=float(best.min()), passage_coverage=coverage)
+    features.update(
+        sem_claim_mean=float(best.mean()), sem_claim_min=float(best.min()), passage_coverage=coverage
+    )
     return features
 
 

@@ -141,9 +141,9 @@ def _score(entry, verdict: Verdict | None, passages, weights, gate_said_yes: boo
 
 def _pick_by_answer_judge(state, context, usable, judgement: dict[str, Any]) -> dict[str, Any]:
     """Score the candidates with the fitted answer judge; the best selection score wins (prior order on ties)."""
-    from mtrag_graph.judging import load_answer_judge
+    from mtrag_graph.judging import answer_judge_of
 
-    judge = load_answer_judge(context.answer_judge_file)
+    judge = answer_judge_of(context.answer_judge)
     passages = [str(p.get("text", "")) for p in state.get("kept_passages") or []]
     scored = judge.score(question_for_answering(state), passages, [e["text"] for e in usable])
     selection = judge.selection_scores(scored, gate_said_yes=state.get("gate") == "yes")

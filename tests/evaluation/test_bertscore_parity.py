@@ -82,7 +82,9 @@ def test_baseline_rescaling_is_applied(tmp_path):
     rescaled = BertScorer(layer=n_layers, baseline=Baseline.from_file(path, n_layers))
     raw = BertScorer(layer=n_layers)
     p, r = raw.precision_recall(*TEXTS[0])
-    assert rescaled.precision_recall(*TEXTS[0]) == pytest.approx(((p - 0.5) / 0.5, (r - 0.25) / 0.75), abs=1e-5)
+    assert rescaled.precision_recall(*TEXTS[0]) == pytest.approx(
+        ((p - 0.5) / 0.5, (r - 0.25) / 0.75), abs=1e-5
+    )
 
 
 @pytest.mark.slow

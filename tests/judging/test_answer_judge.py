@@ -31,7 +31,9 @@ def test_faithfulness_maps_the_human_scale_to_the_unit_interval(embedder):
 
 def test_a_decline_loses_when_the_gate_said_yes_and_not_otherwise(embedder):
     judge = _judge(embedder)
-    scores = judge.score(QUESTION, PASSAGES, ["Bananas grow overseas.", "I do not have specific information."])
+    scores = judge.score(
+        QUESTION, PASSAGES, ["Bananas grow overseas.", "I do not have specific information."]
+    )
     assert scores[1].declines
     with_gate = judge.selection_scores(scores, gate_said_yes=True)
     assert with_gate[0] > with_gate[1]

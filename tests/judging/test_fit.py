@@ -25,7 +25,8 @@ def test_pairs_skip_human_ties_and_come_both_ways_round():
 
 def test_pairwise_logistic_weights_the_feature_people_follow():
     groups = [
-        [({"good": 1.0, "noise": n % 2}, 100.0), ({"good": 0.0, "noise": (n + 1) % 2}, 0.0)] for n in range(30)
+        [({"good": 1.0, "noise": n % 2}, 100.0), ({"good": 0.0, "noise": (n + 1) % 2}, 0.0)]
+        for n in range(30)
     ]
     weights = fit_pairwise_logistic(groups, ["good", "noise"])
     assert weights["good"] > 1.0 and abs(weights["noise"]) < 0.5

@@ -28,7 +28,9 @@ def test_one_unsupported_claim_lowers_the_minimum_more_than_the_mean():
 
 
 def test_unsupported_words_count_distinct_words_in_neither_passages_nor_question():
-    features = lexical_features("Paris has bananas and mangoes, bananas mostly.", PASSAGES, "Does Paris have mangoes?")
+    features = lexical_features(
+        "Paris has bananas and mangoes, bananas mostly.", PASSAGES, "Does Paris have mangoes?"
+    )
     assert features["unsupported_words"] == pytest.approx(-math.log1p(2))  # banana, most
 
 
