@@ -19,19 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from mtrag_graph.judging.support import FEATURES
-
-# consensus needs sibling candidates and declining is judged by its own rule, so the faithfulness of a
-# single answer reads only the support features
-FAITHFULNESS_FEATURES = (
-    "lex_precision",
-    "lex_claim_min",
-    "bigram_precision",
-    "sem_claim_mean",
-    "sem_claim_min",
-    "declines",
-)
-PREFERENCE_FEATURES = FEATURES
+# The feature sets were chosen by 4-fold cross-validation over the tasks of the tuning half
+# (benchmarks/answer_judge_cv.py): among all sets of up to five features, these are near the best and
+# read plainly. Faithfulness: how much of the answer the passages hold (a single answer has no
+# consensus); preference: support, its weakest claim, coverage of the passage sentences closest to the
+# question (completeness), and declining.
+FAITHFULNESS_FEATURES = ("lex_precision", "bigram_precision", "unsupported_words", "sem_claim_mean")
+PREFERENCE_FEATURES = ("lex_precision", "passage_coverage", "sem_claim_min", "declines")
 RIDGE = 1.0
 VERSION = "answer-judge-v1"
 
@@ -131,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             "faithfulness_target": "mean human faithfulness (1-4) over annotators; ridge least squares",
             "preference_target": "human win-rate order of same-task pairs; pairwise logistic, ridge",
             "ridge": RIDGE,
+            "feature_selection": "4-fold task cross-validation within the tuning half "
+            "(benchmarks/answer_judge_cv.py)",
             "systems": sorted({r.model_id for r in responses}),
         },
     }
