@@ -57,6 +57,12 @@ def register(subparsers) -> None:
         "--answer-judge", help="answer judge model file (default: the shipped mtrag_graph/judging/data one)"
     )
     parser.add_argument(
+        "--no-embedding-cache",
+        action="store_true",
+        help="do not keep the answer judge's sentence vectors on disk (timings then include embedding, "
+        "as in the graph)",
+    )
+    parser.add_argument(
         "--bert-encoder", help="local transformers folder for BERTScore (default: bundled MiniLM)"
     )
     parser.add_argument("--bert-layer", type=int, help="encoder layer (default: the last; official: 40)")
@@ -109,7 +115,8 @@ def _scorers(args, metrics):
         from mtrag_graph.judging.embedding_cache import default_embedding_cache
 
         # vectors kept on disk: scoring the same passages again (another report, --fidelity) is fast
-        answer_judge = load_answer_judge(args.answer_judge, embedding_cache=default_embedding_cache())
+        cache = None if args.no_embedding_cache else default_embedding_cache()
+        answer_judge = load_answer_judge(args.answer_judge, embedding_cache=cache)
     return Scorers(
         metrics=metrics, bert=bert, judge=judge, answer_judge=answer_judge, idk_method=args.idk_method
     )
@@ -223,7 +230,8 @@ def _run_fidelity(args: argparse.Namespace, metrics: tuple[str, ...]) -> int:
             from mtrag_graph.judging import load_answer_judge
             from mtrag_graph.judging.embedding_cache import default_embedding_cache
 
-            judge = load_answer_judge(args.answer_judge, embedding_cache=default_embedding_cache())
+            cache = None if args.no_embedding_cache else default_embedding_cache()
+            judge = load_answer_judge(args.answer_judge, embedding_cache=cache)
             judges.append(graph_node_candidates(Context(candidate_judge="answer", answer_judge=judge)))
         if "llm" in names:
             judges.append(graph_node_candidates(Context(candidate_judge="llm", judge_model=args.judge)))

@@ -134,7 +134,8 @@ def idk_verdicts(harness: dict[str, dict[str, Any]], responses: Sequence[GoldenR
     for r in responses:
         methods["pattern (judging.declines)"][r.key] = int(declines(r.item.response))
         row = harness.get(r.key)
-        if row is not None and "idk" in row["scores"]:
+        # a harness run with the pattern method repeats the first row: not shown twice
+        if row is not None and "idk" in row["scores"] and row.get("idk_method") != "pattern":
             label = f"harness idk ({row.get('idk_method') or 'judge'})"
             value = row["scores"]["idk"]
             methods.setdefault(label, {})[r.key] = None if value is None else int(value == 1)
@@ -201,10 +202,10 @@ def build_fidelity(
     }
 
 
-def _fmt(value: float | int | None) -> str:
+def _fmt(value: float | int | None, digits: int = 2) -> str:
     if value is None:
         return "–"
-    return str(value) if isinstance(value, int) else f"{value:.2f}"
+    return str(value) if isinstance(value, int) else f"{value:.{digits}f}"
 
 
 def render_fidelity(report: dict[str, Any]) -> str:
@@ -246,8 +247,8 @@ def render_fidelity(report: dict[str, Any]) -> str:
     for method, splits in report["idk"].items():
         for split, row in splits.items():
             lines.append(
-                f"| {method} | {split} | {row['n']} | {row['positives']} | {_fmt(row['accuracy'])} | "
-                f"{_fmt(row['kappa'])} |"
+                f"| {method} | {split} | {row['n']} | {row['positives']} | {_fmt(row['accuracy'], 3)} | "
+                f"{_fmt(row['kappa'], 3)} |"
             )
     lines.append("")
     if report["seconds"]:

@@ -80,8 +80,21 @@ def test_official_values_are_compared_with_people_per_split(tmp_path):
 
 def test_idk_verdicts_are_scored_against_the_official_ones(tmp_path):
     report, _ = _fidelity(tmp_path, "--metrics", "idk", "--candidate-judges", "none")
-    pattern = report["idk"]["harness idk (pattern)"]["all"]
+    pattern = report["idk"]["pattern (judging.declines)"]["all"]
     assert (pattern["n"], pattern["positives"], pattern["accuracy"], pattern["kappa"]) == (6, 1, 1.0, 1.0)
+    assert list(report["idk"]) == ["pattern (judging.declines)"]  # the harness used the same detector
+
+
+def test_the_llm_idk_judge_is_scored_beside_the_detector(tmp_path):
+    judge = "scripted:" + "|".join(["answers", "answers", "declines", "answers", "declines", "answers"])
+    report, _ = _fidelity(
+        tmp_path, "--metrics", "idk", "--idk-method", "judge", "--judge", judge, "--no-judge-cache",
+        "--candidate-judges", "none",
+    )  # fmt: skip
+    llm = report["idk"]["harness idk (judge)"]["all"]
+    # one true positive (t1/m2), one false positive (t2/m1): p_o = 5/6, p_e = 2/6*1/6 + 4/6*5/6
+    assert llm["accuracy"] == pytest.approx(5 / 6)
+    assert llm["kappa"] == pytest.approx((5 / 6 - 22 / 36) / (1 - 22 / 36))
 
 
 def test_a_second_run_reuses_the_stored_rows(tmp_path):
