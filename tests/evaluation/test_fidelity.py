@@ -139,7 +139,7 @@ def test_the_answer_judge_picks_one_response_per_task_through_the_graph_node(tmp
     rows = [json.loads(line) for line in (out / "candidate_judge.jsonl").read_text().splitlines()]
     assert [r["task_id"] for r in rows] == list(TASKS)
     assert rows[0]["chosen"] == "t<::>1/m0"  # the supported answer, not the unsupported or the decline
-    name = next(k for k in report["agreement"]["all"] if k.startswith("candidate judge: answer judge"))
+    name = next(k for k in report["agreement"]["all"] if k.startswith("candidate judge: answer-judge"))
     assert report["agreement"]["all"][name]["tasks"] == 2
     assert any(k.startswith("candidate judge") and k.endswith("(per task)") for k in report["seconds"])
     assert report["agreement"]["all"]["faithfulness (answer judge)"]["responses"] == 6
