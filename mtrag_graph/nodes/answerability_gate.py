@@ -7,9 +7,9 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.models import CallLog, ask_choice, get_chat_model
+from mtrag_graph.messages import gate_messages
+from mtrag_graph.models import ask_choice, get_chat_model
 from mtrag_graph.nodes._common import guarded
-from mtrag_graph.nodes._grounded import grounded_messages, question_for_answering
 from mtrag_graph.state import AbstainReason
 
 
@@ -20,16 +20,13 @@ def answerability_gate(state: dict[str, Any], runtime: Runtime[Context]) -> dict
         return {"gate": "no", "abstain_reason": AbstainReason.NO_EVIDENCE}
     if not context.use_gate:
         return {"gate": "skipped"}
-    log = CallLog(node="answerability_gate")
-    tail = context.gate_instruction.format(question=question_for_answering(state))
     value, raws = ask_choice(
         get_chat_model(context.gate_model),
-        grounded_messages(state, context, tail),
+        gate_messages(state, context),
         ["yes", "no"],
-        log,
         retries=context.parse_retries,
     )
-    update: dict[str, Any] = {"model_calls": log.records}
+    update: dict[str, Any] = {}
     if value is None:
         value = context.gate_fallback
         update["fallbacks"] = [{"node": "answerability_gate", "used": value, "raw": raws[-1]}]
