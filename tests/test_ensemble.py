@@ -60,7 +60,7 @@ def ensemble_context(answers: list, judge=None, **overrides) -> Context:
         )
     ]
     judge_model = judge if judge is not None else ScriptedChatModel(responder=judge_responder(same_rating))
-    overrides.setdefault("candidate_judge", "llm")  # these tests drive the judge model's verdicts
+    overrides.setdefault("judge_method", "llm")  # these tests drive the judge model's verdicts
     return fake_context(candidates=tuple(candidates), judge_model=judge_model, **overrides)
 
 
@@ -302,7 +302,7 @@ def test_a_node_cannot_be_inserted_before_the_candidate_branches():
 def test_the_answer_judge_picks_the_supported_candidate_without_a_model_call():
     context = ensemble_context(
         ["Bananas grow quickly in warm countries overseas.", "I don't know.", GOOD],
-        candidate_judge="answer",
+        judge_method="answer",
     )
     state = run(context)
     judgement = state["judgement"]

@@ -232,9 +232,9 @@ def _run_fidelity(args: argparse.Namespace, metrics: tuple[str, ...]) -> int:
 
             cache = None if args.no_embedding_cache else default_embedding_cache()
             judge = load_answer_judge(args.answer_judge, embedding_cache=cache)
-            judges.append(graph_node_candidates(Context(candidate_judge="answer", answer_judge=judge)))
+            judges.append(graph_node_candidates(Context(judge_method="answer", answer_judge=judge)))
         if "llm" in names:
-            judges.append(graph_node_candidates(Context(candidate_judge="llm", judge_model=args.judge)))
+            judges.append(graph_node_candidates(Context(judge_method="llm", judge_model=args.judge)))
         config = {
             "golden": str(args.fidelity),
             "limit_tasks": args.limit,

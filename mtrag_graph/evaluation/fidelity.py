@@ -291,7 +291,7 @@ def graph_node_candidates(context) -> CandidateJudge:
     from mtrag_graph.nodes.judge_candidates import judge_candidates as node
 
     runtime = SimpleNamespace(context=context)
-    if context.candidate_judge == "answer":
+    if context.judge_method == "answer":
         from mtrag_graph.judging import answer_judge_of
 
         name = answer_judge_of(context.answer_judge).name

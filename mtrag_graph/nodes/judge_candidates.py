@@ -1,6 +1,6 @@
 """Pick one of the answer candidates: score each for faithfulness, completeness and declining.
 
-By default (``Context.candidate_judge = "answer"``) the candidates are scored by the fitted answer judge
+By default (``Context.judge_method = "answer"``) the candidates are scored by the fitted answer judge
 of ``mtrag_graph.judging`` (claim-level passage support, consensus between candidates, declining; no
 model call), the judging layer the evaluation harness also uses; ``"llm"`` asks the judge model as
 described below.
@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from mtrag_graph.answers import says_idk
 from mtrag_graph.context import Context
-from mtrag_graph.messages import candidate_judge_messages
+from mtrag_graph.messages import candidate_judge_messages, question_for_answering
 from mtrag_graph.models import ask_json, get_chat_model, model_name
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import AbstainReason
@@ -180,7 +180,7 @@ def judge_candidates(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
     if len(usable) == 1:
         chosen = usable[0]
         judgement.update(judge="skipped", reason="the only candidate without an error")
-    elif context.candidate_judge == "answer":
+    elif context.judge_method == "answer":
         chosen = _pick_by_answer_judge(state, context, usable, judgement)
     else:
         shown = shown_order(usable, context.judge_seed, state.get("task_id"))
