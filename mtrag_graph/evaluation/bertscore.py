@@ -81,7 +81,9 @@ class BertScorer:
             # the values of our layer's row, set directly: bert_score would read row ``num_layers`` of a
             # file by position and look for the file under the model's hub name otherwise (F is unused)
             self._scorer._baseline_vals = torch.tensor([baseline.precision, baseline.recall, 0.0])
-        self._lock = threading.Lock()  # one encoder, used by one thread at a time
+        # one text batch at a time through the tokenizer and the model: a fast tokenizer called with
+        # truncation from two threads at once raises "Already borrowed" (evaluate --concurrency)
+        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
