@@ -112,6 +112,10 @@ class Context:
     # one; empty (the default) or one candidate keeps the single generate node. A preset name or a
     # JSON file path is accepted too and loaded here.
     candidates: tuple[Candidate, ...] = ()  # a preset name or a JSON file path is accepted too
+    # "answer": the fitted answer judge of mtrag_graph/judging (passage support, consensus, declining;
+    # no model call); "llm": judge_model's verdicts combined with judge_weights
+    judge_method: str = "answer"
+    answer_judge: Any = None  # the answer judge: a model file path, an AnswerJudge, or None (the shipped one)
     judge_model: ModelSpec = field(default_factory=settings.large_model)
     judge_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_JUDGE_WEIGHTS))
     judge_seed: int = 0  # seeds the per-task shuffle of the candidates shown to the judge
@@ -130,6 +134,8 @@ class Context:
             self.candidates = tuple(Candidate.coerce(c) for c in self.candidates)
         if self.citation_markers not in ("strip", "keep"):
             raise ValueError(f"citation_markers must be 'strip' or 'keep', not '{self.citation_markers}'")
+        if self.judge_method not in ("answer", "llm"):
+            raise ValueError(f"judge_method must be 'answer' or 'llm', not '{self.judge_method}'")
         unknown = set(self.judge_weights) - set(DEFAULT_JUDGE_WEIGHTS)
         if unknown:
             raise ValueError(f"unknown judge weights {sorted(unknown)}: use {sorted(DEFAULT_JUDGE_WEIGHTS)}")

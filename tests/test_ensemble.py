@@ -59,6 +59,7 @@ def ensemble_context(answers: list, judge=None, **overrides) -> Context:
         )
     ]
     judge_model = judge if judge is not None else ScriptedChatModel(responder=judge_responder(same_rating))
+    overrides.setdefault("judge_method", "llm")  # these tests drive the judge model's verdicts
     return fake_context(candidates=tuple(candidates), judge_model=judge_model, **overrides)
 
 
@@ -299,3 +300,22 @@ def test_a_node_cannot_be_inserted_before_the_candidate_branches():
     with pytest.raises(ValueError, match="started by Send"):
         insertion = Insertion("x", lambda s, r: {}, after="answerability_gate", before="generate_candidate")
         build_graph(insert=[insertion])
+
+
+@pytest.mark.slow
+def test_the_answer_judge_picks_the_supported_candidate_without_a_model_call():
+    context = ensemble_context(
+        ["Bananas grow quickly in warm countries overseas.", "I don't know.", GOOD],
+        judge_method="answer",
+    )
+    state = run(context)
+    judgement = state["judgement"]
+    assert context.judge_model.calls == []
+    assert judgement["judge"].startswith("answer-judge")
+    assert {s["index"] for s in judgement["scores"]} == {0, 1, 2}
+    assert [s["declined"] for s in sorted(judgement["scores"], key=lambda s: s["index"])] == [
+        False,
+        True,
+        False,
+    ]
+    assert state["chosen_candidate"] == 2 and state["answer"] == GOOD

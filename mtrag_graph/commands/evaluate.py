@@ -10,7 +10,10 @@ from pathlib import Path
 from mtrag_graph import settings
 
 DEFAULT_JUDGE = settings.LARGE_MODEL
-DEFAULT_METRICS = "rouge,bert,rb_llm,rl_f,idk,clarify"
+DEFAULT_METRICS = "rouge,bert,rb_llm,rl_f,idk,clarify,faithfulness"
+# --fidelity: the metrics that need no LLM call (the LLM judges are slow on a CPU: ask for them by name)
+FIDELITY_METRICS = "rouge,bert,idk,faithfulness"
+FIDELITY_CANDIDATE_JUDGES = ("answer", "llm")
 
 log = logging.getLogger(__name__)
 
@@ -26,11 +29,42 @@ def register(subparsers) -> None:
         "then report.json, report.md and a PNG chart.",
     )
     parser.add_argument("predictions", nargs="?", help="predictions JSONL (submission format)")
+    parser.add_argument(
+        "--fidelity",
+        metavar="GOLDEN",
+        help="judge fidelity: score the responses of the golden file with human ratings "
+        "(eval/reference_subset_with_human_evaluations.json) and write how well each metric and the "
+        "candidate judge agree with people (fidelity.md / fidelity.json)",
+    )
+    parser.add_argument(
+        "--candidate-judges",
+        default="answer",
+        help="with --fidelity: the graph's judge_candidates node, run on each golden task's three responses, "
+        "with 'answer' (the fitted answer judge, no LLM call; the default) and/or 'llm' (the --judge model's "
+        "verdicts), or 'none'",
+    )
     parser.add_argument("--tasks", help="tasks JSONL supplying targets / answerability, joined by task_id")
     parser.add_argument("-o", "--output", required=True, help="report directory")
     parser.add_argument("--judge", default=DEFAULT_JUDGE, help=f"judge model spec (default {DEFAULT_JUDGE})")
     parser.add_argument(
-        "--metrics", default=DEFAULT_METRICS, help=f"comma list or 'all' (default {DEFAULT_METRICS})"
+        "--metrics",
+        help=f"comma list or 'all' (default {DEFAULT_METRICS}; with --fidelity {FIDELITY_METRICS})",
+    )
+    parser.add_argument(
+        "--idk-method",
+        choices=("pattern", "judge", "pattern+judge"),
+        default="pattern",
+        help="IDK verdict: the refusal detector (default, no model call), the LLM judge, or the detector "
+        "with the judge deciding what the detector calls partial",
+    )
+    parser.add_argument(
+        "--answer-judge", help="answer judge model file (default: the shipped mtrag_graph/judging/data one)"
+    )
+    parser.add_argument(
+        "--no-embedding-cache",
+        action="store_true",
+        help="do not keep the answer judge's sentence vectors on disk (timings then include embedding, "
+        "as in the graph)",
     )
     parser.add_argument(
         "--bert-encoder", help="local transformers folder for BERTScore (default: bundled MiniLM)"
@@ -80,12 +114,23 @@ def _scorers(args, metrics):
                 )
             baseline = Baseline.from_file(args.bert_baseline, layer)
         bert = BertScorer(args.bert_encoder, layer=layer, baseline=baseline)
-    if JUDGE_METRICS & set(metrics):
+    wanted = JUDGE_METRICS & set(metrics)
+    if wanted - {"idk"} or ("idk" in wanted and args.idk_method != "pattern"):
         from mtrag_graph.evaluation.judges import Judge, JudgeSettings, VerdictCache, default_cache_path
 
         cache = None if args.no_judge_cache else VerdictCache(args.judge_cache or default_cache_path())
         judge = Judge(args.judge, cache=cache, settings=JudgeSettings(statements_from=args.rl_f_statements))
-    return Scorers(metrics=metrics, bert=bert, judge=judge)
+    answer_judge = None
+    if "faithfulness" in metrics:
+        from mtrag_graph.judging import load_answer_judge
+        from mtrag_graph.judging.embedding_cache import default_embedding_cache
+
+        # vectors kept on disk: scoring the same passages again (another report, --fidelity) is fast
+        cache = None if args.no_embedding_cache else default_embedding_cache()
+        answer_judge = load_answer_judge(args.answer_judge, embedding_cache=cache)
+    return Scorers(
+        metrics=metrics, bert=bert, judge=judge, answer_judge=answer_judge, idk_method=args.idk_method
+    )
 
 
 def _evaluate_one(predictions: str, args, scorers, out_dir: Path):
@@ -109,6 +154,8 @@ def _evaluate_one(predictions: str, args, scorers, out_dir: Path):
         "judge_official": bool(scorers.judge and scorers.judge.is_official),
         "encoder": scorers.provenance["encoder"],
         "encoder_official": bool(scorers.bert and scorers.bert.is_official),
+        "answer_judge": scorers.provenance["answer_judge"],
+        "idk_method": scorers.provenance["idk_method"],
     }
     if scorers.judge:
         config["judge_settings"] = vars(scorers.judge.settings)
@@ -121,10 +168,12 @@ def run(args: argparse.Namespace) -> int:
     from mtrag_graph.evaluation.runner import parse_metrics
 
     try:
-        metrics = parse_metrics(args.metrics)
+        metrics = parse_metrics(args.metrics or (FIDELITY_METRICS if args.fidelity else DEFAULT_METRICS))
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if args.fidelity:
+        return _run_fidelity(args, metrics)
     files = args.compare or ([args.predictions] if args.predictions else [])
     if not files:
         print("error: give a PREDICTIONS file or --compare A.jsonl B.jsonl ...", file=sys.stderr)
@@ -162,3 +211,54 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+
+
+def _run_fidelity(args: argparse.Namespace, metrics: tuple[str, ...]) -> int:
+    from mtrag_graph.context import Context
+    from mtrag_graph.evaluation.fidelity import graph_node_candidates, run_fidelity
+    from mtrag_graph.evaluation.golden import by_task, load_golden
+    from mtrag_graph.tasks import TaskError
+
+    names = [n.strip() for n in args.candidate_judges.split(",") if n.strip() and n.strip() != "none"]
+    unknown = set(names) - set(FIDELITY_CANDIDATE_JUDGES)
+    if unknown:
+        print(
+            f"error: unknown candidate judges {sorted(unknown)}: use {', '.join(FIDELITY_CANDIDATE_JUDGES)}",
+            file=sys.stderr,
+        )
+        return 2
+    if not Path(args.fidelity).is_file():
+        print(f"error: no such file: {args.fidelity}", file=sys.stderr)
+        return 2
+    try:
+        responses = load_golden(args.fidelity)
+        if args.limit:
+            keep = set(list(by_task(responses))[: args.limit])
+            responses = [r for r in responses if r.task_id in keep]
+        scorers = _scorers(args, metrics)
+        judges = []
+        if "answer" in names:
+            from mtrag_graph.judging import load_answer_judge
+            from mtrag_graph.judging.embedding_cache import default_embedding_cache
+
+            cache = None if args.no_embedding_cache else default_embedding_cache()
+            judge = load_answer_judge(args.answer_judge, embedding_cache=cache)
+            judges.append(graph_node_candidates(Context(judge_method="answer", answer_judge=judge)))
+        if "llm" in names:
+            judges.append(graph_node_candidates(Context(judge_method="llm", judge_model=args.judge)))
+        config = {
+            "golden": str(args.fidelity),
+            "limit_tasks": args.limit,
+            "metrics": list(scorers.metrics),
+            "judge": scorers.provenance["judge"],
+            "encoder": scorers.provenance["encoder"],
+            "answer_judge": scorers.provenance["answer_judge"],
+            "idk_method": scorers.provenance["idk_method"],
+            "candidate_judges": [j.name for j in judges],
+        }
+        _, paths = run_fidelity(responses, scorers, judges, Path(args.output), config, not args.no_progress)
+    except (ValueError, TaskError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print("\n".join(str(p) for p in paths))
+    return 0

@@ -19,9 +19,9 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from mtrag_graph.evaluation import prompts
 from mtrag_graph.models.calls import CallLog, ask_choice, constraint_options, invoke_text, parse_choice
 from mtrag_graph.models.factory import ModelSpec, get_chat_model, model_name
-from mtrag_graph.prompts import judges as prompts
 
 RATING_CHOICES = tuple(f"Rating: [[{n}]]" for n in range(1, 11))
 RATING_FALLBACK = 0.5

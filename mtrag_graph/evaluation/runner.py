@@ -12,8 +12,11 @@ from mtrag_graph.evaluation.inputs import EvalItem
 from mtrag_graph.evaluation.metrics import CONDITIONED, condition, rb_alg, rouge_l
 from mtrag_graph.jsonl_out import open_resumable
 
-METRICS = ("rouge", "bert", "rb_llm", "rl_f", "idk", "clarify")
+METRICS = ("rouge", "bert", "rb_llm", "rl_f", "idk", "clarify", "faithfulness")
 JUDGE_METRICS = frozenset({"rb_llm", "rl_f", "idk", "clarify"})
+# how the IDK verdict is reached: the refusal detector of ``judging.declines`` (no model call), the LLM
+# judge, or the detector first and the judge only for what it calls partial
+IDK_METHODS = ("pattern", "judge", "pattern+judge")
 SCORES_FILE = "scores.jsonl"
 
 
@@ -37,13 +40,39 @@ class Scorers:
     metrics: tuple[str, ...]
     bert: Any = None
     judge: Any = None
+    answer_judge: Any = None
+    idk_method: str = "judge"
     provenance: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.idk_method not in IDK_METHODS:
+            raise ValueError(f"unknown IDK method '{self.idk_method}': use one of {', '.join(IDK_METHODS)}")
         self.provenance = {
-            "judge": self.judge.name if self.judge and JUDGE_METRICS & set(self.metrics) else None,
+            "judge": self.judge.name if self.judge and self.llm_metrics else None,
             "encoder": self.bert.name if self.bert and "bert" in self.metrics else None,
+            "answer_judge": (
+                self.answer_judge.name if self.answer_judge and "faithfulness" in self.metrics else None
+            ),
+            "idk_method": self.idk_method if "idk" in self.metrics else None,
         }
+
+    @property
+    def llm_metrics(self) -> set[str]:
+        """The selected metrics that ask the LLM judge."""
+        wanted = set(JUDGE_METRICS & set(self.metrics))
+        return wanted - {"idk"} if self.idk_method == "pattern" else wanted
+
+
+def idk_verdict(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
+    """The IDK verdict of one response by the configured method (``IDK_METHODS``)."""
+    from mtrag_graph.evaluation.judges import IDK_VALUES
+    from mtrag_graph.judging.declines import decline_verdict
+
+    if scorers.idk_method != "judge":
+        verdict = decline_verdict(item.response)
+        if scorers.idk_method == "pattern" or verdict != "partial":
+            return {"verdict": verdict, "value": IDK_VALUES[verdict], "by": "pattern"}
+    return {**scorers.judge.idk(item.question, item.response), "by": "judge"}
 
 
 def _timed(seconds: dict[str, float], name: str, compute: Callable[[], Any]) -> Any:
@@ -73,8 +102,15 @@ def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
             scores["rb_alg"] = rb_alg(rec, scores["rouge_l"] or 0.0, kprec)
     judge = scorers.judge
     if "idk" in metrics:
-        verdict = _timed(seconds, "idk", lambda: judge.idk(item.question, item.response))
+        verdict = _timed(seconds, "idk", lambda: idk_verdict(item, scorers))
         scores["idk"], details["idk"] = verdict["value"], verdict["verdict"]
+    if "faithfulness" in metrics:
+        answer = _timed(
+            seconds,
+            "faithfulness",
+            lambda: scorers.answer_judge.score(item.question, item.passages, [item.response])[0],
+        )
+        scores["faithfulness"] = answer.faithfulness
     if "clarify" in metrics:
         verdict = _timed(seconds, "clarify", lambda: judge.clarify(item.question, item.response))
         scores["clarify"], details["clarify"] = verdict["value"], verdict["verdict"]

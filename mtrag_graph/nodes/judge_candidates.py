@@ -1,5 +1,10 @@
 """Pick one of the answer candidates: score each for faithfulness, completeness and declining.
 
+By default (``Context.judge_method = "answer"``) the candidates are scored by the fitted answer judge
+of ``mtrag_graph.judging`` (claim-level passage support, consensus between candidates, declining; no
+model call), the judging layer the evaluation harness also uses; ``"llm"`` asks the judge model as
+described below.
+
 Signals per candidate (each 0-1):
 - faithfulness: the judge model's share of the candidate's claims that the documents support;
 - completeness: the judge model's rating of how fully and directly it answers the user's question;
@@ -25,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from mtrag_graph.answers import says_idk
 from mtrag_graph.context import Context
-from mtrag_graph.messages import candidate_judge_messages
+from mtrag_graph.messages import candidate_judge_messages, question_for_answering
 from mtrag_graph.models import ask_json, get_chat_model, model_name
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import AbstainReason
@@ -131,6 +136,39 @@ def _score(entry, verdict: Verdict | None, passages, weights, gate_said_yes: boo
     return row
 
 
+def _pick_by_answer_judge(state, context, usable, judgement: dict[str, Any]) -> dict[str, Any]:
+    """Score the candidates with the fitted answer judge; the best selection score wins (prior order on ties)."""
+    from mtrag_graph.judging import answer_judge_of
+
+    judge = answer_judge_of(context.answer_judge)
+    passages = [str(p.get("text", "")) for p in state.get("kept_passages") or []]
+    scored = judge.score(question_for_answering(state), passages, [e["text"] for e in usable])
+    selection = judge.selection_scores(scored, gate_said_yes=state.get("gate") == "yes")
+    scores = [
+        {
+            "index": e["index"],
+            "name": e["name"],
+            "faithfulness": round(s.faithfulness, 3),
+            "preference": round(s.preference, 4),
+            "declined": s.declines,
+            "score": round(value, 6),
+        }
+        for e, s, value in zip(usable, scored, selection, strict=True)
+    ]
+    best = min(scores, key=lambda s: (-s["score"], s["index"]))
+    margin = best["score"] - max(s["score"] for s in scores if s is not best)
+    judgement.update(
+        judge=judge.name,
+        scores=scores,
+        reason=(
+            f"{best['name']} scored {best['score']:.3f}, {margin:.3f} above the next"
+            f"{' (tie, prior order decides)' if margin == 0 else ''}: faithfulness {best['faithfulness']}, "
+            f"declined {best['declined']}"
+        ),
+    )
+    return next(e for e in usable if e["index"] == best["index"])
+
+
 @guarded
 def judge_candidates(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
@@ -146,6 +184,8 @@ def judge_candidates(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
     if len(usable) == 1:
         chosen = usable[0]
         judgement.update(judge="skipped", reason="the only candidate without an error")
+    elif context.judge_method == "answer":
+        chosen = _pick_by_answer_judge(state, context, usable, judgement)
     else:
         shown = shown_order(usable, context.judge_seed, state.get("task_id"))
         labels = list(string.ascii_uppercase[: len(shown)])

@@ -81,6 +81,8 @@ def _judged_run(preds, out, judge):
             "rouge,idk,clarify,rb_llm,rl_f",
             "--judge",
             judge,
+            "--idk-method",
+            "judge",
             "--no-judge-cache",
             "--no-progress",
         ]
@@ -132,6 +134,8 @@ def test_compare_puts_systems_side_by_side_with_a_bootstrap_ci(tmp_path):
             "rouge,idk,rb_llm,rl_f",
             "--judge",
             "scripted:answers|1. A.|Rating: [[6]]|yes",
+            "--idk-method",
+            "judge",
             "--no-judge-cache",
             "--no-progress",
         ]
@@ -158,3 +162,14 @@ def test_a_scores_line_torn_by_an_interrupted_run_is_cut_off_and_redone(tmp_path
     assert main(["evaluate", str(preds), "-o", str(out), "--metrics", "rouge", "--no-progress"]) == 0
     rows = [json.loads(line) for line in scores.read_text().splitlines()]
     assert [row["task_id"] for row in rows] == ["a::1", "b::1"]
+
+
+def test_the_default_idk_verdict_needs_no_judge_model(tmp_path):
+    preds = _write(
+        tmp_path / "p.jsonl", [_task("a::1"), _task("b::1", prediction="I do not have that information.")]
+    )
+    out = tmp_path / "r"
+    assert main(["evaluate", str(preds), "-o", str(out), "--metrics", "rouge,idk", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
+    assert [r["scores"]["idk"] for r in rows] == [0.0, 1.0]
+    assert rows[0]["judge"] is None and rows[0]["idk_method"] == "pattern"

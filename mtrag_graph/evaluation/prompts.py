@@ -1,4 +1,4 @@
-"""Judge prompts of ``mtrag-graph evaluate`` (plain format-string templates).
+"""Judge prompts of ``mtrag-graph evaluate`` (plain format-string templates), beside the judges that use them.
 
 Short on purpose: the default judge is a 1.5B model on a CPU. Every prompt that reads the passages
 starts with the same system message and the same ``Documents:`` block, so llama.cpp reuses that
