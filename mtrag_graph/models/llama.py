@@ -126,6 +126,10 @@ class ChatLlamaCpp(BaseChatModel):
             options["grammar"] = LlamaGrammar.from_string(choice_grammar(kwargs["choices"]), verbose=False)
         elif kwargs.get("json_schema") and self.json_grammar:
             options["response_format"] = {"type": "json_object", "schema": kwargs["json_schema"]}
+        if kwargs.get("logprobs"):
+            # the raw model's distribution at each step (before the grammar), OpenAI chat format
+            options["logprobs"] = True
+            options["top_logprobs"] = int(kwargs.get("top_logprobs") or 5)
         chat = [{"role": _role(m), "content": str(m.content)} for m in messages]
         with self._lock:
             if not self.reuse_prefix:
@@ -148,6 +152,8 @@ class ChatLlamaCpp(BaseChatModel):
             "prompt_tokens_unique": prompt_tokens - min(shared, max(prompt_tokens - 1, 0)),
             "completion_tokens": int(out["usage"]["completion_tokens"]),
         }
+        if choice.get("logprobs"):
+            metadata["logprobs"] = choice["logprobs"]
         message = AIMessage(
             content=choice["message"]["content"] or "",
             response_metadata=metadata,

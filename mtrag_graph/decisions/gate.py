@@ -1,0 +1,143 @@
+"""The answerability gate's decision: the model's yes-probability, cheap evidence features, a calibrated rule.
+
+Three ways to decide, from the Context:
+
+- ``gate_classifier`` (a JSON file, or ``"default"`` for the one shipped in ``mtrag_graph/data``):
+  a logistic regression over the features below, with its threshold; trained on the tuning split by
+  ``mtrag-graph decisions --split tuning --only gate --fit-gate FILE`` (data card: docs/decisions.md);
+- ``gate_threshold``: "yes" when the model's yes-probability reaches it;
+- neither: the model's constrained reply (the argmax).
+
+Features (all cheap: the yes-probability comes with the gate's one call, the rest is MiniLM and word
+overlap): ``logit_p_yes``, ``cos_max`` / ``cos_mean`` (question vs each passage), ``overlap_max`` /
+``overlap_all`` (share of the question's content words found in the best passage / in all of them).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import asdict, dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from mtrag_graph.context import Context
+from mtrag_graph.models import CallLog, get_chat_model, get_reranker
+from mtrag_graph.models.logprobs import score_choice
+from mtrag_graph.nodes._grounded import grounded_messages, question_for_answering
+
+FEATURES = ("logit_p_yes", "cos_max", "cos_mean", "overlap_max", "overlap_all")
+_WORD = re.compile(r"[a-z0-9]+")
+# function words only: what is left of a question is what the passages must mention
+_FUNCTION_WORDS = frozenset(
+    """a an the and or but if then than so of to in on at by for with from into onto about as is are was
+    were be been being am do does did doing have has had having can could will would shall should may
+    might must not no yes it its this that these those there their they them he she his her him i me my
+    we us our you your what which who whom whose when where why how any some all each every more most
+    other such only own same also just very too much many few one ones get got tell know like please""".split()
+)
+LOGIT_CLIP = 12.0
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _FUNCTION_WORDS}
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, math.exp(-LOGIT_CLIP)), 1 - math.exp(-LOGIT_CLIP))
+    return math.log(p / (1 - p))
+
+
+def evidence_features(question: str, passages: list[dict[str, Any]], context: Context) -> dict[str, float]:
+    """Question-vs-passage similarity and word overlap (no LLM)."""
+    texts = [f"{p.get('title') or ''}\n{p.get('text', '')}".strip() for p in passages]
+    if not texts:
+        return {"cos_max": 0.0, "cos_mean": 0.0, "overlap_max": 0.0, "overlap_all": 0.0}
+    scores = get_reranker("embedding", context.embedder).score(question, texts)
+    words = content_words(question)
+    per_passage = [len(words & content_words(t)) / len(words) if words else 0.0 for t in texts]
+    union = set().union(*(content_words(t) for t in texts))
+    return {
+        "cos_max": float(max(scores)),
+        "cos_mean": float(sum(scores) / len(scores)),
+        "overlap_max": max(per_passage),
+        "overlap_all": len(words & union) / len(words) if words else 0.0,
+    }
+
+
+@dataclass(frozen=True)
+class GateClassifier:
+    """Standardised logistic regression over ``features``; "yes" when the probability >= ``threshold``."""
+
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    threshold: float
+    trained_on: str = ""
+
+    def probability(self, values: dict[str, float]) -> float:
+        z = self.intercept + sum(
+            c * (values[f] - m) / s for f, m, s, c in zip(self.features, self.mean, self.scale, self.coef, strict=True)
+        )
+        return 1 / (1 + math.exp(-max(min(z, 50.0), -50.0)))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+
+
+@cache
+def load_classifier(spec: str) -> GateClassifier:
+    """``"default"`` (the file shipped in the package) or a path to a JSON file."""
+    if spec == "default":
+        text = (resources.files("mtrag_graph") / "data" / "gate_classifier.json").read_text(encoding="utf-8")
+    else:
+        text = Path(spec).read_text(encoding="utf-8")
+    data = json.loads(text)
+    return GateClassifier(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+
+
+def gate_decision(
+    state: dict[str, Any], context: Context, log: CallLog, *, with_features: bool = False
+) -> dict[str, Any]:
+    """``gate`` ("yes"/"no") with what it rests on: ``p_yes``, ``features``, ``score``, ``gate_argmax``.
+
+    ``with_features``: compute the features even when no classifier needs them (to train one).
+    An unparseable reply without log-probabilities falls back to ``Context.gate_fallback`` (recorded).
+    """
+    question = question_for_answering(state)
+    tail = context.gate_instruction.format(question=question)
+    value, probabilities, raws = score_choice(
+        get_chat_model(context.gate_model),
+        grounded_messages(state, context, tail),
+        ["yes", "no"],
+        log,
+        retries=context.parse_retries,
+    )
+    p_yes = probabilities["yes"] if probabilities else None
+    classifier_spec = getattr(context, "gate_classifier", None)
+    threshold = getattr(context, "gate_threshold", None)
+    result: dict[str, Any] = {"gate_argmax": value, "p_yes": p_yes, "raw": raws[-1] if raws else ""}
+    if p_yes is not None and (classifier_spec or with_features):
+        result["features"] = {
+            "logit_p_yes": _logit(p_yes),
+            **evidence_features(question, state["kept_passages"], context),
+        }
+    if p_yes is not None and (classifier_spec or threshold is not None):
+        features = result["features"] if classifier_spec else {}
+        if classifier_spec:
+            classifier = load_classifier(classifier_spec)
+            result["score"] = classifier.probability(features)
+            decision = "yes" if result["score"] >= classifier.threshold else "no"
+        else:
+            result["score"] = p_yes
+            decision = "yes" if p_yes >= float(threshold) else "no"  # type: ignore[arg-type]
+    else:
+        decision = value if value is not None else context.gate_fallback
+    result["gate"] = decision
+    result["fallback"] = value is None and p_yes is None
+    return result
