@@ -80,6 +80,13 @@ class Context:
     clarify_interrupt: bool = False
     clarify_max_tokens: int = 60
     clarify_fallback_question: str = "Could you say more precisely what you are asking about?"
+    # "unclear" probability at or above which a turn is underspecified; calibrated on the tuning split
+    # (benchmarks/results/decisions.md)
+    clarify_threshold: float = 0.5
+    # answerability gate: a classifier file ("default": the one shipped in mtrag_graph/data), or a
+    # threshold on the model's "yes" probability; neither: the model's yes/no reply decides
+    gate_classifier: str | None = None
+    gate_threshold: float | None = None
 
     # prompt text (any of it can be overridden per run)
     grounded_system_prompt: str = grounded.SYSTEM
@@ -87,7 +94,7 @@ class Context:
     strict_generate_instruction: str = grounded.GENERATE_STRICT
     gate_instruction: str = grounded.GATE
     rewrite_system_prompt: str = rewrite.SYSTEM
-    clarify_instruction: str = clarify.REFERENT
+    clarify_instruction: str = clarify.UNCLEAR
     clarify_question_instruction: str = clarify.ASK
 
     # answer ensemble (docs/ensemble.md): two or more candidates fan out after the gate and a judge picks

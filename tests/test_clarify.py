@@ -14,12 +14,12 @@ LIBRARIES = ["The Alameda library opens at 9 am.", "The Monterey library opens a
 QUESTION_ASKED = "Do you mean the Alameda library or the Monterey library?"
 
 
-def judge(referent: str = "NONE"):
-    """A clarify-model fake: names ``referent`` when asked what a phrase refers to, else asks back."""
+def judge(unclear: str = "yes"):
+    """A clarify-model fake: ``unclear`` ("yes"/"no") to the yes/no judgement, else asks back."""
 
     def respond(messages, options):
         prompt = str(messages[-1].content)
-        return referent if "which specific thing" in prompt else QUESTION_ASKED
+        return unclear if "without saying which one" in prompt else QUESTION_ASKED
 
     return ScriptedChatModel(responder=respond)
 
@@ -31,40 +31,45 @@ GRAPH = build_graph(insert=[CLARIFY])
 
 
 def test_a_first_turn_pointing_at_an_unnamed_thing_is_answered_with_a_clarifying_question():
-    context = fake_context(clarify_model=judge())
+    context = fake_context(clarify_model=judge("yes"))
     state = GRAPH.invoke({"task": make_task(["When does this library open?"], LIBRARIES)}, context=context)
     assert state["answer"] == QUESTION_ASKED
     assert state["clarification"]["asked"] is True
-    assert state["clarification"]["evidence"] == "first turn refers to 'this library'"
+    assert state["clarification"]["evidence"] == "p_unclear=1.000"
     assert context.gate_model.calls == [] and context.generate_model.calls == []
 
 
-def test_a_later_turn_whose_referent_the_model_cannot_name_is_clarified():
+def test_a_later_turn_the_model_finds_unclear_is_clarified():
     turns = ["Which clinics are open?", "The Causeway clinic is open.", "When does this library open?"]
-    context = fake_context(clarify_model=judge("NONE"))
+    context = fake_context(clarify_model=judge("yes"))
     state = GRAPH.invoke({"task": make_task(turns, LIBRARIES)}, context=context)
-    assert state["answer"] == QUESTION_ASKED and state["clarification"]["evidence"] == "NONE"
+    assert state["answer"] == QUESTION_ASKED and state["clarification"]["asked"] is True
 
 
-def test_a_referent_named_in_the_last_exchange_is_clear():
-    context = fake_context(clarify_model=judge("the Alameda library"))
+def test_a_turn_the_model_finds_clear_is_answered():
+    context = fake_context(clarify_model=judge("no"))
     state = GRAPH.invoke(
         {"task": make_task([*EARLIER, "When does this library open?"], LIBRARIES)}, context=context
     )
     assert state["clarification"] == {"asked": False}
 
 
-def test_a_referent_the_model_invents_is_not_trusted():
-    context = fake_context(clarify_model=judge("the Berkeley library"))
-    turns = ["Which clinics are open?", "The Causeway clinic is open.", "When does this library open?"]
-    state = GRAPH.invoke({"task": make_task(turns, LIBRARIES)}, context=context)
-    assert state["clarification"]["asked"] is True
+def test_the_unclear_probability_is_compared_with_the_calibrated_threshold(monkeypatch):
+    from mtrag_graph.nodes import clarify
+
+    monkeypatch.setattr(clarify, "score_choice", lambda *a, **k: ("no", {"yes": 0.3, "no": 0.7}, ["no"]))
+    history = [{"speaker": "user", "text": EARLIER[0]}, {"speaker": "agent", "text": EARLIER[1]}]
+    question = "When does this library open?"
+    low = fake_context(clarify_threshold=0.2)
+    high = fake_context(clarify_threshold=0.5)
+    assert clarify.is_underspecified(history, question, None, low, clarify.CallLog(node="c"))[0] is True
+    assert clarify.is_underspecified(history, question, None, high, clarify.CallLog(node="c"))[0] is False
 
 
-def test_a_turn_without_a_referring_phrase_costs_no_model_call():
+def test_a_turn_without_a_determiner_or_pronoun_costs_no_model_call():
     model = judge()
     GRAPH.invoke(
-        {"task": make_task(["When does the Alameda library open?"], LIBRARIES)},
+        {"task": make_task(["When does Alameda library open?"], LIBRARIES)},
         context=fake_context(clarify_model=model),
     )
     assert model.calls == []
@@ -78,7 +83,7 @@ def test_an_underspecified_turn_without_passages_is_asked_about_not_abstained():
 
 
 def test_a_clear_turn_goes_on_to_the_usual_answer():
-    context = fake_context(clarify_model=judge(), generate=["The Alameda library opens at 9 am."])
+    context = fake_context(clarify_model=judge("no"), generate=["The Alameda library opens at 9 am."])
     task = make_task(["When does the Alameda library open?"], LIBRARIES)
     state = GRAPH.invoke({"task": task}, context=context)
     assert state["clarification"] == {"asked": False}
@@ -86,7 +91,7 @@ def test_a_clear_turn_goes_on_to_the_usual_answer():
 
 
 def test_a_clear_turn_without_passages_still_abstains():
-    context = fake_context(clarify_model=judge())
+    context = fake_context(clarify_model=judge("no"))
     state = GRAPH.invoke({"task": make_task(["When does the Alameda library open?"], [])}, context=context)
     assert state["abstain_reason"] == "no_evidence"
 

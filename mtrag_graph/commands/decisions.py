@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mtrag_graph.commands.answer import add_model_options, overrides_from_args
 
-DECISION_NAMES = ("gate", "clarify", "relation")
+DECISION_NAMES = ("gate", "evidence", "clarify", "relation")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,6 +45,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="after the gate run on the tuning split, fit the gate classifier on its results and write it here",
     )
     parser.add_argument(
+        "--gate-features",
+        nargs="+",
+        help="features of the fitted classifier (default: all; leave out logit_p_yes for a model-free gate)",
+    )
+    parser.add_argument(
         "--max-positive-loss",
         type=float,
         default=0.03,
@@ -74,8 +79,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.data:
         print("error: pass --data or set MTRAG_DATA to the benchmark data folder", file=sys.stderr)
         return 2
-    if args.fit_gate and (args.split != "tuning" or "gate" not in args.only):
-        print("error: --fit-gate fits on the tuning split's gate results: use --split tuning", file=sys.stderr)
+    if args.fit_gate and (args.split != "tuning" or not {"gate", "evidence"} & set(args.only)):
+        print(
+            "error: --fit-gate fits on the tuning split's gate results: use --split tuning", file=sys.stderr
+        )
         return 2
     context = context_from_preset(args.preset, **overrides_from_args(args), **_settings(args.settings))
     markdown = run_benchmark(
@@ -90,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         label=args.label,
         fit_gate=args.fit_gate,
         max_positive_loss=args.max_positive_loss,
+        gate_features=args.gate_features,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
     )
     print(markdown)

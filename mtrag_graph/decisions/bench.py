@@ -17,13 +17,18 @@ from typing import Any
 
 from mtrag_graph.context import Context
 from mtrag_graph.decisions import metrics, report, sets
+from mtrag_graph.decisions.gate import FEATURES
 from mtrag_graph.decisions.run import fingerprint, run_decision
 
 SCORERS: dict[str, Callable[[Sequence[dict[str, Any]]], dict[str, Any]]] = {
     "gate": metrics.gate_report,
+    "evidence": metrics.evidence_scores,
     "clarify": metrics.clarify_scores,
     "relation": metrics.relation_scores,
 }
+
+
+SET_OF = {"evidence": "gate"}  # the evidence features are computed on the gate's set
 
 
 def build_set(
@@ -34,7 +39,7 @@ def build_set(
     limit_per_kind: int | None,
     seed: int,
 ) -> list[dict[str, Any]]:
-    if name == "gate":
+    if name in ("gate", "evidence"):
         retriever = None
         if any(sets.answerability_of(t) == "UNANSWERABLE" for t in tasks):
             if not index_dir:
@@ -77,6 +82,7 @@ def run_benchmark(
     label: str = "",
     fit_gate: str | None = None,
     max_positive_loss: float = 0.03,
+    gate_features: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> str:
     tasks = sets.load_split(data_dir, split)
@@ -84,32 +90,46 @@ def run_benchmark(
     fp = fingerprint(context)
     label = label or fp
     reports: dict[str, dict[str, Any]] = {}
+    fitted: dict[str, Any] | None = None
     for name in decisions:
         items = load_or_build_set(
-            out_dir / "sets" / f"{split}-{name}{suffix}.jsonl",
-            lambda name=name: build_set(name, tasks, index_dir=index_dir, limit_per_kind=limit_per_kind, seed=seed),
+            out_dir / "sets" / f"{split}-{SET_OF.get(name, name)}{suffix}.jsonl",
+            lambda name=name: build_set(
+                name, tasks, index_dir=index_dir, limit_per_kind=limit_per_kind, seed=seed
+            ),
         )
-        results = run_decision(name, items, context, out_dir / "results" / f"{name}-{split}-{fp}.jsonl", progress=progress)
+        results = run_decision(
+            name, items, context, out_dir / "results" / f"{name}-{split}-{fp}.jsonl", progress=progress
+        )
         reports[name] = SCORERS[name](results)
-        if name == "gate" and fit_gate:
+        if name in ("gate", "evidence") and fit_gate:
             if split != "tuning":
                 raise ValueError("the gate classifier is fitted on the tuning split only")
             from mtrag_graph.decisions.fit import fit_gate_classifier
 
             classifier, summary = fit_gate_classifier(
-                results, max_positive_loss=max_positive_loss, trained_on=f"{sets.SPLITS[split]}{suffix}", seed=seed
+                results,
+                max_positive_loss=max_positive_loss,
+                features=gate_features or FEATURES,
+                trained_on=f"{sets.SPLITS[split]}{suffix}",
+                seed=seed,
             )
             classifier.save(fit_gate)
-            reports[name]["fitted_classifier"] = {"path": str(fit_gate), **summary}
-    header = (
-        f"# Decision benchmark: split {split} ({sets.SPLITS[split]}), run '{label}' (context {fp})"
-        + (f", at most {limit_per_kind} items per kind" if limit_per_kind else "")
+            fitted = {"path": str(fit_gate), "fitted_on": name, **summary}
+    header = f"# Decision benchmark: split {split} ({sets.SPLITS[split]}), run '{label}' (context {fp})" + (
+        f", at most {limit_per_kind} items per kind" if limit_per_kind else ""
     )
     markdown = report.render(reports, header)
+    if fitted:
+        markdown += report.fitted_line(fitted)
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = out_dir / f"{split}-{label}"
     stem.with_suffix(".json").write_text(
-        json.dumps({"split": split, "label": label, "context": fp, "reports": reports}, indent=2), encoding="utf-8"
+        json.dumps(
+            {"split": split, "label": label, "context": fp, "reports": reports, "fitted_gate": fitted},
+            indent=2,
+        ),
+        encoding="utf-8",
     )
     stem.with_suffix(".md").write_text(markdown, encoding="utf-8")
     return markdown

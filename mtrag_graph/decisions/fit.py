@@ -37,10 +37,14 @@ def fit_gate_classifier(
         )
     x = np.array([[r["features"][f] for f in features] for r in usable], dtype=float)
     y = np.array([bool(r["label"]) for r in usable])
-    pipeline = make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced", C=1.0, max_iter=1000))
+    pipeline = make_pipeline(
+        StandardScaler(), LogisticRegression(class_weight="balanced", C=1.0, max_iter=1000)
+    )
     folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=seed)
     cv_scores = cross_val_predict(pipeline, x, y, cv=folds, method="predict_proba")[:, 1]
-    threshold, cv_balanced = best_threshold(cv_scores.tolist(), y.tolist(), max_positive_loss=max_positive_loss)
+    threshold, cv_balanced = best_threshold(
+        cv_scores.tolist(), y.tolist(), max_positive_loss=max_positive_loss
+    )
     pipeline.fit(x, y)
     scaler, model = pipeline[0], pipeline[1]
     classifier = GateClassifier(

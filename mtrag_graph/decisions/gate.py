@@ -82,7 +82,8 @@ class GateClassifier:
 
     def probability(self, values: dict[str, float]) -> float:
         z = self.intercept + sum(
-            c * (values[f] - m) / s for f, m, s, c in zip(self.features, self.mean, self.scale, self.coef, strict=True)
+            c * (values[f] - m) / s
+            for f, m, s, c in zip(self.features, self.mean, self.scale, self.coef, strict=True)
         )
         return 1 / (1 + math.exp(-max(min(z, 50.0), -50.0)))
 
@@ -106,38 +107,39 @@ def gate_decision(
 ) -> dict[str, Any]:
     """``gate`` ("yes"/"no") with what it rests on: ``p_yes``, ``features``, ``score``, ``gate_argmax``.
 
-    ``with_features``: compute the features even when no classifier needs them (to train one).
+    A classifier whose features leave out ``logit_p_yes`` decides without any model call.
+    ``with_features``: ask the model and compute every feature even when the rule needs fewer (to train).
     An unparseable reply without log-probabilities falls back to ``Context.gate_fallback`` (recorded).
     """
     question = question_for_answering(state)
-    tail = context.gate_instruction.format(question=question)
-    value, probabilities, raws = score_choice(
-        get_chat_model(context.gate_model),
-        grounded_messages(state, context, tail),
-        ["yes", "no"],
-        log,
-        retries=context.parse_retries,
-    )
-    p_yes = probabilities["yes"] if probabilities else None
     classifier_spec = getattr(context, "gate_classifier", None)
+    classifier = load_classifier(classifier_spec) if classifier_spec else None
     threshold = getattr(context, "gate_threshold", None)
-    result: dict[str, Any] = {"gate_argmax": value, "p_yes": p_yes, "raw": raws[-1] if raws else ""}
-    if p_yes is not None and (classifier_spec or with_features):
-        result["features"] = {
-            "logit_p_yes": _logit(p_yes),
-            **evidence_features(question, state["kept_passages"], context),
-        }
-    if p_yes is not None and (classifier_spec or threshold is not None):
-        features = result["features"] if classifier_spec else {}
-        if classifier_spec:
-            classifier = load_classifier(classifier_spec)
-            result["score"] = classifier.probability(features)
-            decision = "yes" if result["score"] >= classifier.threshold else "no"
-        else:
-            result["score"] = p_yes
-            decision = "yes" if p_yes >= float(threshold) else "no"  # type: ignore[arg-type]
+    result: dict[str, Any] = {"gate_argmax": None, "p_yes": None, "raw": ""}
+    if with_features or classifier is None or "logit_p_yes" in classifier.features:
+        tail = context.gate_instruction.format(question=question)
+        value, probabilities, raws = score_choice(
+            get_chat_model(context.gate_model),
+            grounded_messages(state, context, tail),
+            ["yes", "no"],
+            log,
+            retries=context.parse_retries,
+        )
+        result.update(gate_argmax=value, p_yes=probabilities["yes"] if probabilities else None, raw=raws[-1])
+    features: dict[str, float] = {}
+    if with_features or classifier is not None:
+        features = evidence_features(question, state.get("kept_passages") or [], context)
+        if result["p_yes"] is not None:
+            features["logit_p_yes"] = _logit(result["p_yes"])
+        result["features"] = features
+    if classifier is not None and all(f in features for f in classifier.features):
+        result["score"] = classifier.probability(features)
+        decision = "yes" if result["score"] >= classifier.threshold else "no"
+    elif threshold is not None and result["p_yes"] is not None:
+        result["score"] = result["p_yes"]
+        decision = "yes" if result["p_yes"] >= float(threshold) else "no"
     else:
-        decision = value if value is not None else context.gate_fallback
+        decision = result["gate_argmax"] or context.gate_fallback
     result["gate"] = decision
-    result["fallback"] = value is None and p_yes is None
+    result["fallback"] = result["gate_argmax"] is None and "score" not in result
     return result

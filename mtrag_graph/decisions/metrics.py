@@ -69,6 +69,17 @@ def gate_report(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def evidence_scores(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Mean of each model-free gate feature for positives and for each kind of negative."""
+    groups: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for result in results:
+        groups[result["kind"]].append(result["features"])
+    return {
+        kind: {"items": len(rows), **{f: sum(r[f] for r in rows) / len(rows) for f in sorted(rows[0])}}
+        for kind, rows in sorted(groups.items())
+    }
+
+
 def clarify_scores(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Recall and precision of "ask" on UNDERSPECIFIED turns; false clarification per answerable class."""
     asked = [bool(r.get("clarify")) for r in results]
@@ -101,7 +112,9 @@ def relation_scores(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "turns": len(results),
         "distribution": {label: dict(sorted(c.items())) for label, c in sorted(distribution.items())},
         "stand_alone_turns": len(stand_alone),
-        "stand_alone_agreement": _rate(sum(r.get("relation_class") == 4 for r in stand_alone), len(stand_alone)),
+        "stand_alone_agreement": _rate(
+            sum(r.get("relation_class") == 4 for r in stand_alone), len(stand_alone)
+        ),
         "mean_seconds": sum(seconds) / len(seconds) if seconds else None,
     }
 

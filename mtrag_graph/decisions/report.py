@@ -30,12 +30,6 @@ def gate_table(report: dict[str, Any]) -> str:
             f"| {_pct(kinds.get('other_conversation'))} |"
         )
     rows.append(f"\nmean seconds per item (gate + generation): {_num(report['mean_seconds'], 1)}")
-    if fitted := report.get("fitted_classifier"):
-        rows.append(
-            f"\nfitted gate classifier -> {fitted['path']}: {fitted['positives']} positives, "
-            f"{fitted['negatives']} negatives, threshold {fitted['threshold']:.3f}, cross-validated balanced "
-            f"accuracy {fitted['cv_balanced_accuracy']:.3f} (at most {fitted['max_positive_loss']:.0%} positives lost)"
-        )
     return "\n".join(rows)
 
 
@@ -53,7 +47,10 @@ def clarify_table(report: dict[str, Any]) -> str:
 
 
 def relation_table(report: dict[str, Any]) -> str:
-    rows = ["| MTRAG Multi-Turn | turns | class 1 | class 2 | class 3 | class 4 |", "|---|---|---|---|---|---|"]
+    rows = [
+        "| MTRAG Multi-Turn | turns | class 1 | class 2 | class 3 | class 4 |",
+        "|---|---|---|---|---|---|",
+    ]
     for label, counts in report["distribution"].items():
         total = sum(counts.values())
         cells = " | ".join(_pct(counts.get(str(c), 0) / total) for c in (1, 2, 3, 4))
@@ -65,7 +62,29 @@ def relation_table(report: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-TABLES = {"gate": gate_table, "clarify": clarify_table, "relation": relation_table}
+def evidence_table(report: dict[str, Any]) -> str:
+    features = sorted({f for row in report.values() for f in row if f != "items"})
+    rows = ["| kind | items | " + " | ".join(features) + " |", "|---|---|" + "---|" * len(features)]
+    for kind, row in report.items():
+        rows.append(f"| {kind} | {row['items']} | " + " | ".join(_num(row[f]) for f in features) + " |")
+    return "\n".join(rows)
+
+
+TABLES = {
+    "gate": gate_table,
+    "evidence": evidence_table,
+    "clarify": clarify_table,
+    "relation": relation_table,
+}
+
+
+def fitted_line(fitted: dict[str, Any]) -> str:
+    return (
+        f"\nFitted gate classifier -> {fitted['path']} (on the {fitted['fitted_on']} results): "
+        f"{fitted['positives']} positives, {fitted['negatives']} negatives, threshold {fitted['threshold']:.3f}, "
+        f"cross-validated balanced accuracy {fitted['cv_balanced_accuracy']:.3f} "
+        f"(at most {fitted['max_positive_loss']:.0%} of positives turned away)\n"
+    )
 
 
 def render(reports: dict[str, dict[str, Any]], header: str) -> str:

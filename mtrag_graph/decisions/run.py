@@ -19,7 +19,7 @@ from typing import Any
 
 from mtrag_graph.answers import says_idk
 from mtrag_graph.context import Context
-from mtrag_graph.decisions.gate import gate_decision
+from mtrag_graph.decisions.gate import evidence_features, gate_decision
 from mtrag_graph.jsonl_out import open_resumable
 from mtrag_graph.models import CallLog
 from mtrag_graph.nodes._common import user_and_agent_pairs
@@ -90,10 +90,24 @@ def decide_gate(item: dict[str, Any], context: Context, *, generate_all: bool = 
     return result
 
 
+def decide_evidence(item: dict[str, Any], context: Context) -> dict[str, Any]:
+    """The gate's model-free features alone (question-passage similarity, word overlap)."""
+    state = grounded_state(item)
+    from mtrag_graph.nodes._grounded import question_for_answering
+
+    return {"features": evidence_features(question_for_answering(state), state["kept_passages"], context)}
+
+
 def decide_clarify(item: dict[str, Any], context: Context) -> dict[str, Any]:
     log = CallLog(node="clarify")
-    decision, evidence = is_underspecified(item["history"], item["question"], item.get("passages"), context, log)
-    return {"clarify": bool(decision), "parsed": decision is not None, "evidence": evidence[-1] if evidence else ""}
+    decision, evidence = is_underspecified(
+        item["history"], item["question"], item.get("passages"), context, log
+    )
+    return {
+        "clarify": bool(decision),
+        "parsed": decision is not None,
+        "evidence": evidence[-1] if evidence else "",
+    }
 
 
 def decide_relation(item: dict[str, Any], context: Context) -> dict[str, Any]:
@@ -102,7 +116,12 @@ def decide_relation(item: dict[str, Any], context: Context) -> dict[str, Any]:
     return {"relation_class": int(relation), "vote": vote, "fallbacks": len(fallbacks)}
 
 
-DECISIONS: dict[str, Decide] = {"gate": decide_gate, "clarify": decide_clarify, "relation": decide_relation}
+DECISIONS: dict[str, Decide] = {
+    "gate": decide_gate,
+    "evidence": decide_evidence,
+    "clarify": decide_clarify,
+    "relation": decide_relation,
+}
 
 
 def run_decision(

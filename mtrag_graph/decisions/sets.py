@@ -61,7 +61,9 @@ def _base(raw: dict[str, Any]) -> dict[str, Any]:
         "answerability": task.answerability,
         "history": [turn.model_dump() for turn in task.history],
         "question": task.question,
-        "passages": None if task.passages is None else [p.model_dump(exclude={"score"}) for p in task.passages],
+        "passages": None
+        if task.passages is None
+        else [p.model_dump(exclude={"score"}) for p in task.passages],
     }
 
 
@@ -95,15 +97,22 @@ def gate_items(
             positives.append(_base(raw))
         elif label == "UNANSWERABLE":
             unanswerable.append(_base(raw))
-    items = [{**p, "item_id": f"positive:{p['task_id']}", "kind": "positive", "label": True} for p in positives]
+    items = [
+        {**p, "item_id": f"positive:{p['task_id']}", "kind": "positive", "label": True} for p in positives
+    ]
     if unanswerable and retriever is None:
         raise ValueError("UNANSWERABLE turns need a retriever (an index of the corpora) for their passages")
     for base in _sample(unanswerable, limit_per_kind, seed):
         source = next(raw for raw in tasks if raw["task_id"] == base["task_id"])
         passages = retriever(source) if retriever is not None else []
         items.append(
-            {**base, "passages": passages, "item_id": f"unanswerable_retrieved:{base['task_id']}",
-             "kind": "unanswerable_retrieved", "label": False}  # fmt: skip
+            {
+                **base,
+                "passages": passages,
+                "item_id": f"unanswerable_retrieved:{base['task_id']}",
+                "kind": "unanswerable_retrieved",
+                "label": False,
+            }  # fmt: skip
         )
     count = len(unanswerable) if other_conversation is None else other_conversation
     if limit_per_kind is not None:
@@ -131,9 +140,14 @@ def _other_conversation_items(
             continue
         donor = rng.choice(donors)
         items.append(
-            {**item, "passages": donor["passages"], "donor_task_id": donor["task_id"],
-             "item_id": f"other_conversation:{item['task_id']}", "kind": "other_conversation",
-             "label": False}  # fmt: skip
+            {
+                **item,
+                "passages": donor["passages"],
+                "donor_task_id": donor["task_id"],
+                "item_id": f"other_conversation:{item['task_id']}",
+                "kind": "other_conversation",
+                "label": False,
+            }  # fmt: skip
         )
     return items
 

@@ -1,7 +1,7 @@
 """Underspecified turns: ask a clarifying question instead of answering (or saying "I don't know").
 
-Does the user's turn point at one specific thing ("this library", "the actor", "her") that the
-conversation never named? If so, a short clarifying question naming the options found. In batch mode that question is the answer; in
+Does the user's turn point at one specific thing ("this library", "her") that the conversation never
+named? If so, a short clarifying question naming the options found. In batch mode that question is the answer; in
 chat mode (``Context.clarify_interrupt``) the node interrupts the graph, and the user's reply,
 passed back with ``Command(resume=reply)``, is added to the question the rest of the graph answers.
 
@@ -24,6 +24,7 @@ from mtrag_graph.budget import cut
 from mtrag_graph.context import Context
 from mtrag_graph.graph import Insertion
 from mtrag_graph.models import CallLog, get_chat_model, invoke_text
+from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodes._common import format_conversation, guarded
 from mtrag_graph.prompts import clarify as prompts
 
@@ -39,7 +40,6 @@ def _messages(
     history: Sequence[dict[str, str]],
     question: str,
     passages: Sequence[dict[str, Any]] | None,
-    phrase: str = "",
 ) -> list[BaseMessage]:
     conversation = format_conversation(list(history)[-HISTORY_TURNS:], HISTORY_AGENT_CHARS)
     lines = []
@@ -51,29 +51,28 @@ def _messages(
         conversation=conversation or prompts.NO_CONVERSATION,
         passages="\n".join(lines) or prompts.NO_PASSAGES,
         question=" ".join(question.split()),
-        phrase=phrase,
     )
     return [SystemMessage(content=prompts.SYSTEM), HumanMessage(content=body)]
 
 
-# A phrase that points at one specific thing without naming it: a demonstrative with a noun, a
-# pronoun, "a specific ...", or "the" with a category noun ("the actor", "the clinic").
-REFERRING_PHRASE = re.compile(
-    r"\b(this|that|these|those)\s+(?!is\b|was\b|are\b|were\b|will\b|would\b|can\b|could\b|has\b|have\b"
-    r"|does\b|do\b|did\b|means?\b)[a-z]+"
-    r"|\b(its|her|his|their|she|he|they|them|it)\b|\ba specific\b"
-    r"|\bthe (actor|actress|country|clinic|park|animal|city|town|case|library|company|hurricane|storm|state"
-    r"|county|court|team|player|book|novel|movie|film|show|song|singer|band|author|president|school"
-    r"|university|hospital|store|restaurant|product|program|service|plan|policy|stars?|person|man|woman"
-    r"|church|museum|building|bridge|river|lake|mountain|island|event|war|battle|law|act|bill)\b",
-    re.IGNORECASE,
+# Closed-class words only (determiners, pronouns): a message with none of them names what it asks
+# about, so the model is not asked. Topic nouns are never listed: the model judges the phrase.
+REFERRING_WORD = re.compile(
+    r"\b(the|this|that|these|those|it|its|they|them|their|he|him|his|she|her|one|a specific)\b", re.IGNORECASE
 )
-_WORD = re.compile(r"[a-z0-9]+")
 
 
-def referring_phrase(question: str) -> str | None:
-    match = REFERRING_PHRASE.search(question)
-    return match.group(0) if match else None
+def unclear_probability(
+    history: Sequence[dict[str, str]], question: str, context: Context, log: CallLog
+) -> tuple[float | None, str]:
+    """The model's probability that the message points at something nobody named, and its raw reply."""
+    messages = _messages(context.clarify_instruction, list(history)[-2:], question, None)
+    value, probabilities, raws = score_choice(
+        get_chat_model(context.clarify_model), messages, ["yes", "no"], log, retries=context.parse_retries
+    )
+    if probabilities is None:
+        return None, raws[-1] if raws else ""
+    return probabilities["yes"], raws[-1]
 
 
 def is_underspecified(
@@ -85,27 +84,19 @@ def is_underspecified(
 ) -> tuple[bool | None, list[str]]:
     """The clarify decision alone: True = underspecified, None when the model gave no usable reply.
 
-    No referring phrase: clear, without a model call. A referring phrase on the first turn: nothing
-    can have named it, so underspecified. Otherwise the model names what the phrase refers to, and the
-    turn is underspecified when it says NONE or names something the last exchange never mentions.
-    Returns the decision and the evidence (the model's raw reply, or the rule that decided).
+    No determiner or pronoun in the message: clear, without a model call. Otherwise one yes/no ("does
+    it point at something neither it nor the conversation identifies?"), and the turn is
+    underspecified when the "yes" probability reaches ``Context.clarify_threshold`` (calibrated on the
+    tuning split: ``mtrag-graph decisions --split tuning --only clarify``). ``passages`` are not shown:
+    the question is whether the user said which thing, not whether documents mention one.
+    Returns the decision and the evidence (the probability, or the rule that decided).
     """
-    phrase = referring_phrase(question)
-    if phrase is None:
-        return False, ["no referring phrase"]
-    if not history:
-        return True, [f"first turn refers to '{phrase}'"]
-    recent = list(history)[-2:]
-    messages = _messages(context.clarify_instruction, recent, question, passages, phrase=phrase)
-    reply = str(
-        invoke_text(get_chat_model(context.clarify_model), messages, log, max_tokens=16).content
-    ).strip()
-    if not reply:
-        return None, [reply]
-    conversation = " ".join(turn["text"] for turn in recent).lower()
-    named = [w for w in _WORD.findall(reply.lower()) if len(w) > 3 and w not in question.lower()]
-    unresolved = "none" in reply.lower() or not any(w in conversation for w in named)
-    return unresolved, [reply]
+    if not REFERRING_WORD.search(question):
+        return False, ["no determiner or pronoun"]
+    probability, raw = unclear_probability(history, question, context, log)
+    if probability is None:
+        return None, [raw]
+    return probability >= context.clarify_threshold, [f"p_unclear={probability:.3f}"]
 
 
 def clarifying_question(state: dict[str, Any], context: Context, log: CallLog) -> str:

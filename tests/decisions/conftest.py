@@ -21,7 +21,10 @@ def task(
 ) -> dict[str, Any]:
     turns: list[dict[str, str]] = []
     for i in range(1, turn):
-        turns += [{"speaker": "user", "text": f"earlier question {i}"}, {"speaker": "agent", "text": f"answer {i}"}]
+        turns += [
+            {"speaker": "user", "text": f"earlier question {i}"},
+            {"speaker": "agent", "text": f"answer {i}"},
+        ]
     turns.append({"speaker": "user", "text": question})
     raw: dict[str, Any] = {
         "task_id": f"{conversation}<::>{turn}",
@@ -32,7 +35,9 @@ def task(
         "Multi-Turn": [multi_turn],
         "targets": [{"speaker": "agent", "text": "gold"}],
     }
-    raw["contexts"] = [{"document_id": f"{conversation}-{i}", "text": t} for i, t in enumerate(contexts or [])]
+    raw["contexts"] = [
+        {"document_id": f"{conversation}-{i}", "text": t} for i, t in enumerate(contexts or [])
+    ]
     return raw
 
 
@@ -58,7 +63,9 @@ def data_folder(tmp_path: Path, tasks: list[dict[str, Any]]) -> Path:
     """A data folder with both split files: the fixtures as the report split, two tasks as tuning."""
     (tmp_path / "tasks").mkdir()
     (tmp_path / "tasks" / "mtragun_dev.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
-    (tmp_path / "tasks" / "mtrag_reference.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks[:2]))
+    (tmp_path / "tasks" / "mtrag_reference.jsonl").write_text(
+        "".join(json.dumps(t) + "\n" for t in tasks[:2])
+    )
     return tmp_path
 
 

@@ -11,7 +11,12 @@ def result(label, gate, declined=False, kind=None, domain="govt"):
 
 
 def test_positives_lost_counts_gate_no_and_generator_declines():
-    results = [result(True, "yes"), result(True, "no"), result(True, "yes", declined=True), result(True, "yes")]
+    results = [
+        result(True, "yes"),
+        result(True, "no"),
+        result(True, "yes", declined=True),
+        result(True, "yes"),
+    ]
     scores = metrics.gate_scores(results + [result(False, "no")])
     assert scores["positives_lost"] == pytest.approx(0.5)
     assert scores["positives_gate_no"] == pytest.approx(0.25)

@@ -17,7 +17,9 @@ def gate_set(tasks):
 
 
 def test_gate_yes_then_a_generator_decline_is_recorded_as_declined(gate_set):
-    context = fake_context(gate=["yes"], generate=["I don't know the answer based on the provided documents."])
+    context = fake_context(
+        gate=["yes"], generate=["I don't know the answer based on the provided documents."]
+    )
     outcome = run.decide_gate(gate_set[0], context)
     assert outcome["gate"] == "yes" and outcome["declined"] is True
     assert outcome["abstain_reason"] == "generator_declined"
@@ -47,7 +49,9 @@ def test_a_gate_threshold_overrides_the_argmax(gate_set, monkeypatch):
     context = fake_context()
     assert gate.gate_decision(run.grounded_state(gate_set[0]), context, run.CallLog(node="g"))["gate"] == "no"
     context.gate_threshold = 0.2  # type: ignore[attr-defined]
-    assert gate.gate_decision(run.grounded_state(gate_set[0]), context, run.CallLog(node="g"))["gate"] == "yes"
+    assert (
+        gate.gate_decision(run.grounded_state(gate_set[0]), context, run.CallLog(node="g"))["gate"] == "yes"
+    )
 
 
 def test_run_decision_resumes_from_its_cache(tmp_path, gate_set):
