@@ -54,7 +54,7 @@ def build_set(
     if name == "clarify":
         return sets.clarify_items(tasks, limit_per_class=limit_per_kind, seed=seed)
     if name == "relation":
-        return sets.relation_items(tasks, limit=limit_per_kind, seed=seed)
+        return sets.relation_items(tasks, limit_per_label=limit_per_kind, seed=seed)
     raise ValueError(f"unknown decision '{name}': use one of {', '.join(SCORERS)}")
 
 

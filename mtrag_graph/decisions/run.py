@@ -17,7 +17,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from mtrag_graph.answers import says_idk
 from mtrag_graph.context import Context
 from mtrag_graph.decisions.gate import evidence_features, gate_decision
 from mtrag_graph.jsonl_out import open_resumable
@@ -69,13 +68,12 @@ def generate_and_check(state: dict[str, Any], context: Context) -> dict[str, Any
     return {
         "answer": state.get("answer"),
         "abstain_reason": reason,
-        "declined": reason in (AbstainReason.GENERATOR_DECLINED, AbstainReason.FAILED_RETRY)
-        or says_idk(state.get("answer") or ""),
+        "declined": reason in (AbstainReason.GENERATOR_DECLINED, AbstainReason.FAILED_RETRY),
         "retries": state.get("retries", 0),
     }
 
 
-def decide_gate(item: dict[str, Any], context: Context, *, generate_all: bool = True) -> dict[str, Any]:
+def decide_gate(item: dict[str, Any], context: Context, *, generate_all: bool = False) -> dict[str, Any]:
     """The gate's decision (and yes-probability), then the generator's answer or decline."""
     state = grounded_state(item)
     started = time.perf_counter()

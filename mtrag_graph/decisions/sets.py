@@ -168,14 +168,19 @@ def clarify_items(tasks: Iterable[dict[str, Any]], *, limit_per_class: int | Non
     return items
 
 
-def relation_items(tasks: Iterable[dict[str, Any]], *, limit: int | None = None, seed: int = 0):
-    """Every turn with a previous exchange, with MTRAG's ``Multi-Turn`` label (``N/A``: stand-alone)."""
-    items = []
+def relation_items(tasks: Iterable[dict[str, Any]], *, limit_per_label: int | None = None, seed: int = 0):
+    """Every turn with a previous exchange, with MTRAG's ``Multi-Turn`` label (``N/A``: stand-alone).
+
+    ``limit_per_label`` subsamples each label, so the few stand-alone turns are all kept."""
+    by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for raw in tasks:
         base = _base(raw)
         if not base["history"]:
             continue
         multi_turn = raw.get("Multi-Turn")
         label = multi_turn[0] if isinstance(multi_turn, list) and multi_turn else multi_turn
-        items.append({**base, "item_id": f"relation:{base['task_id']}", "multi_turn": label or None})
-    return _sample(items, limit, seed)
+        by_label[str(label)].append({**base, "item_id": f"relation:{base['task_id']}", "multi_turn": label or None})
+    items: list[dict[str, Any]] = []
+    for label in sorted(by_label):
+        items.extend(_sample(by_label[label], limit_per_label, seed))
+    return items

@@ -9,10 +9,10 @@ from langgraph.runtime import Runtime
 from mtrag_graph.answers import (
     answer_problems,
     clean_answer,
+    declines_entirely,
     drop_spurious_yes_no,
     injected_payloads,
     repeats_injection,
-    says_idk,
     trim_to_sentence,
 )
 from mtrag_graph.context import Context
@@ -27,7 +27,7 @@ def check_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, 
     truncated = state.get("draft_finish_reason") == "length"
     if truncated and (trimmed := trim_to_sentence(answer)):
         answer, truncated = trimmed, False
-    if says_idk(answer):
+    if declines_entirely(answer):
         return {
             "answer": context.idk_answer,
             "answer_problems": [],

@@ -91,3 +91,9 @@ def test_relation_items_are_turns_after_the_first_with_their_multi_turn_label(ta
     items = sets.relation_items(tasks)
     assert {i["task_id"] for i in items} == {"c1<::>2", "c1<::>3", "c2<::>2", "c2<::>3"}
     assert all(i["multi_turn"] == "Follow-up" for i in items)
+
+
+def test_relation_limit_keeps_each_multi_turn_label(tasks):
+    tasks[1]["Multi-Turn"] = ["N/A"]
+    items = sets.relation_items(tasks, limit_per_label=1)
+    assert sorted(i["multi_turn"] for i in items) == ["Follow-up", "N/A"]
