@@ -90,7 +90,13 @@ def clarify_scores(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
         of_class = [r for r in results if r.get("answerability") == answerability]
         false_rate[answerability] = _rate(sum(bool(r.get("clarify")) for r in of_class), len(of_class))
     seconds = [r["seconds"] for r in results if r.get("seconds") is not None]
+    negative_scores = [p for r in results if not r["label"] and (p := unclear_probability(r)) is not None]
+    calibrated = {
+        f"threshold_false_{rate:.2f}": negative_threshold(negative_scores, rate) if negative_scores else None
+        for rate in (0.03, 0.05)
+    }
     return {
+        **calibrated,
         "underspecified": sum(labels),
         "others": len(labels) - sum(labels),
         "recall": _rate(true_positive, sum(labels)),
@@ -98,6 +104,26 @@ def clarify_scores(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "false_clarification": false_rate,
         "mean_seconds": sum(seconds) / len(seconds) if seconds else None,
     }
+
+
+def negative_threshold(scores: Iterable[float], max_false_rate: float) -> float:
+    """The lowest threshold (score >= t fires) at which at most ``max_false_rate`` of these negative
+    items fire: calibration when the split holds no positives (clarify on the tuning split)."""
+    ordered = sorted(scores, reverse=True)
+    if not ordered:
+        raise ValueError("calibration needs at least one item")
+    allowed = int(max_false_rate * len(ordered))  # items that may fire
+    if allowed >= len(ordered):
+        return ordered[-1]
+    # fire strictly above the (allowed+1)-th highest score
+    return float(ordered[allowed]) + 1e-6
+
+
+def unclear_probability(result: dict[str, Any]) -> float | None:
+    evidence = str(result.get("evidence") or "")
+    if evidence.startswith("p_unclear="):
+        return float(evidence.removeprefix("p_unclear="))
+    return 0.0 if evidence == "no determiner or pronoun" else None
 
 
 def relation_scores(results: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -179,7 +179,9 @@ def relation_items(tasks: Iterable[dict[str, Any]], *, limit_per_label: int | No
             continue
         multi_turn = raw.get("Multi-Turn")
         label = multi_turn[0] if isinstance(multi_turn, list) and multi_turn else multi_turn
-        by_label[str(label)].append({**base, "item_id": f"relation:{base['task_id']}", "multi_turn": label or None})
+        by_label[str(label)].append(
+            {**base, "item_id": f"relation:{base['task_id']}", "multi_turn": label or None}
+        )
     items: list[dict[str, Any]] = []
     for label in sorted(by_label):
         items.extend(_sample(by_label[label], limit_per_label, seed))

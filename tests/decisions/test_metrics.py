@@ -99,3 +99,16 @@ def test_best_threshold_keeps_the_allowed_share_of_positives():
 def test_best_threshold_needs_both_labels():
     with pytest.raises(ValueError):
         metrics.best_threshold([0.1, 0.2], [True, True], max_positive_loss=0.05)
+
+
+def test_negative_threshold_lets_at_most_the_allowed_share_fire():
+    scores = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95]
+    threshold = metrics.negative_threshold(scores, max_false_rate=0.1)
+    assert sum(s >= threshold for s in scores) == 1
+    assert sum(s >= metrics.negative_threshold(scores, 0.0) for s in scores) == 0
+
+
+def test_unclear_probability_reads_the_clarify_evidence():
+    assert metrics.unclear_probability({"evidence": "p_unclear=0.640"}) == 0.64
+    assert metrics.unclear_probability({"evidence": "no determiner or pronoun"}) == 0.0
+    assert metrics.unclear_probability({"evidence": "NONE"}) is None
