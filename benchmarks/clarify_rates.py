@@ -18,7 +18,6 @@ from collections import Counter
 from pathlib import Path
 
 from mtrag_graph.context import Context
-from mtrag_graph.models import CallLog
 from mtrag_graph.nodes.clarify import is_underspecified
 from mtrag_graph.tasks import parse_task, read_jsonl
 
@@ -51,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         history = [turn.model_dump() for turn in task.history]
         passages = None if task.passages is None else [p.model_dump() for p in task.passages]
         started = time.perf_counter()
-        decision, raws = is_underspecified(history, task.question, passages, context, CallLog(node="clarify"))
+        decision, raws = is_underspecified(history, task.question, passages, context)
         seconds.append(time.perf_counter() - started)
         total[label] += 1
         asked[label] += bool(decision)

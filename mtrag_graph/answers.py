@@ -34,6 +34,7 @@ _PAYLOAD = re.compile(
     r"[\"'“‘]([^\"'”’]{3,200})[\"'”’]|\b(?:answer|say|reply|respond|output|write)(?: with| only| exactly)*[: ]+(.{3,200})",
     re.IGNORECASE,
 )
+_CITATION = re.compile(r"\s*\[(?:Passage|Document)s?\s*\d+(?:\s*(?:,|and)\s*\d+)*\]", re.IGNORECASE)
 _TERMINAL = (".", "!", "?", '"', "'", ")", "]", ":", "*", "`")
 
 
@@ -64,6 +65,11 @@ def drop_spurious_yes_no(answer: str, question: str) -> str:
         return answer
     stripped = _LEADING_YES_NO.sub("", answer, count=1)
     return stripped[0].upper() + stripped[1:] if stripped and stripped != answer else answer
+
+
+def strip_citations(text: str) -> str:
+    """The answer without ``[Passage N]`` / ``[Document N]`` markers."""
+    return _CITATION.sub("", text).strip()
 
 
 def says_idk(text: str) -> bool:

@@ -15,11 +15,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from mtrag_graph.batch import answer_tasks
+from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.factory import get_chat_model
 from mtrag_graph.models.llama import ChatLlamaCpp
-from mtrag_graph.presets import context_from_preset, preset_insertions
-from mtrag_graph.runner import answer_tasks
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -85,11 +85,11 @@ def run_bench(
     if compare_prefix_cache:
         runs.append((f"{presets[0]}-no-prefix-cache", presets[0], False))
     results: dict[str, Any] = {}
+    graph = build_graph()
     for label, preset, cache in runs:
-        context = context_from_preset(preset, **(overrides or {}))
+        context = Context.from_preset(preset, **(overrides or {}))
         set_prefix_cache(context, cache)
         predictions = out_dir / f"{label}.jsonl"
-        graph = build_graph(insert=preset_insertions(preset))
         answer_tasks(tasks, predictions, context, limit=limit, progress=True, graph=graph)
         records = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines()]
         stats = preset_stats(records[:limit] if limit else records)

@@ -1,4 +1,4 @@
-"""Answer candidates for the ensemble branch: (model spec, prompt variant) pairs and their presets.
+"""Answer candidates of the ensemble (the one thing called "candidates"): (model spec, prompt variant) pairs and their presets.
 
 A candidate preset is a JSON file in ``mtrag_graph/presets/candidates`` (``{"description": ..., "candidates": [...]}``,
 each candidate ``{"model": SPEC, "variant": NAME, "name": LABEL}``); ``load_candidates`` takes a preset
@@ -8,13 +8,16 @@ and a judge that fails, go to the earlier candidate.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from mtrag_graph.answers import strip_citations
 from mtrag_graph.models.factory import ModelSpec, model_name
+from mtrag_graph.presets import CANDIDATES, read_preset
+
+if TYPE_CHECKING:
+    from mtrag_graph.context import Context
 
 VARIANTS = ("default", "extractive", "fewshot", "citation")
 
@@ -35,6 +38,12 @@ class Candidate:
     def label(self) -> str:
         return self.name or f"{model_name(self.model)}/{self.variant}"
 
+    def finish(self, text: str, citation_markers: str) -> str:
+        """The reply as an answer: citation markers stripped unless configured to keep them."""
+        if self.variant == "citation" and citation_markers == "strip":
+            return strip_citations(text)
+        return text
+
     @classmethod
     def coerce(cls, value: Any) -> Candidate:
         if isinstance(value, Candidate):
@@ -50,25 +59,18 @@ class Candidate:
         raise ValueError(f"not a candidate: {value!r}")
 
 
-def preset_names() -> list[str]:
-    folder = resources.files("mtrag_graph") / "presets" / "candidates"
-    return sorted(p.name[: -len(".json")] for p in folder.iterdir() if p.name.endswith(".json"))
-
-
 def load_candidates(preset_or_file: str) -> tuple[Candidate, ...]:
-    """The candidates of a bundled preset (by name) or of a JSON file (by path)."""
-    path = Path(preset_or_file)
-    if path.suffix == ".json" and path.is_file():
-        text = path.read_text(encoding="utf-8")
-    else:
-        bundled = resources.files("mtrag_graph") / "presets" / "candidates" / f"{preset_or_file}.json"
-        if not bundled.is_file():
-            known = ", ".join(preset_names())
-            raise ValueError(f"no candidate preset '{preset_or_file}': give a JSON file or one of {known}")
-        text = bundled.read_text(encoding="utf-8")
-    data = json.loads(text)
+    """The candidates of a bundled candidate preset (by name) or of a JSON file (by path)."""
+    data = read_preset(preset_or_file, CANDIDATES)
     items = data["candidates"] if isinstance(data, dict) else data
     candidates = tuple(Candidate.coerce(item) for item in items)
     if not candidates:
         raise ValueError(f"candidate preset '{preset_or_file}' lists no candidates")
     return candidates
+
+
+def active_candidate(state: Mapping[str, Any], context: Context) -> Candidate:
+    """The candidate the single generate node (and a retry after the judge) answers with."""
+    if not context.candidates:
+        return Candidate(model=context.generate_model)
+    return context.candidates[state.get("chosen_candidate") or 0]

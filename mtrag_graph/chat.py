@@ -1,15 +1,16 @@
 """Conversation memory: a chat graph that keeps the conversation in a checkpointer, one thread per chat.
 
-Each user turn is appended to ``turns``; the ``respond`` node runs the answering graph (with the
-clarify node) on the whole conversation and appends the agent's reply. With a checkpointer, the
+Each user turn is appended to ``turns``; the ``respond`` node runs the answering graph on the whole
+conversation and appends the agent's reply. With ``Context(clarify=True)`` the clarify node asks the
+user back (an ``interrupt``) when a turn is unclear. With a checkpointer, the
 conversation of a ``thread_id`` survives restarts::
 
     with open_checkpointer("chat.sqlite") as saver:
         chat = build_chat_graph(checkpointer=saver)
         config = {"configurable": {"thread_id": "demo"}}
-        state = chat.invoke(user_turn("How do bees find flowers?", passages), config, context=Context())
+        state = chat.invoke(user_turn("How do bees find flowers?", passages), config, context=Context(clarify=True))
         if pending_question(state):          # the clarify node asked back (interrupt)
-            state = chat.invoke(Command(resume="the honey bee"), config, context=Context())
+            state = chat.invoke(Command(resume="the honey bee"), config, context=Context(clarify=True))
         print(state["turns"][-1]["text"])
 """
 
@@ -27,10 +28,9 @@ from typing import Annotated, Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
+from mtrag_graph.bookkeeping import route_of
 from mtrag_graph.context import Context
 from mtrag_graph.graph import Insertion, build_graph
-from mtrag_graph.nodes.clarify import CLARIFY
-from mtrag_graph.state import route_of
 
 
 class ChatState(TypedDict, total=False):
@@ -56,15 +56,13 @@ def pending_question(state: dict[str, Any]) -> str | None:
     return None
 
 
-def build_chat_graph(
-    *, checkpointer: Any = None, insert: Sequence[Insertion] | None = None, name: str = "mtrag-chat"
-):
-    """The chat graph; the answering graph (default: with ``CLARIFY``) runs inside ``respond``.
+def build_chat_graph(*, checkpointer: Any = None, insert: Sequence[Insertion] = (), name: str = "mtrag-chat"):
+    """The chat graph; the answering graph (with ``insert``, see ``build_graph``) runs inside ``respond``.
 
     The answering graph is called from the node, so it shares the chat's checkpointer and thread:
     its ``interrupt()`` pauses the chat, and ``Command(resume=...)`` on the chat resumes it.
     """
-    answering = build_graph(insert=(CLARIFY,) if insert is None else insert)
+    answering = build_graph(insert=insert)
 
     def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
         turns = state["turns"]

@@ -8,7 +8,9 @@ from typing import Any
 
 from mtrag_graph.candidates import Candidate, load_candidates
 from mtrag_graph.models.factory import ModelSpec
-from mtrag_graph.prompts import clarify, grounded, judge, rewrite
+from mtrag_graph.presets import DEFAULT_PRESET, load_preset
+from mtrag_graph.prompts import answer_variants, candidate_judge, grounded, rewrite
+from mtrag_graph.prompts import clarify as clarify_prompts  # the module; `clarify` is also a field
 
 SMALL_MODEL = "qwen2.5-coder-0.5b"
 LARGE_MODEL = "qwen2.5-coder-1.5b"
@@ -76,7 +78,9 @@ class Context:
     dense_weight: float = 1.0
     rrf_k: int = 60
 
-    # clarify node (when inserted): chat asks the user with interrupt(); batch answers with the question
+    # clarify node (runs right after load_task when switched on): chat asks the user with interrupt();
+    # batch answers with the clarifying question
+    clarify: bool = False
     clarify_interrupt: bool = False
     clarify_max_tokens: int = 60
     clarify_fallback_question: str = "Could you say more precisely what you are asking about?"
@@ -88,14 +92,31 @@ class Context:
     gate_classifier: str | None = None
     gate_threshold: float | None = None
 
-    # prompt text (any of it can be overridden per run)
+    # prompt text: every prompt the graph sends, overridable per run (defaults in mtrag_graph/prompts/,
+    # filled in by mtrag_graph/messages.py). Large model: gate, answers and candidate judge share the
+    # system text and the documents-and-conversation prefix.
     grounded_system_prompt: str = grounded.SYSTEM
+    grounded_context_template: str = grounded.CONTEXT
+    no_conversation_text: str = grounded.NO_CONVERSATION
+    gate_instruction: str = grounded.GATE
     generate_instruction: str = grounded.GENERATE
     strict_generate_instruction: str = grounded.GENERATE_STRICT
-    gate_instruction: str = grounded.GATE
+    extractive_instruction: str = answer_variants.EXTRACTIVE
+    fewshot_instruction: str = answer_variants.FEWSHOT
+    fewshot_rules_instruction: str = answer_variants.FEWSHOT_BASE
+    fewshot_example_template: str = answer_variants.EXAMPLE
+    citation_instruction: str = answer_variants.CITATION
+    # small model: rewriting and relation judgements share the system text
     rewrite_system_prompt: str = rewrite.SYSTEM
-    clarify_instruction: str = clarify.UNCLEAR
-    clarify_question_instruction: str = clarify.ASK
+    global_rewrite_instruction: str = rewrite.GLOBAL_REWRITE
+    local_rewrite_instruction: str = rewrite.LOCAL_REWRITE
+    related_to_question_instruction: str = rewrite.RELATED_TO_QUESTION
+    related_to_answer_instruction: str = rewrite.RELATED_TO_ANSWER
+    # clarify
+    clarify_system_prompt: str = clarify_prompts.SYSTEM
+    clarify_instruction: str = clarify_prompts.UNCLEAR
+    clarify_question_instruction: str = clarify_prompts.ASK
+    no_passages_text: str = clarify_prompts.NO_PASSAGES
 
     # answer ensemble (docs/ensemble.md): two or more candidates fan out after the gate and a judge picks
     # one; empty (the default) or one candidate keeps the single generate node. A preset name or a
@@ -105,7 +126,8 @@ class Context:
     judge_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_JUDGE_WEIGHTS))
     judge_seed: int = 0  # seeds the per-task shuffle of the candidates shown to the judge
     judge_max_tokens: int = 320
-    judge_instruction: str = judge.JUDGE
+    candidate_judge_instruction: str = candidate_judge.JUDGE
+    candidate_judge_answer_template: str = candidate_judge.ANSWER
     candidate_timeout_s: float | None = None  # a candidate slower than this is dropped (None: no limit)
     remote_concurrency: int = 4  # concurrent candidate calls per remote endpoint
     citation_markers: str = "strip"  # citation variant: "strip" or "keep" the [Passage N] markers
@@ -122,6 +144,13 @@ class Context:
         if unknown:
             raise ValueError(f"unknown judge weights {sorted(unknown)}: use {sorted(DEFAULT_JUDGE_WEIGHTS)}")
         self.judge_weights = {**DEFAULT_JUDGE_WEIGHTS, **self.judge_weights}
+
+    @classmethod
+    def from_preset(cls, name_or_path: str | None = None, **overrides: Any) -> Context:
+        """A Context with a preset's settings (default ``ncl``), then ``overrides`` (None values ignored)."""
+        settings = dict(load_preset(name_or_path or DEFAULT_PRESET)["context"])
+        settings.update({k: v for k, v in overrides.items() if v is not None})
+        return cls.from_overrides(**settings)
 
     @classmethod
     def from_overrides(cls, **overrides: Any) -> Context:

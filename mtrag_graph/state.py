@@ -50,6 +50,7 @@ class State(InputState, total=False):
     # evidence
     kept_passages: list[dict[str, Any]]  # top-k after reranking, each with its score
     gate: str  # "yes" | "no"
+    gate_evidence: dict[str, Any]  # what the gate's decision rests on: yes-probability, classifier score
     # generation
     draft: str
     draft_finish_reason: str | None
@@ -62,49 +63,7 @@ class State(InputState, total=False):
     answer: str
     abstain_reason: str | None
     error: dict[str, str] | None  # {"node", "message"} when a node failed
-    # accounting, written by many nodes
-    fallbacks: Annotated[list[dict[str, Any]], operator.add]
+    fallbacks: Annotated[list[dict[str, Any]], operator.add]  # safe defaults used for unparseable replies
+    # bookkeeping, written only by the node wrapper (nodes/_common.guarded); see mtrag_graph.bookkeeping
     model_calls: Annotated[list[dict[str, Any]], operator.add]
     node_seconds: Annotated[list[dict[str, Any]], operator.add]
-
-
-ROUTE_FIELDS = (
-    "clarification",
-    "relation_class",
-    "pronoun_detected",
-    "selected_history",
-    "global_rewrite",
-    "history_summary",
-    "intent",
-    "standalone_question",
-    "gate",
-    "retries",
-    "answer_problems",
-    "chosen_candidate",
-    "judgement",
-    "abstain_reason",
-    "error",
-    "fallbacks",
-)
-
-
-def route_of(state: dict[str, Any]) -> dict[str, Any]:
-    """The decisions a run took, as written next to each prediction."""
-    route = {key: state.get(key) for key in ROUTE_FIELDS if key in state}
-    route["abstained"] = state.get("abstain_reason") is not None
-    route["kept_passages"] = [
-        {"document_id": p.get("document_id"), "score": p.get("score")} for p in state.get("kept_passages", [])
-    ]
-    timings: dict[str, float] = {}
-    for call in state.get("model_calls", []):
-        timings[call["node"]] = round(timings.get(call["node"], 0.0) + float(call.get("seconds") or 0.0), 3)
-    route["model_seconds"] = timings
-    route["model_calls"] = len(state.get("model_calls", []))
-    for key in ("prompt_tokens", "prompt_tokens_processed", "prompt_tokens_unique", "completion_tokens"):
-        route[key] = sum(int(c.get(key) or 0) for c in state.get("model_calls", []))
-    route["model_errors"] = [
-        {"node": c["node"], "attempt": c.get("attempt"), "error": c["error"]}
-        for c in state.get("model_calls", [])
-        if c.get("error")
-    ]
-    return route

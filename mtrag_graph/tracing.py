@@ -21,6 +21,7 @@ from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tracers.base import BaseTracer
 from langchain_core.tracers.schemas import Run
 
+from mtrag_graph.bookkeeping import cost_summary
 from mtrag_graph.state import RelationClass
 
 # LangGraph's own bookkeeping keys: left out of the trace file (LangSmith keeps them).
@@ -42,7 +43,7 @@ def node_metadata(node: str, state: dict[str, Any], update: dict[str, Any], seco
         if update.get(key) is not None:
             meta[key] = update[key]
     if "kept_passages" in update:
-        meta["candidates"] = len(state.get("passages") or [])
+        meta["passages"] = len(state.get("passages") or [])
         meta["picked"] = [p.get("document_id") for p in update["kept_passages"]]
         meta["picked_scores"] = [p.get("score") for p in update["kept_passages"]]
     if update.get("answer_problems"):
@@ -53,13 +54,12 @@ def node_metadata(node: str, state: dict[str, Any], update: dict[str, Any], seco
         meta["error"] = update["error"].get("message")
     if update.get("fallbacks"):
         meta["fallbacks"] = len(update["fallbacks"])
-    calls = update.get("model_calls") or []
-    if calls:
-        meta["models"] = sorted({str(c.get("model")) for c in calls})
-        meta["model_calls"] = len(calls)
-        meta["prompt_tokens"] = sum(int(c.get("prompt_tokens") or 0) for c in calls)
-        meta["completion_tokens"] = sum(int(c.get("completion_tokens") or 0) for c in calls)
-        meta["model_seconds"] = round(sum(float(c.get("seconds") or 0.0) for c in calls), 4)
+    if update.get("model_calls"):
+        costs = cost_summary(update["model_calls"])
+        meta.update(
+            {key: costs[key] for key in ("models", "model_calls", "prompt_tokens", "completion_tokens")}
+        )
+        meta["model_seconds"] = round(sum(costs["model_seconds"].values()), 4)
     return meta
 
 

@@ -7,19 +7,24 @@ import json
 import pytest
 
 from mtrag_graph.bench import preset_stats, render, run_bench
+from mtrag_graph.context import Context
 from mtrag_graph.models.fake import ScriptedChatModel
-from mtrag_graph.presets import context_from_preset, load_preset, preset_names
+from mtrag_graph.presets import CANDIDATES, load_preset, preset_names
 from tests.conftest import make_task
 
 
 def test_every_shipped_preset_builds_a_context():
     for name in preset_names():
         assert load_preset(name)["description"]
-        context_from_preset(name)
+        Context.from_preset(name)
+
+
+def test_candidate_presets_are_listed_by_the_same_function():
+    assert "ensemble-local" in preset_names(CANDIDATES)
 
 
 def test_preset_settings_apply_and_overrides_win():
-    context = context_from_preset("fiveting", top_k=2)
+    context = Context.from_preset("fiveting", top_k=2)
     assert context.use_gate is False and context.rewrite_question is False and context.top_k == 2
 
 

@@ -1,4 +1,4 @@
-"""The clarify node, inserted with the Insertion mechanism: batch answers with the question, chat asks."""
+"""The clarify node, switched on by Context.clarify: batch answers with the question, chat asks."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from langgraph.types import Command
 
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
-from mtrag_graph.nodes.clarify import CLARIFY
 from tests.conftest import fake_context, make_task
 
 LIBRARIES = ["The Alameda library opens at 9 am.", "The Monterey library opens at 10 am."]
@@ -27,11 +26,11 @@ def judge(unclear: str = "yes"):
 EARLIER = ["Which libraries open early?", "The Alameda library and the Monterey library open early."]
 
 
-GRAPH = build_graph(insert=[CLARIFY])
+GRAPH = build_graph()
 
 
 def test_a_first_turn_pointing_at_an_unnamed_thing_is_answered_with_a_clarifying_question():
-    context = fake_context(clarify_model=judge("yes"))
+    context = fake_context(clarify=True, clarify_model=judge("yes"))
     state = GRAPH.invoke({"task": make_task(["When does this library open?"], LIBRARIES)}, context=context)
     assert state["answer"] == QUESTION_ASKED
     assert state["clarification"]["asked"] is True
@@ -41,13 +40,13 @@ def test_a_first_turn_pointing_at_an_unnamed_thing_is_answered_with_a_clarifying
 
 def test_a_later_turn_the_model_finds_unclear_is_clarified():
     turns = ["Which clinics are open?", "The Causeway clinic is open.", "When does this library open?"]
-    context = fake_context(clarify_model=judge("yes"))
+    context = fake_context(clarify=True, clarify_model=judge("yes"))
     state = GRAPH.invoke({"task": make_task(turns, LIBRARIES)}, context=context)
     assert state["answer"] == QUESTION_ASKED and state["clarification"]["asked"] is True
 
 
 def test_a_turn_the_model_finds_clear_is_answered():
-    context = fake_context(clarify_model=judge("no"))
+    context = fake_context(clarify=True, clarify_model=judge("no"))
     state = GRAPH.invoke(
         {"task": make_task([*EARLIER, "When does this library open?"], LIBRARIES)}, context=context
     )
@@ -60,30 +59,30 @@ def test_the_unclear_probability_is_compared_with_the_calibrated_threshold(monke
     monkeypatch.setattr(clarify, "score_choice", lambda *a, **k: ("no", {"yes": 0.3, "no": 0.7}, ["no"]))
     history = [{"speaker": "user", "text": EARLIER[0]}, {"speaker": "agent", "text": EARLIER[1]}]
     question = "When does this library open?"
-    low = fake_context(clarify_threshold=0.2)
-    high = fake_context(clarify_threshold=0.5)
-    assert clarify.is_underspecified(history, question, None, low, clarify.CallLog(node="c"))[0] is True
-    assert clarify.is_underspecified(history, question, None, high, clarify.CallLog(node="c"))[0] is False
+    assert clarify.is_underspecified(history, question, None, fake_context(clarify_threshold=0.2))[0] is True
+    assert clarify.is_underspecified(history, question, None, fake_context(clarify_threshold=0.5))[0] is False
 
 
 def test_a_turn_without_a_determiner_or_pronoun_costs_no_model_call():
     model = judge()
     GRAPH.invoke(
         {"task": make_task(["When does Alameda library open?"], LIBRARIES)},
-        context=fake_context(clarify_model=model),
+        context=fake_context(clarify=True, clarify_model=model),
     )
     assert model.calls == []
 
 
 def test_an_underspecified_turn_without_passages_is_asked_about_not_abstained():
-    context = fake_context(clarify_model=judge())
+    context = fake_context(clarify=True, clarify_model=judge())
     state = GRAPH.invoke({"task": make_task(["When does this library open?"], [])}, context=context)
     assert state["answer"] == QUESTION_ASKED
     assert state["abstain_reason"] is None
 
 
 def test_a_clear_turn_goes_on_to_the_usual_answer():
-    context = fake_context(clarify_model=judge("no"), generate=["The Alameda library opens at 9 am."])
+    context = fake_context(
+        clarify=True, clarify_model=judge("no"), generate=["The Alameda library opens at 9 am."]
+    )
     task = make_task(["When does the Alameda library open?"], LIBRARIES)
     state = GRAPH.invoke({"task": task}, context=context)
     assert state["clarification"] == {"asked": False}
@@ -91,13 +90,13 @@ def test_a_clear_turn_goes_on_to_the_usual_answer():
 
 
 def test_a_clear_turn_without_passages_still_abstains():
-    context = fake_context(clarify_model=judge("no"))
+    context = fake_context(clarify=True, clarify_model=judge("no"))
     state = GRAPH.invoke({"task": make_task(["When does the Alameda library open?"], [])}, context=context)
     assert state["abstain_reason"] == "no_evidence"
 
 
 def test_an_empty_judgement_answers_and_is_recorded():
-    context = fake_context(clarify_model=ScriptedChatModel(responses=[""]))
+    context = fake_context(clarify=True, clarify_model=ScriptedChatModel(responses=[""]))
     state = GRAPH.invoke(
         {"task": make_task([*EARLIER, "When does this library open?"], LIBRARIES)}, context=context
     )
@@ -106,8 +105,8 @@ def test_an_empty_judgement_answers_and_is_recorded():
 
 
 def test_in_chat_mode_the_reply_resumes_the_graph_with_the_disambiguated_question():
-    graph = build_graph(insert=[CLARIFY], checkpointer=InMemorySaver())
-    context = fake_context(clarify_model=judge(), clarify_interrupt=True)
+    graph = build_graph(checkpointer=InMemorySaver())
+    context = fake_context(clarify=True, clarify_model=judge(), clarify_interrupt=True)
     config = {"configurable": {"thread_id": "c1"}}
     paused = graph.invoke(
         {"task": make_task(["When does this library open?"], LIBRARIES)}, config, context=context
@@ -118,3 +117,12 @@ def test_in_chat_mode_the_reply_resumes_the_graph_with_the_disambiguated_questio
     assert state["question"] == "When does this library open? (the Alameda one)"
     assert state["clarification"]["reply"] == "the Alameda one"
     assert state["answer"] == "The answer is stated in the passage."
+
+
+def test_clarify_is_off_unless_the_context_switches_it_on():
+    model = judge()
+    state = GRAPH.invoke(
+        {"task": make_task(["When does this library open?"], LIBRARIES)},
+        context=fake_context(clarify_model=model),
+    )
+    assert model.calls == [] and "clarification" not in state

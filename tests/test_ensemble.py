@@ -285,7 +285,7 @@ def test_bundled_preset_is_the_two_local_models_times_two_variants():
 
 
 def test_unknown_preset_and_variant_are_reported():
-    with pytest.raises(ValueError, match="no candidate preset 'nope'"):
+    with pytest.raises(ValueError, match="unknown candidate preset 'nope'"):
         load_candidates("nope")
     with pytest.raises(ValueError, match="unknown prompt variant"):
         Candidate(model="scripted:x", variant="poetic")

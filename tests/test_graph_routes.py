@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from mtrag_graph.graph import Insertion, build_graph
+from mtrag_graph.graph import DESTINATIONS, ROUTES, Insertion, build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.state import RelationClass
 from mtrag_graph.tasks import TaskError
@@ -250,3 +250,17 @@ def test_switches_turn_off_rewriting_classification_gate_and_check():
     assert state["standalone_question"] == "What do they do then?"
     assert [t["text"] for t in state["selected_history"]] == ["Question number 2?", "Answer number 2."]
     assert state["gate"] == "skipped" and state["answer"] == "Waggle"
+
+
+def test_every_router_abstains_once_a_node_stopped_the_run():
+    for source, route in ROUTES.items():
+        router = route.router(source)
+        assert router.__name__ == f"route_after_{source}"
+        assert router({"abstain_reason": "gate_no"}, None) == "abstain"
+        assert router({"error": {"node": source, "message": "boom"}}, None) == "abstain"
+
+
+def test_destinations_are_derived_from_the_routes():
+    assert set(DESTINATIONS) == set(ROUTES)
+    assert DESTINATIONS["rerank"] == ("abstain", "answerability_gate")
+    assert DESTINATIONS["local_rewrite"] == ("abstain", "retrieve", "rerank")

@@ -5,7 +5,6 @@ import math
 import pytest
 from langchain_core.messages import HumanMessage
 
-from mtrag_graph.models import CallLog
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.models.logprobs import choice_probabilities, score_choice
 
@@ -41,6 +40,5 @@ def test_score_choice_on_a_backend_without_log_probabilities_gives_the_parsed_ch
         ScriptedChatModel(responses=["maybe", "no"]),
         [HumanMessage(content="q")],
         ["yes", "no"],
-        CallLog(node="t"),
     )
     assert value == "no" and probabilities == {"yes": 0.0, "no": 1.0} and raws == ["maybe", "no"]

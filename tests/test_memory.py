@@ -57,7 +57,7 @@ def test_a_killed_chat_process_continues_its_thread_after_a_restart(tmp_path):
 def test_the_api_keeps_each_thread_apart_and_feeds_history_to_the_next_turn(tmp_path):
     context = fake_context()
     with open_checkpointer(tmp_path / "chat.sqlite") as saver:
-        chat = build_chat_graph(checkpointer=saver, insert=())
+        chat = build_chat_graph(checkpointer=saver)
         one, two = ({"configurable": {"thread_id": name}} for name in ("one", "two"))
         chat.invoke(user_turn("When does the Alameda library open?", PASSAGES), one, context=context)
         chat.invoke(user_turn("Where is Monterey?", PASSAGES), two, context=context)
@@ -73,7 +73,7 @@ def test_the_api_keeps_each_thread_apart_and_feeds_history_to_the_next_turn(tmp_
 
 
 def test_a_clarifying_question_pauses_the_chat_and_the_reply_resumes_it(tmp_path):
-    context = fake_context(clarify_model=judge("this library"))
+    context = fake_context(clarify=True, clarify_model=judge("this library"))
     config = {"configurable": {"thread_id": "ask"}}
     with open_checkpointer(tmp_path / "chat.sqlite") as saver:
         chat = build_chat_graph(checkpointer=saver)
@@ -110,11 +110,11 @@ def test_a_thread_persists_in_postgresql_across_connections(postgres_url):
     pytest.importorskip("langgraph.checkpoint.postgres")
     thread = {"configurable": {"thread_id": f"pg-{uuid.uuid4().hex}"}}
     with open_checkpointer(postgres_url) as saver:
-        build_chat_graph(checkpointer=saver, insert=()).invoke(
+        build_chat_graph(checkpointer=saver).invoke(
             user_turn("When does the Alameda library open?", PASSAGES), thread, context=fake_context()
         )
     with open_checkpointer(postgres_url) as saver:
-        chat = build_chat_graph(checkpointer=saver, insert=())
+        chat = build_chat_graph(checkpointer=saver)
         assert len(chat.get_state(thread).values["turns"]) == 2
         state = chat.invoke(user_turn("And the Monterey one?", PASSAGES), thread, context=fake_context())
     assert len(state["turns"]) == 4

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from mtrag_graph.batch import answer_tasks
 from mtrag_graph.budget import CHARS_PER_TOKEN
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.faults import FaultInjectingChatModel
-from mtrag_graph.runner import answer_tasks
 from tests.conftest import REPO, fake_context, make_task
 
 PASSAGES = [

@@ -35,7 +35,7 @@ def test_each_node_is_a_named_run_in_order_with_its_decisions():
     assert meta["answerability_gate"]["gate"] == "yes"
     assert meta["answerability_gate"]["models"] == ["scripted"]
     assert meta["answerability_gate"]["prompt_tokens"] > 0
-    assert meta["rerank"]["candidates"] == 2 and len(meta["rerank"]["picked"]) == 2
+    assert meta["rerank"]["passages"] == 2 and len(meta["rerank"]["picked"]) == 2
     assert meta["check_answer"]["answer"] == "The answer is stated in the passage."
 
 

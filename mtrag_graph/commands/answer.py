@@ -43,13 +43,14 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
         "index_dir": args.index_dir,
         "idk_answer": args.idk_answer,
         "candidates": args.candidates,
+        "clarify": True if getattr(args, "clarify", False) else None,  # unset: the preset decides
     }
 
 
 def context_from_args(args: argparse.Namespace):
-    from mtrag_graph.presets import context_from_preset
+    from mtrag_graph.context import Context
 
-    return context_from_preset(getattr(args, "preset", None) or "ncl", **overrides_from_args(args))
+    return Context.from_preset(getattr(args, "preset", None), **overrides_from_args(args))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -68,16 +69,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--trace-file", help="append each task's run tree here (JSON lines; see `trace show`)"
     )
-    parser.add_argument("--clarify", action="store_true", help="insert the clarify node (asks when unclear)")
+    parser.add_argument(
+        "--clarify",
+        action="store_true",
+        help="switch the clarify node on (Context.clarify: asks when unclear)",
+    )
     add_model_options(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from mtrag_graph.batch import answer_tasks
     from mtrag_graph.graph import build_graph
-    from mtrag_graph.nodes.clarify import CLARIFY
-    from mtrag_graph.presets import preset_insertions
-    from mtrag_graph.runner import answer_tasks
     from mtrag_graph.tracing import tracing_callbacks
 
     def show(record: dict) -> None:
@@ -86,9 +89,6 @@ def run(args: argparse.Namespace) -> int:
         question = record["input"][-1]["text"]
         print(f"\n[{record['task_id']}]\nQ: {question}\nA: {record['predictions'][0]['text']}", flush=True)
 
-    insertions = preset_insertions(args.preset or "ncl")
-    if args.clarify and CLARIFY not in insertions:
-        insertions.append(CLARIFY)
     summary = answer_tasks(
         args.tasks,
         args.output,
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         progress=not args.no_progress,
         on_record=show if args.show else None,
-        graph=build_graph(insert=insertions),
+        graph=build_graph(),
         config={"callbacks": tracing_callbacks(args.trace_file)},
     )
     print("\n" + summary.render(), file=sys.stderr)

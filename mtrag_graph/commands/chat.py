@@ -59,13 +59,14 @@ def run(args: argparse.Namespace) -> int:
     from mtrag_graph.tracing import tracing_callbacks
 
     context = context_from_args(args)
+    context.clarify = not args.no_clarify
     if args.corpus:
         context.index_dir = args.corpus
     passages = read_passages(args.passages) if args.passages else None
     thread = args.thread or uuid.uuid4().hex[:12]
     config = {"configurable": {"thread_id": thread}, "callbacks": tracing_callbacks(args.trace_file)}
     with open_checkpointer(args.checkpointer) as saver:
-        chat = build_chat_graph(checkpointer=saver, insert=() if args.no_clarify else None)
+        chat = build_chat_graph(checkpointer=saver)
         saved = chat.get_state(config)
         turns = (saved.values or {}).get("turns", [])
         print(f"thread {thread}: {'continuing, ' + str(len(turns)) + ' turns so far' if turns else 'new'}")

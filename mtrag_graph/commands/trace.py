@@ -9,7 +9,7 @@ from typing import Any
 
 # Metadata shown next to a run's name (the rest stays in the file).
 SHOWN = (
-    "relation", "gate", "clarify", "retries", "abstain_reason", "candidates", "picked", "models",
+    "relation", "gate", "clarify", "retries", "abstain_reason", "passages", "picked", "models",
     "model_name", "prompt_tokens", "completion_tokens", "fallbacks", "error", "standalone_question", "answer",
 )  # fmt: skip
 

@@ -98,9 +98,8 @@ def run_benchmark(
                 name, tasks, index_dir=index_dir, limit_per_kind=limit_per_kind, seed=seed
             ),
         )
-        results = run_decision(
-            name, items, context, out_dir / "results" / f"{name}-{split}-{fp}.jsonl", progress=progress
-        )
+        cache = out_dir / "results" / f"{name}-{split}-{fingerprint(context, name)}.jsonl"
+        results = run_decision(name, items, context, cache, progress=progress)
         reports[name] = SCORERS[name](results)
         if name in ("gate", "evidence") and fit_gate:
             if split != "tuning":

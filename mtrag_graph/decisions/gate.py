@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph.context import Context
-from mtrag_graph.models import CallLog, get_chat_model, get_reranker
+from mtrag_graph.messages import gate_messages, question_for_answering
+from mtrag_graph.models import get_chat_model, get_reranker
 from mtrag_graph.models.logprobs import score_choice
-from mtrag_graph.nodes._grounded import grounded_messages, question_for_answering
 
 FEATURES = ("logit_p_yes", "cos_max", "cos_mean", "overlap_max", "overlap_all")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -102,9 +102,7 @@ def load_classifier(spec: str) -> GateClassifier:
     return GateClassifier(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
 
 
-def gate_decision(
-    state: dict[str, Any], context: Context, log: CallLog, *, with_features: bool = False
-) -> dict[str, Any]:
+def gate_decision(state: dict[str, Any], context: Context, *, with_features: bool = False) -> dict[str, Any]:
     """``gate`` ("yes"/"no") with what it rests on: ``p_yes``, ``features``, ``score``, ``gate_argmax``.
 
     A classifier whose features leave out ``logit_p_yes`` decides without any model call.
@@ -112,17 +110,14 @@ def gate_decision(
     An unparseable reply without log-probabilities falls back to ``Context.gate_fallback`` (recorded).
     """
     question = question_for_answering(state)
-    classifier_spec = getattr(context, "gate_classifier", None)
-    classifier = load_classifier(classifier_spec) if classifier_spec else None
-    threshold = getattr(context, "gate_threshold", None)
+    classifier = load_classifier(context.gate_classifier) if context.gate_classifier else None
+    threshold = context.gate_threshold
     result: dict[str, Any] = {"gate_argmax": None, "p_yes": None, "raw": ""}
     if with_features or classifier is None or "logit_p_yes" in classifier.features:
-        tail = context.gate_instruction.format(question=question)
         value, probabilities, raws = score_choice(
             get_chat_model(context.gate_model),
-            grounded_messages(state, context, tail),
+            gate_messages(state, context),
             ["yes", "no"],
-            log,
             retries=context.parse_retries,
         )
         result.update(gate_argmax=value, p_yes=probabilities["yes"] if probabilities else None, raw=raws[-1])

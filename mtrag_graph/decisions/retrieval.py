@@ -6,7 +6,7 @@ from typing import Any
 
 from mtrag_graph.decisions.sets import Retriever
 from mtrag_graph.models import get_reranker
-from mtrag_graph.nodes.rerank import passage_text
+from mtrag_graph.retrieval.corpus import passage_text
 from mtrag_graph.retrieval.index import index_for
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
 from mtrag_graph.tasks import parse_task
@@ -32,7 +32,7 @@ def index_retriever(
         passages = as_passages(index, multi_query_search(index, queries, top_k=depth, mode="hybrid"))
         if not passages:
             return []
-        scores = scorer.score(queries[0], [passage_text(p) for p in passages])
+        scores = scorer.score(queries[0], [passage_text(p["title"], p["text"]) for p in passages])
         ranked = sorted(zip(scores, range(len(passages)), strict=True), key=lambda s: (-s[0], s[1]))
         return [{**passages[i], "score": round(float(score), 6)} for score, i in ranked[:top_k]]
 

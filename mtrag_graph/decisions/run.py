@@ -20,7 +20,7 @@ from typing import Any
 from mtrag_graph.context import Context
 from mtrag_graph.decisions.gate import evidence_features, gate_decision
 from mtrag_graph.jsonl_out import open_resumable
-from mtrag_graph.models import CallLog
+from mtrag_graph.messages import question_for_answering
 from mtrag_graph.nodes._common import user_and_agent_pairs
 from mtrag_graph.nodes.check_answer import check_answer
 from mtrag_graph.nodes.clarify import is_underspecified
@@ -34,12 +34,34 @@ Decide = Callable[[dict[str, Any], Context], dict[str, Any]]
 ITEM_FIELDS = ("item_id", "task_id", "kind", "domain", "label", "answerability", "multi_turn")
 
 
-def fingerprint(context: Context) -> str:
-    """A short hash of every plain setting of the Context (model specs, prompts, thresholds)."""
+# The Context fields each decision reads: a change to any of them starts a fresh result file.
+READS = {
+    "gate": (
+        "gate_model", "generate_model", "embedder", "grounded_system_prompt", "grounded_context_template",
+        "no_conversation_text", "gate_instruction", "generate_instruction", "strict_generate_instruction",
+        "gate_classifier", "gate_threshold", "gate_fallback", "use_gate", "check_answers", "candidates",
+        "passage_max_chars", "context_window_tokens", "answer_max_tokens", "idk_answer", "min_answer_words",
+        "max_generate_retries", "parse_retries",
+    ),
+    "evidence": ("embedder",),
+    "clarify": (
+        "clarify_model", "clarify_system_prompt", "clarify_instruction", "clarify_threshold",
+        "no_conversation_text", "parse_retries",
+    ),
+    "relation": (
+        "classify_model", "rewrite_system_prompt", "related_to_question_instruction",
+        "related_to_answer_instruction", "parse_retries",
+    ),
+}  # fmt: skip
+
+
+def fingerprint(context: Context, decision: str | None = None) -> str:
+    """A short hash of the settings ``decision`` reads (all plain Context settings when None)."""
+    names = READS[decision] if decision else tuple(f.name for f in fields(context))
     plain = {}
-    for f in fields(context):
-        value = getattr(context, f.name)
-        plain[f.name] = value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
+    for name in names:
+        value = getattr(context, name, None)
+        plain[name] = value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
     return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:10]
 
 
@@ -77,7 +99,7 @@ def decide_gate(item: dict[str, Any], context: Context, *, generate_all: bool = 
     """The gate's decision (and yes-probability), then the generator's answer or decline."""
     state = grounded_state(item)
     started = time.perf_counter()
-    gate = gate_decision(state, context, CallLog(node="answerability_gate"), with_features=True)
+    gate = gate_decision(state, context, with_features=True)
     result: dict[str, Any] = {**gate, "gate_seconds": time.perf_counter() - started}
     if gate["gate"] == "yes" or generate_all:
         started = time.perf_counter()
@@ -91,16 +113,11 @@ def decide_gate(item: dict[str, Any], context: Context, *, generate_all: bool = 
 def decide_evidence(item: dict[str, Any], context: Context) -> dict[str, Any]:
     """The gate's model-free features alone (question-passage similarity, word overlap)."""
     state = grounded_state(item)
-    from mtrag_graph.nodes._grounded import question_for_answering
-
     return {"features": evidence_features(question_for_answering(state), state["kept_passages"], context)}
 
 
 def decide_clarify(item: dict[str, Any], context: Context) -> dict[str, Any]:
-    log = CallLog(node="clarify")
-    decision, evidence = is_underspecified(
-        item["history"], item["question"], item.get("passages"), context, log
-    )
+    decision, evidence = is_underspecified(item["history"], item["question"], item.get("passages"), context)
     return {
         "clarify": bool(decision),
         "parsed": decision is not None,
@@ -110,7 +127,7 @@ def decide_clarify(item: dict[str, Any], context: Context) -> dict[str, Any]:
 
 def decide_relation(item: dict[str, Any], context: Context) -> dict[str, Any]:
     pairs = user_and_agent_pairs(item["history"])
-    relation, vote, fallbacks = judge_relation(item["question"], pairs[-1], context, CallLog(node="classify"))
+    relation, vote, fallbacks = judge_relation(item["question"], pairs[-1], context, "classify_relation")
     return {"relation_class": int(relation), "vote": vote, "fallbacks": len(fallbacks)}
 
 

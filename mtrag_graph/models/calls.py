@@ -1,4 +1,4 @@
-"""Calling chat models from nodes: timing, token accounting, bounded retries, strict parsing.
+"""Calling chat models: recording each call (a callback handler), bounded retries, strict parsing.
 
 LLM output is untrusted. ``ask_choice`` and ``ask_json`` constrain decoding where the backend can
 (llama.cpp grammar / JSON schema, OpenAI-compatible ``response_format``), parse strictly anyway, and
@@ -11,19 +11,26 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
+from uuid import UUID
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.outputs import LLMResult
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.tracers.context import register_configure_hook
 from pydantic import BaseModel, ValidationError
 
 from mtrag_graph.models.factory import model_name
 
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
 
 TRANSIENT_ERROR_NAMES = {
     "APIConnectionError",
@@ -54,12 +61,96 @@ def is_transient(error: BaseException) -> bool:
     return isinstance(status, int) and (status == 429 or status >= 500)
 
 
-@dataclass
-class CallLog:
-    """What a node's model calls cost; ``records`` go into the state's ``model_calls``."""
+MODEL_CALL_TAG = "mtrag:model_call"  # a non-chat model run (reranker, search) that counts as a model call
 
-    node: str
-    records: list[dict[str, Any]] = field(default_factory=list)
+
+class CallLog(BaseCallbackHandler):
+    """Records every model call made while it is attached: one record per attempt, errors included.
+
+    A LangChain callback handler, so it sees each chat model run (and each run tagged
+    ``MODEL_CALL_TAG``) without the caller doing any bookkeeping. ``recording(log)`` attaches it to
+    every run started in the current context (the node wrapper does this for each node); passing it
+    as ``log`` to ``invoke_text`` attaches it to that call only. ``records`` become the state's
+    ``model_calls``.
+    """
+
+    def __init__(self, node: str) -> None:
+        super().__init__()
+        self.node = node
+        self.records: list[dict[str, Any]] = []
+        self._open: dict[UUID, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def _start(self, run_id: UUID, model: str, metadata: dict[str, Any] | None) -> None:
+        record = {"node": self.node, "model": model, "attempt": (metadata or {}).get("attempt", 1)}
+        with self._lock:
+            self._open[run_id] = {"record": record, "started": time.perf_counter()}
+
+    def _finish(self, run_id: UUID, **fields: Any) -> None:
+        with self._lock:
+            entry = self._open.pop(run_id, None)
+            if entry is None:
+                return
+            entry["record"].update(seconds=time.perf_counter() - entry["started"], **fields)
+            self.records.append(entry["record"])
+
+    def on_chat_model_start(self, serialized, messages, *, run_id, metadata=None, **kwargs: Any) -> None:
+        meta = metadata or {}
+        self._start(run_id, str(meta.get("model_name") or meta.get("ls_model_name") or "chat model"), meta)
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        message = getattr(response.generations[0][0], "message", None) if response.generations else None
+        meta = getattr(message, "response_metadata", None) or {}
+        usage: dict[str, Any] = dict(getattr(message, "usage_metadata", None) or {})
+        prompt_tokens = meta.get("prompt_tokens", usage.get("input_tokens"))
+        self._finish(
+            run_id,
+            prompt_tokens=prompt_tokens,
+            prompt_tokens_processed=meta.get("prompt_tokens_processed", prompt_tokens),
+            prompt_tokens_unique=meta.get("prompt_tokens_unique", prompt_tokens),
+            completion_tokens=meta.get("completion_tokens", usage.get("output_tokens")),
+            finish_reason=meta.get("finish_reason"),
+        )
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._finish(run_id, error=f"{type(error).__name__}: {error}")
+
+    def on_chain_start(self, serialized, inputs, *, run_id, tags=None, metadata=None, **kwargs: Any) -> None:
+        if MODEL_CALL_TAG in (tags or ()):
+            self._start(run_id, str((metadata or {}).get("model_name") or kwargs.get("name")), metadata)
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        self._finish(run_id)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._finish(run_id, error=f"{type(error).__name__}: {error}")
+
+
+_RECORDING: ContextVar[CallLog | None] = ContextVar("mtrag_call_log", default=None)
+register_configure_hook(_RECORDING, inheritable=True)
+
+
+@contextmanager
+def recording(log: CallLog) -> Iterator[CallLog]:
+    """Attach ``log`` to every LangChain run started in this context (this thread, and what it copies)."""
+    token = _RECORDING.set(log)
+    try:
+        yield log
+    finally:
+        _RECORDING.reset(token)
+
+
+def current_node() -> str | None:
+    """The node whose calls are being recorded now, if any."""
+    log = _RECORDING.get()
+    return log.node if log is not None else None
+
+
+def timed_model_call(name: str, call: Callable[[], R]) -> R:
+    """Run a non-chat model call (reranker, search) as a run, so ``CallLog`` records it like a chat call."""
+    node = current_node() or "call"
+    runnable: RunnableLambda[None, R] = RunnableLambda(lambda _: call(), name=f"{node}.model")
+    return runnable.invoke(None, config={"tags": [MODEL_CALL_TAG], "metadata": {"model_name": name}})
 
 
 def constraint_options(model: BaseChatModel, choices=None, json_schema=None) -> dict[str, Any]:
@@ -83,44 +174,34 @@ def constraint_options(model: BaseChatModel, choices=None, json_schema=None) -> 
 def invoke_text(
     model: BaseChatModel,
     messages: Sequence[BaseMessage],
-    log: CallLog,
+    log: CallLog | None = None,
     *,
     max_tokens: int | None = None,
     transient_retries: int = 2,
     backoff_seconds: float = 0.5,
     **options: Any,
 ) -> AIMessage:
-    """One model call, retried with backoff on transient errors; each attempt is logged."""
+    """One model call, retried with backoff on transient errors; each attempt is recorded.
+
+    Calls inside a node are recorded by the node's ``CallLog`` (see ``recording``); ``log`` records
+    this call into another one (the evaluation's judges keep their own).
+    """
     if max_tokens:
         options["max_tokens"] = max_tokens
-    config: RunnableConfig = {"run_name": f"{log.node}.model", "metadata": {"node": log.node}}
+    node = (log.node if log is not None else None) or current_node() or "call"
     attempt = 0
     while True:
         attempt += 1
-        started = time.perf_counter()
-        record: dict[str, Any] = {"node": log.node, "model": model_name(model), "attempt": attempt}
+        metadata = {"node": node, "model_name": model_name(model), "attempt": attempt}
+        config: RunnableConfig = {"run_name": f"{node}.model", "metadata": metadata}
+        if log is not None:
+            config["callbacks"] = [log]
         try:
-            reply = model.invoke(list(messages), config=config, **options)
+            return model.invoke(list(messages), config=config, **options)
         except Exception as error:  # noqa: BLE001 - classified below, re-raised when permanent
-            record.update(seconds=time.perf_counter() - started, error=f"{type(error).__name__}: {error}")
-            log.records.append(record)
             if attempt > transient_retries or not is_transient(error):
                 raise
             time.sleep(backoff_seconds * 2 ** (attempt - 1))
-            continue
-        meta = reply.response_metadata or {}
-        usage: dict[str, Any] = dict(reply.usage_metadata or {})
-        prompt_tokens = meta.get("prompt_tokens", usage.get("input_tokens"))
-        record.update(
-            seconds=time.perf_counter() - started,
-            prompt_tokens=prompt_tokens,
-            prompt_tokens_processed=meta.get("prompt_tokens_processed", prompt_tokens),
-            prompt_tokens_unique=meta.get("prompt_tokens_unique", prompt_tokens),
-            completion_tokens=meta.get("completion_tokens", usage.get("output_tokens")),
-            finish_reason=meta.get("finish_reason"),
-        )
-        log.records.append(record)
-        return reply
 
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -164,7 +245,7 @@ def ask_choice(
     model: BaseChatModel,
     messages: Sequence[BaseMessage],
     choices: Sequence[str],
-    log: CallLog,
+    log: CallLog | None = None,
     *,
     retries: int = 2,
 ) -> tuple[str | None, list[str]]:
@@ -191,7 +272,7 @@ def ask_json(
     model: BaseChatModel,
     messages: Sequence[BaseMessage],
     schema: type[T],
-    log: CallLog,
+    log: CallLog | None = None,
     *,
     retries: int = 2,
     max_tokens: int = 256,

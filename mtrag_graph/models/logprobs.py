@@ -57,7 +57,7 @@ def score_choice(
     model: BaseChatModel,
     messages: Sequence[BaseMessage],
     choices: Sequence[str],
-    log: CallLog,
+    log: CallLog | None = None,
     *,
     retries: int = 2,
 ) -> tuple[str | None, dict[str, float] | None, list[str]]:

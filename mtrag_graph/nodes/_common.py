@@ -1,4 +1,4 @@
-"""What several nodes share: the node guard, prompt formatting of conversations and documents."""
+"""What every node shares: the node wrapper (bookkeeping and failures), and conversation pairs."""
 
 from __future__ import annotations
 
@@ -10,28 +10,29 @@ from typing import Any
 
 from langgraph.errors import GraphBubbleUp
 
-from mtrag_graph.budget import cut
+from mtrag_graph.models.calls import CallLog, recording
 from mtrag_graph.state import AbstainReason
 from mtrag_graph.tasks import TaskError
 
 logger = logging.getLogger("mtrag_graph")
 
-AGENT_TURN_CHARS = 600  # an agent turn is cut to this in the small model's prompts
-QUESTION_CHARS = 2000  # a question longer than this is cut in prompts
-
 
 def guarded(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-    """Time a node and turn an unexpected failure into a recorded abstention instead of a crash.
+    """The one node wrapper: records the node's model calls and time, and turns a failure into an abstention.
 
-    Bad input (``TaskError``) still raises: it is the caller's to report; so do LangGraph's control-flow
-    exceptions (``interrupt()`` raises one to pause the run).
+    The node returns only its decisions; the wrapper adds ``model_calls`` (every model call the node
+    made, recorded by a ``CallLog`` callback handler) and ``node_seconds``. Bad input (``TaskError``)
+    still raises: it is the caller's to report; so do LangGraph's control-flow exceptions
+    (``interrupt()`` raises one to pause the run).
     """
 
     @functools.wraps(node)
     def wrapper(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
+        log = CallLog(node=node.__name__)
         started = time.perf_counter()
         try:
-            update = node(state, runtime)
+            with recording(log):
+                update = node(state, runtime)
         except (TaskError, GraphBubbleUp):
             raise
         except Exception as error:  # noqa: BLE001 - recorded in state, the run goes on
@@ -41,8 +42,13 @@ def guarded(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]
                 "abstain_reason": AbstainReason.ERROR,
             }
         seconds = time.perf_counter() - started
+        update = {
+            **update,
+            "model_calls": log.records,
+            "node_seconds": [{"node": node.__name__, "seconds": seconds}],
+        }
         _annotate(node.__name__, state, update, seconds)
-        return {**update, "node_seconds": [{"node": node.__name__, "seconds": seconds}]}
+        return update
 
     return wrapper
 
@@ -83,26 +89,3 @@ def pairs_to_turns(pairs: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
         if answer:
             turns.append({"speaker": "agent", "text": answer})
     return turns
-
-
-def format_conversation(turns: Sequence[dict[str, str]], agent_chars: int | None = None) -> str:
-    lines = []
-    for turn in turns:
-        text = (
-            turn["text"]
-            if agent_chars is None or turn["speaker"] == "user"
-            else cut(turn["text"], agent_chars)
-        )
-        lines.append(f"{'User' if turn['speaker'] == 'user' else 'Agent'}: {' '.join(text.split())}")
-    return "\n".join(lines)
-
-
-def format_documents(passages: Sequence[dict[str, Any]], max_chars: int) -> str:
-    """Documents delimited and numbered, each cut to ``max_chars`` (at a word boundary)."""
-    blocks = []
-    for i, passage in enumerate(passages, start=1):
-        title = passage.get("title") or ""
-        body = cut(passage.get("text", ""), max_chars)
-        header = f"[Document {i}]" + (f" {title}" if title else "")
-        blocks.append(f"{header}\n{body}\n[End of document {i}]")
-    return "\n\n".join(blocks)

@@ -1,13 +1,13 @@
 """Underspecified turns: ask a clarifying question instead of answering (or saying "I don't know").
 
 Does the user's turn point at one specific thing ("this library", "her") that the conversation never
-named? If so, a short clarifying question naming the options found. In batch mode that question is the answer; in
-chat mode (``Context.clarify_interrupt``) the node interrupts the graph, and the user's reply,
+named? If so, a short clarifying question naming the options found. In batch mode that question is
+the answer; in chat mode (``Context.clarify_interrupt``) the node interrupts the graph, and the user's reply,
 passed back with ``Command(resume=reply)``, is added to the question the rest of the graph answers.
 
-Not part of the default graph: it is inserted with ``CLARIFY`` (``build_graph(insert=[CLARIFY])``),
-right after ``load_task``, because it must also see turns without passages, which
-``evidence_precheck`` would otherwise turn into "I don't know" before anything else runs.
+Switched on with ``Context.clarify`` (the ``full`` preset, ``answer --clarify``, the chat). It runs
+right after ``load_task`` (see ``mtrag_graph.graph``), because it must also see turns without
+passages, which ``evidence_precheck`` would otherwise turn into "I don't know" before anything else runs.
 """
 
 from __future__ import annotations
@@ -16,44 +16,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from mtrag_graph.budget import cut
 from mtrag_graph.context import Context
-from mtrag_graph.graph import Insertion
-from mtrag_graph.models import CallLog, get_chat_model, invoke_text
+from mtrag_graph.messages import clarify_messages
+from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.models.logprobs import score_choice
-from mtrag_graph.nodes._common import format_conversation, guarded
-from mtrag_graph.prompts import clarify as prompts
-
-# Kept small: the judge runs on every turn. The start of a passage is enough to tell referents apart.
-PASSAGE_CHARS = 120
-MAX_PASSAGES = 4
-HISTORY_TURNS = 4
-HISTORY_AGENT_CHARS = 200
-
-
-def _messages(
-    instruction: str,
-    history: Sequence[dict[str, str]],
-    question: str,
-    passages: Sequence[dict[str, Any]] | None,
-) -> list[BaseMessage]:
-    conversation = format_conversation(list(history)[-HISTORY_TURNS:], HISTORY_AGENT_CHARS)
-    lines = []
-    for passage in list(passages or [])[:MAX_PASSAGES]:
-        title = passage.get("title") or ""
-        text = cut(f"{title}: {passage.get('text', '')}" if title else passage.get("text", ""), PASSAGE_CHARS)
-        lines.append(f"- {text}")
-    body = instruction.format(
-        conversation=conversation or prompts.NO_CONVERSATION,
-        passages="\n".join(lines) or prompts.NO_PASSAGES,
-        question=" ".join(question.split()),
-    )
-    return [SystemMessage(content=prompts.SYSTEM), HumanMessage(content=body)]
-
+from mtrag_graph.nodes._common import guarded
 
 # Closed-class words only (determiners, pronouns): a message with none of them names what it asks
 # about, so the model is not asked. Topic nouns are never listed: the model judges the phrase.
@@ -63,12 +33,12 @@ REFERRING_WORD = re.compile(
 
 
 def unclear_probability(
-    history: Sequence[dict[str, str]], question: str, context: Context, log: CallLog
+    history: Sequence[dict[str, str]], question: str, context: Context
 ) -> tuple[float | None, str]:
     """The model's probability that the message points at something nobody named, and its raw reply."""
-    messages = _messages(context.clarify_instruction, list(history)[-2:], question, None)
-    value, probabilities, raws = score_choice(
-        get_chat_model(context.clarify_model), messages, ["yes", "no"], log, retries=context.parse_retries
+    messages = clarify_messages(context.clarify_instruction, list(history)[-2:], question, None, context)
+    _, probabilities, raws = score_choice(
+        get_chat_model(context.clarify_model), messages, ["yes", "no"], retries=context.parse_retries
     )
     if probabilities is None:
         return None, raws[-1] if raws else ""
@@ -80,7 +50,6 @@ def is_underspecified(
     question: str,
     passages: Sequence[dict[str, Any]] | None,
     context: Context,
-    log: CallLog,
 ) -> tuple[bool | None, list[str]]:
     """The clarify decision alone: True = underspecified, None when the model gave no usable reply.
 
@@ -93,21 +62,22 @@ def is_underspecified(
     """
     if not REFERRING_WORD.search(question):
         return False, ["no determiner or pronoun"]
-    probability, raw = unclear_probability(history, question, context, log)
+    probability, raw = unclear_probability(history, question, context)
     if probability is None:
         return None, [raw]
     return probability >= context.clarify_threshold, [f"p_unclear={probability:.3f}"]
 
 
-def clarifying_question(state: dict[str, Any], context: Context, log: CallLog) -> str:
-    messages = _messages(
+def clarifying_question(state: dict[str, Any], context: Context) -> str:
+    messages = clarify_messages(
         context.clarify_question_instruction,
         state.get("history", []),
         state["question"],
         state.get("passages"),
+        context,
     )
     reply = invoke_text(
-        get_chat_model(context.clarify_model), messages, log, max_tokens=context.clarify_max_tokens
+        get_chat_model(context.clarify_model), messages, max_tokens=context.clarify_max_tokens
     )
     text = " ".join(str(reply.content).split()).strip("\"' ")
     return text if text.endswith("?") else context.clarify_fallback_question
@@ -116,16 +86,15 @@ def clarifying_question(state: dict[str, Any], context: Context, log: CallLog) -
 @guarded
 def clarify(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
-    log = CallLog(node="clarify")
     decision, raws = is_underspecified(
-        state.get("history", []), state["question"], state.get("passages"), context, log
+        state.get("history", []), state["question"], state.get("passages"), context
     )
-    update: dict[str, Any] = {"model_calls": log.records}
+    update: dict[str, Any] = {}
     if decision is None:  # no usable reply: answering is the safer default
         update["fallbacks"] = [{"node": "clarify", "used": "clear", "raw": raws[-1]}]
     if not decision:
         return {**update, "clarification": {"asked": False}}
-    asked = clarifying_question(state, context, log)
+    asked = clarifying_question(state, context)
     if not context.clarify_interrupt:
         return {
             **update,
@@ -140,7 +109,3 @@ def clarify(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
         "clarification": {"asked": True, "question": asked, "evidence": raws[-1], "reply": reply},
         "question": f"{state['question']} ({reply})" if reply else state["question"],
     }
-
-
-CLARIFY = Insertion("clarify", clarify, after="load_task", before="evidence_precheck")
-"""Insert with ``build_graph(insert=[CLARIFY])``: every turn is judged before any abstention."""

@@ -7,6 +7,7 @@ dropped by the judge; it never stops the run. Calls to one remote endpoint are b
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -19,10 +20,9 @@ from langgraph.runtime import Runtime
 
 from mtrag_graph.answers import answer_problems, clean_answer, says_idk
 from mtrag_graph.context import Context
-from mtrag_graph.models import CallLog, get_chat_model, invoke_text, model_name
-from mtrag_graph.nodes._candidates import candidate_tail, finish_text
+from mtrag_graph.messages import answer_messages
+from mtrag_graph.models import get_chat_model, invoke_text, model_name
 from mtrag_graph.nodes._common import guarded
-from mtrag_graph.nodes._grounded import grounded_messages, question_for_answering
 
 # Fields of the graph state a candidate branch needs (the ``Send`` payload).
 PAYLOAD_FIELDS = (
@@ -51,16 +51,17 @@ def _slot(model: BaseChatModel, limit: int):
         return _SLOTS.setdefault((endpoint, limit), threading.BoundedSemaphore(limit))
 
 
-def _call(model: BaseChatModel, messages, log: CallLog, context: Context):
+def _call(model: BaseChatModel, messages, context: Context):
     def call():
         with _slot(model, context.remote_concurrency):
-            return invoke_text(model, messages, log, max_tokens=context.answer_max_tokens)
+            return invoke_text(model, messages, max_tokens=context.answer_max_tokens)
 
     if context.candidate_timeout_s is None:
         return call()
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="candidate")
     try:
-        return pool.submit(call).result(timeout=context.candidate_timeout_s)
+        # the copied context carries the run's callbacks (tracing, the node's CallLog) into the thread
+        return pool.submit(contextvars.copy_context().run, call).result(timeout=context.candidate_timeout_s)
     except FutureTimeout:
         raise TimeoutError(f"no reply within {context.candidate_timeout_s:g} s") from None
     finally:
@@ -80,14 +81,12 @@ def generate_candidate(state: dict[str, Any], runtime: Runtime[Context]) -> dict
         "text": None,
         "error": None,
     }
-    log = CallLog(node="generate_candidate")
     started = time.perf_counter()
     try:
         model = get_chat_model(candidate.model)
-        tail = candidate_tail(candidate, question_for_answering(state), context)
-        reply = _call(model, grounded_messages(state, context, tail), log, context)
+        reply = _call(model, answer_messages(state, context, candidate), context)
         raw = str(reply.content)
-        text = clean_answer(finish_text(candidate, raw, context))
+        text = clean_answer(candidate.finish(raw, context.citation_markers))
         entry.update(raw=raw, finish_reason=(reply.response_metadata or {}).get("finish_reason"))
         unusable = set(answer_problems(text, state["question"], False, 1)) & UNUSABLE
         if unusable:
@@ -97,4 +96,4 @@ def generate_candidate(state: dict[str, Any], runtime: Runtime[Context]) -> dict
     except Exception as error:  # noqa: BLE001 - one candidate failing is recorded, the others go on
         entry["error"] = f"{type(error).__name__}: {error}"
     entry["seconds"] = round(time.perf_counter() - started, 3)
-    return {"candidate_answers": [entry], "model_calls": log.records}
+    return {"candidate_answers": [entry]}

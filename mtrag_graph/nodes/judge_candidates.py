@@ -25,10 +25,9 @@ from pydantic import BaseModel, Field
 
 from mtrag_graph.answers import says_idk
 from mtrag_graph.context import Context
-from mtrag_graph.models import CallLog, ask_json, get_chat_model, model_name
+from mtrag_graph.messages import candidate_judge_messages
+from mtrag_graph.models import ask_json, get_chat_model, model_name
 from mtrag_graph.nodes._common import guarded
-from mtrag_graph.nodes._grounded import grounded_messages, question_for_answering
-from mtrag_graph.prompts import judge as prompts
 from mtrag_graph.state import AbstainReason
 
 SUPPORTED_SHARE = 0.6  # a sentence is supported when this share of its content words is in the documents
@@ -85,20 +84,14 @@ def _verdicts(reply: JudgeReply | None, labels: list[str]) -> dict[str, Verdict]
     return by_label if sorted(by_label) == sorted(labels) else None
 
 
-def _judge(state, context, shown, labels, log) -> tuple[dict[str, Verdict] | None, str | None]:
+def _judge(state, context, shown, labels) -> tuple[dict[str, Verdict] | None, str | None]:
     """The judge model's verdicts by label, or None and why not."""
-    answers = "\n\n".join(
-        prompts.ANSWER.format(label=lb, text=e["text"]) for lb, e in zip(labels, shown, strict=True)
-    )
-    tail = context.judge_instruction.format(
-        question=question_for_answering(state), labels=", ".join(labels), answers=answers
-    )
+    labelled = [(label, entry["text"]) for label, entry in zip(labels, shown, strict=True)]
     try:
         reply, raws = ask_json(
             get_chat_model(context.judge_model),
-            grounded_messages(state, context, tail),
+            candidate_judge_messages(state, context, labelled),
             JudgeReply,
-            log,
             retries=context.parse_retries,
             max_tokens=context.judge_max_tokens,
         )
@@ -145,7 +138,6 @@ def judge_candidates(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
     if not usable:
         judgement.update(judge="none", reason=f"all {len(entries)} candidates failed")
         return {"judgement": judgement, "abstain_reason": AbstainReason.CANDIDATES_FAILED}
-    log = CallLog(node="judge_candidates")
     update: dict[str, Any] = {}
     if len(usable) == 1:
         chosen = usable[0]
@@ -153,7 +145,7 @@ def judge_candidates(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
     else:
         shown = shown_order(usable, context.judge_seed, state.get("task_id"))
         labels = list(string.ascii_uppercase[: len(shown)])
-        verdicts, problem = _judge(state, context, shown, labels, log)
+        verdicts, problem = _judge(state, context, shown, labels)
         gate_said_yes = state.get("gate") == "yes"
         passages = state.get("kept_passages") or []
         scores = []
@@ -189,5 +181,4 @@ def judge_candidates(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
         "chosen_candidate": chosen["index"],
         "draft": chosen["text"],
         "draft_finish_reason": chosen.get("finish_reason"),
-        "model_calls": log.records,
     }

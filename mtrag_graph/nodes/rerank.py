@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
+from mtrag_graph.messages import question_for_answering
 from mtrag_graph.models import get_reranker
+from mtrag_graph.models.calls import timed_model_call
 from mtrag_graph.nodes._common import guarded
-from mtrag_graph.nodes._grounded import question_for_answering
-
-
-def passage_text(passage: dict[str, Any]) -> str:
-    title = passage.get("title") or ""
-    return f"{title}\n{passage['text']}" if title else passage["text"]
+from mtrag_graph.retrieval.corpus import passage_text
 
 
 @guarded
@@ -24,9 +20,8 @@ def rerank(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     if not passages:
         return {"kept_passages": []}
     reranker = get_reranker(runtime.context.reranker, runtime.context.embedder)
-    started = time.perf_counter()
-    scores = reranker.score(question_for_answering(state), [passage_text(p) for p in passages])
-    call = {"node": "rerank", "model": reranker.name, "attempt": 1, "seconds": time.perf_counter() - started}
+    texts = [passage_text(p.get("title") or "", p["text"]) for p in passages]
+    scores = timed_model_call(reranker.name, lambda: reranker.score(question_for_answering(state), texts))
     ranked = sorted(zip(scores, range(len(passages)), strict=True), key=lambda item: (-item[0], item[1]))
     kept = [{**passages[i], "score": round(score, 6)} for score, i in ranked[: runtime.context.top_k]]
-    return {"kept_passages": kept, "model_calls": [call]}
+    return {"kept_passages": kept}

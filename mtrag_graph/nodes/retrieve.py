@@ -8,12 +8,12 @@ Queries are embedded with the embedder the index was built with (its manifest), 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
+from mtrag_graph.models.calls import timed_model_call
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.retrieval.index import IndexNotFound, index_for
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
@@ -27,20 +27,16 @@ def retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]
     task = state.get("task") or {}
     index = index_for(context.index_dir, task.get("Collection") or task.get("collection"))
     rewrite = state.get("standalone_question") or state.get("global_rewrite")
-    started = time.perf_counter()
-    hits = multi_query_search(
-        index,
-        [state.get("question"), rewrite],
-        top_k=context.retrieval_top_k,
-        mode="hybrid",
-        bm25_weight=context.bm25_weight,
-        dense_weight=context.dense_weight,
-        rrf_k=context.rrf_k,
+    hits = timed_model_call(
+        "hybrid-search",
+        lambda: multi_query_search(
+            index,
+            [state.get("question"), rewrite],
+            top_k=context.retrieval_top_k,
+            mode="hybrid",
+            bm25_weight=context.bm25_weight,
+            dense_weight=context.dense_weight,
+            rrf_k=context.rrf_k,
+        ),
     )
-    call = {
-        "node": "retrieve",
-        "model": "hybrid-search",
-        "attempt": 1,
-        "seconds": time.perf_counter() - started,
-    }
-    return {"passages": as_passages(index, hits), "model_calls": [call]}
+    return {"passages": as_passages(index, hits)}

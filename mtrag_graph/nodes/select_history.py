@@ -12,7 +12,6 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.models import CallLog
 from mtrag_graph.nodes._common import guarded, pairs_to_turns, user_and_agent_pairs
 from mtrag_graph.nodes.classify_relation import judge_relation
 from mtrag_graph.state import RelationClass
@@ -29,10 +28,9 @@ def select_history(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str
         return {"selected_history": []}
     if relation != RelationClass.CONTINUATION:
         return {"selected_history": pairs_to_turns(pairs[-1:])}
-    log = CallLog(node="select_history")
     kept, votes, fallbacks = [pairs[-1]], [], []
     for pair in reversed(pairs[-1 - runtime.context.history_walk_cap : -1]):
-        older, vote, failed = judge_relation(state["question"], pair, runtime.context, log)
+        older, vote, failed = judge_relation(state["question"], pair, runtime.context, "select_history")
         votes.append(vote)
         fallbacks.extend(failed)
         if older != RelationClass.CONTINUATION:
@@ -41,6 +39,5 @@ def select_history(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str
     return {
         "selected_history": pairs_to_turns(kept),
         "relation_votes": [*state.get("relation_votes", []), *votes],
-        "model_calls": log.records,
         "fallbacks": fallbacks,
     }

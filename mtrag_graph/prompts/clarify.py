@@ -25,5 +25,4 @@ ASK = (
     "question."
 )
 
-NO_CONVERSATION = "(this is the first turn)"
 NO_PASSAGES = "(none)"

@@ -35,3 +35,5 @@ LOCAL_REWRITE = (
     '"intent" (what the user wants to know now), "standalone_question" (the last question rewritten '
     "so it can be understood without the conversation; do not answer it and do not add facts)."
 )
+
+NO_ANSWER = "(no answer)"  # the previous turn had no agent answer

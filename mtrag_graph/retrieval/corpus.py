@@ -35,6 +35,7 @@ class Corpus:
 
 
 def passage_text(title: str, text: str) -> str:
+    """What a passage is embedded and scored as: its title, then its text."""
     return f"{title}\n{text}" if title else text
 
 

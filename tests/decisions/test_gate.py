@@ -7,7 +7,6 @@ import pytest
 from mtrag_graph.decisions import gate, sets
 from mtrag_graph.decisions.fit import fit_gate_classifier
 from mtrag_graph.decisions.run import grounded_state
-from mtrag_graph.models import CallLog
 from mtrag_graph.models.fake import ScriptedChatModel
 from tests.conftest import fake_context
 from tests.decisions.conftest import fake_retriever
@@ -61,7 +60,7 @@ def test_a_model_free_classifier_decides_without_calling_the_gate_model(tmp_path
     context = fake_context(gate_model=model)
     context.gate_classifier = str(path)  # type: ignore[attr-defined]
     item = sets.gate_items(tasks, fake_retriever)[0]  # "How do bees dance?" with "Bees do a round dance."
-    result = gate.gate_decision(grounded_state(item), context, CallLog(node="g"))
+    result = gate.gate_decision(grounded_state(item), context)
     assert model.calls == []
     assert result["gate"] == "yes" and result["features"]["overlap_max"] == pytest.approx(1.0)
 

@@ -47,11 +47,9 @@ def test_a_gate_threshold_overrides_the_argmax(gate_set, monkeypatch):
 
     monkeypatch.setattr(gate, "score_choice", lambda *a, **k: ("no", {"yes": 0.3, "no": 0.7}, ["no"]))
     context = fake_context()
-    assert gate.gate_decision(run.grounded_state(gate_set[0]), context, run.CallLog(node="g"))["gate"] == "no"
+    assert gate.gate_decision(run.grounded_state(gate_set[0]), context)["gate"] == "no"
     context.gate_threshold = 0.2  # type: ignore[attr-defined]
-    assert (
-        gate.gate_decision(run.grounded_state(gate_set[0]), context, run.CallLog(node="g"))["gate"] == "yes"
-    )
+    assert gate.gate_decision(run.grounded_state(gate_set[0]), context)["gate"] == "yes"
 
 
 def test_run_decision_resumes_from_its_cache(tmp_path, gate_set):
@@ -96,3 +94,10 @@ def test_decisions_command_asks_for_an_index_for_unanswerable_turns(data_folder,
     with pytest.raises(ValueError, match="--index"):
         main(["decisions", "--data", str(data_folder), "--only", "gate", "-o", str(tmp_path / "o"),
               "--large-model", "scripted:yes"])  # fmt: skip
+
+
+def test_a_decision_fingerprint_ignores_settings_the_decision_does_not_read():
+    context = fake_context()
+    other = fake_context(top_k=9, clarify_threshold=0.9)
+    assert run.fingerprint(context, "gate") == run.fingerprint(other, "gate")
+    assert run.fingerprint(context, "clarify") != run.fingerprint(other, "clarify")

@@ -1,7 +1,7 @@
 """Prompt variants of the answer candidates.
 
 Every variant is an instruction *tail* after the shared prefix (system text, documents, conversation;
-see ``nodes/_grounded.py``), so all candidates on one llama.cpp model, the gate and the judge reuse
+see ``mtrag_graph/messages.py``), so all candidates on one llama.cpp model, the gate and the judge reuse
 the cached prefix and only the tail is evaluated again. The "extractive system prompt" of the design
 therefore lives at the end of the prompt, where the small models also follow it more closely.
 """
@@ -46,3 +46,7 @@ CITATION = (
     "sentence with a marker naming the document it comes from, such as [Passage 2] for Document 2. Start "
     "with the answer itself. If the documents do not contain the answer, reply exactly: {idk}"
 )
+
+# what an exemplar without passages or without earlier turns shows instead
+EXAMPLE_NO_DOCUMENTS = "(none)"
+EXAMPLE_FIRST_TURN = "(first turn)"

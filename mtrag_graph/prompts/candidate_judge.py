@@ -1,4 +1,4 @@
-"""The judge's instruction tail (after the shared documents-and-conversation prefix)."""
+"""The candidate judge's instruction tail (after the shared documents-and-conversation prefix)."""
 
 JUDGE = (
     "Question: {question}\n\n"

@@ -1,4 +1,4 @@
-"""Answer a file of tasks with the graph: incremental, resumable output and a run summary."""
+"""Answer a file of tasks (batch mode) with the graph: incremental, resumable output and a run summary."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mtrag_graph.bookkeeping import route_of
 from mtrag_graph.context import Context
 from mtrag_graph.jsonl_out import open_resumable
-from mtrag_graph.state import route_of
 from mtrag_graph.tasks import TaskError, answerability_of, parse_task, read_jsonl, task_label
 
 
@@ -68,12 +68,7 @@ def _task_key(record: dict[str, Any]) -> str | None:
 
 
 def prediction_record(task: dict[str, Any], state: dict[str, Any], seconds: float) -> dict[str, Any]:
-    route = route_of(state)
-    node_seconds: dict[str, float] = {}
-    for entry in state.get("node_seconds", []):
-        node_seconds[entry["node"]] = round(node_seconds.get(entry["node"], 0.0) + entry["seconds"], 3)
-    route["node_seconds"] = node_seconds
-    route["seconds"] = round(seconds, 3)
+    route = {**route_of(state), "seconds": round(seconds, 3)}
     return {**task, "predictions": [{"text": state["answer"]}], "route": route, "status": "ok"}
 
 

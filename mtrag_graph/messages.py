@@ -1,0 +1,234 @@
+"""The prompt layer: every message the graph sends a model is built here.
+
+Prompt *text* lives in ``mtrag_graph/prompts/`` and reaches this module through ``Context`` fields
+(so a run can override any of it); this module fills it in: the conversation (one formatter, speakers
+"User" and "Agent", as MTRAG names them), the passages (one formatter), and the context-window budget
+(``mtrag_graph.budget``). Nodes call one function here per prompt and then the model.
+
+The gate, the generator (every answer variant) and the candidate judge share one prefix (system
+text, documents, conversation) and differ only in the instruction after it, so llama.cpp reuses its
+KV cache between those calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from mtrag_graph.budget import HISTORY_SHARE, cut, fit_passages, prompt_char_budget, trim_history
+from mtrag_graph.exemplars import load_exemplars
+from mtrag_graph.prompts import answer_variants, rewrite
+
+if TYPE_CHECKING:
+    from mtrag_graph.candidates import Candidate
+    from mtrag_graph.context import Context
+
+AGENT_TURN_CHARS = 600  # an agent turn is cut to this in the small model's prompts
+QUESTION_CHARS = 2000  # a question longer than this is cut in prompts
+# The clarify check runs on every turn, so its prompt is kept small: the start of a passage is enough
+# to tell referents apart.
+CLARIFY_PASSAGE_CHARS = 120
+CLARIFY_MAX_PASSAGES = 4
+CLARIFY_HISTORY_TURNS = 4
+CLARIFY_AGENT_CHARS = 200
+
+Turn = Mapping[str, str]
+
+
+# ---- the two formatters ----------------------------------------------------------------------------
+
+
+def format_conversation(turns: Sequence[Turn], agent_chars: int | None = None) -> str:
+    """``User: ...`` / ``Agent: ...`` lines, whitespace collapsed; agent turns cut to ``agent_chars``."""
+    lines = []
+    for turn in turns:
+        text = (
+            turn["text"]
+            if agent_chars is None or turn["speaker"] == "user"
+            else cut(turn["text"], agent_chars)
+        )
+        lines.append(f"{'User' if turn['speaker'] == 'user' else 'Agent'}: {' '.join(text.split())}")
+    return "\n".join(lines)
+
+
+def format_passages(passages: Sequence[Mapping[str, Any]], max_chars: int, *, numbered: bool = True) -> str:
+    """Passages as prompt text, each cut to ``max_chars`` at a word boundary.
+
+    ``numbered``: delimited ``[Document i] title`` blocks (the grounded prompt, where answers and
+    citations refer to documents by number). Otherwise one ``- title: text`` line each (the clarify
+    prompt, which only needs the start of each passage).
+    """
+    if not numbered:
+        lines = []
+        for passage in passages:
+            title, text = passage.get("title") or "", passage.get("text", "")
+            lines.append(f"- {cut(f'{title}: {text}' if title else text, max_chars)}")
+        return "\n".join(lines)
+    blocks = []
+    for i, passage in enumerate(passages, start=1):
+        title = passage.get("title") or ""
+        body = cut(passage.get("text", ""), max_chars)
+        header = f"[Document {i}]" + (f" {title}" if title else "")
+        blocks.append(f"{header}\n{body}\n[End of document {i}]")
+    return "\n\n".join(blocks)
+
+
+def _chat(system: str, body: str) -> list[BaseMessage]:
+    return [SystemMessage(content=system), HumanMessage(content=body)]
+
+
+# ---- the large model: gate, answer variants, retry, candidate judge (one shared prefix) -------------
+
+
+def question_for_answering(state: Mapping[str, Any]) -> str:
+    """The question the answering nodes work on: the standalone rewrite when there is one."""
+    question = state.get("standalone_question") or state.get("global_rewrite") or state["question"]
+    return cut(question, QUESTION_CHARS)
+
+
+def grounded_messages(state: Mapping[str, Any], context: Context, tail: str) -> list[BaseMessage]:
+    """System text, then documents and conversation fitted to the context window, then ``tail``."""
+    budget = prompt_char_budget(context.context_window_tokens, context.answer_max_tokens)
+    history = trim_history(state.get("selected_history") or [], int(budget * HISTORY_SHARE))
+    used = sum(len(turn["text"]) for turn in history) + len(tail) + len(context.grounded_system_prompt)
+    passages = fit_passages(state.get("kept_passages") or [], context.passage_max_chars, budget - used)
+    prefix = context.grounded_context_template.format(
+        documents=format_passages(passages, context.passage_max_chars),
+        conversation=format_conversation(history) or context.no_conversation_text,
+    )
+    return _chat(context.grounded_system_prompt, prefix + tail)
+
+
+def gate_messages(state: Mapping[str, Any], context: Context) -> list[BaseMessage]:
+    return grounded_messages(
+        state, context, context.gate_instruction.format(question=question_for_answering(state))
+    )
+
+
+def _examples(context: Context) -> str:
+    rendered = []
+    for n, example in enumerate(load_exemplars(context.exemplars_file), start=1):
+        answer = example["answer"] if example["passage"] else context.idk_answer
+        rendered.append(
+            context.fewshot_example_template.format(
+                n=n,
+                documents=example["passage"] or answer_variants.EXAMPLE_NO_DOCUMENTS,
+                conversation=format_conversation(example["history"]) or answer_variants.EXAMPLE_FIRST_TURN,
+                question=example["question"],
+                answer=answer,
+            )
+        )
+    return "\n\n".join(rendered)
+
+
+def answer_instruction(candidate: Candidate, question: str, context: Context) -> str:
+    """The instruction after the shared prefix for a first answer with ``candidate``'s prompt variant."""
+    idk = context.idk_answer
+    if candidate.variant == "extractive":
+        return context.extractive_instruction.format(question=question, idk=idk)
+    if candidate.variant == "fewshot":
+        return context.fewshot_instruction.format(
+            examples=_examples(context),
+            base=context.fewshot_rules_instruction.format(idk=idk),
+            question=question,
+        )
+    if candidate.variant == "citation":
+        return context.citation_instruction.format(question=question, idk=idk)
+    return context.generate_instruction.format(question=question, idk=idk)
+
+
+def answer_messages(state: Mapping[str, Any], context: Context, candidate: Candidate) -> list[BaseMessage]:
+    """A first answer with ``candidate``'s variant, or, after rejected drafts, the stricter retry."""
+    question = question_for_answering(state)
+    if state.get("answer_problems"):
+        tail = context.strict_generate_instruction.format(
+            question=question, problems="; ".join(state["answer_problems"]), idk=context.idk_answer
+        )
+    else:
+        tail = answer_instruction(candidate, question, context)
+    return grounded_messages(state, context, tail)
+
+
+def candidate_judge_messages(
+    state: Mapping[str, Any], context: Context, labelled_answers: Sequence[tuple[str, str]]
+) -> list[BaseMessage]:
+    """The candidate judge's prompt: the labelled answers after the shared prefix."""
+    answers = "\n\n".join(
+        context.candidate_judge_answer_template.format(label=label, text=text)
+        for label, text in labelled_answers
+    )
+    tail = context.candidate_judge_instruction.format(
+        question=question_for_answering(state),
+        labels=", ".join(label for label, _ in labelled_answers),
+        answers=answers,
+    )
+    return grounded_messages(state, context, tail)
+
+
+# ---- the small model: rewriting and relation judgements (shared system text) -----------------------
+
+
+def _fit_for_rewrite(turns: Sequence[Turn], context: Context) -> list[dict[str, str]]:
+    """Agent turns cut, then the oldest turns dropped so the conversation fits half the window."""
+    short = [
+        dict(t) if t["speaker"] == "user" else {**t, "text": cut(t["text"], AGENT_TURN_CHARS)} for t in turns
+    ]
+    return trim_history(
+        short, prompt_char_budget(context.context_window_tokens, context.local_rewrite_max_tokens) // 2
+    )
+
+
+def global_rewrite_messages(turns: Sequence[Turn], question: str, context: Context) -> list[BaseMessage]:
+    body = context.global_rewrite_instruction.format(
+        conversation=format_conversation(_fit_for_rewrite(turns, context), AGENT_TURN_CHARS),
+        question=cut(question, QUESTION_CHARS),
+    )
+    return _chat(context.rewrite_system_prompt, body)
+
+
+def local_rewrite_messages(turns: Sequence[Turn], question: str, context: Context) -> list[BaseMessage]:
+    body = context.local_rewrite_instruction.format(
+        conversation=format_conversation(_fit_for_rewrite(turns, context), AGENT_TURN_CHARS),
+        question=cut(question, QUESTION_CHARS),
+    )
+    return _chat(context.rewrite_system_prompt, body)
+
+
+def relation_messages(question: str, pair: tuple[str, str], context: Context) -> dict[str, list[BaseMessage]]:
+    """The two relation judgements: is ``question`` related to the pair's question, to its answer?"""
+    previous_question, previous_answer = cut(pair[0], QUESTION_CHARS), pair[1]
+    question = cut(question, QUESTION_CHARS)
+    bodies = {
+        "question": context.related_to_question_instruction.format(
+            previous_question=previous_question, question=question
+        ),
+        "answer": context.related_to_answer_instruction.format(
+            previous_answer=cut(previous_answer, AGENT_TURN_CHARS) or rewrite.NO_ANSWER, question=question
+        ),
+    }
+    return {target: _chat(context.rewrite_system_prompt, body) for target, body in bodies.items()}
+
+
+# ---- clarify ----------------------------------------------------------------------------------------
+
+
+def clarify_messages(
+    instruction: str,
+    history: Sequence[Turn],
+    question: str,
+    passages: Sequence[Mapping[str, Any]] | None,
+    context: Context,
+    phrase: str = "",
+) -> list[BaseMessage]:
+    """The clarify prompts (``instruction`` is the referent check or the question to ask)."""
+    conversation = format_conversation(list(history)[-CLARIFY_HISTORY_TURNS:], CLARIFY_AGENT_CHARS)
+    shown = list(passages or [])[:CLARIFY_MAX_PASSAGES]
+    body = instruction.format(
+        conversation=conversation or context.no_conversation_text,
+        passages=format_passages(shown, CLARIFY_PASSAGE_CHARS, numbered=False) or context.no_passages_text,
+        question=" ".join(question.split()),
+        phrase=phrase,
+    )
+    return _chat(context.clarify_system_prompt, body)

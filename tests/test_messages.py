@@ -1,0 +1,66 @@
+"""The prompt layer: every graph prompt comes from Context, one conversation and one passage formatter."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from mtrag_graph.context import Context
+from mtrag_graph.graph import build_graph
+from mtrag_graph.messages import format_conversation, format_passages
+from mtrag_graph.prompts import answer_variants, candidate_judge, clarify, grounded, rewrite
+from tests.conftest import fake_context, make_task
+
+PASSAGES = [
+    "Bees use the waggle dance to show the direction of flowers.",
+    "The round dance means food is close.",
+]
+# Fragments filled into prompts (what an empty slot shows), not prompts of their own.
+FRAGMENTS = {"EXAMPLE_NO_DOCUMENTS", "EXAMPLE_FIRST_TURN", "NO_ANSWER"}
+
+
+def test_every_graph_prompt_is_the_default_of_a_context_field():
+    defaults = {f.default for f in dataclasses.fields(Context) if isinstance(f.default, str)}
+    for module in (grounded, rewrite, clarify, answer_variants, candidate_judge):
+        for name, value in vars(module).items():
+            if name.isupper() and isinstance(value, str) and name not in FRAGMENTS:
+                assert value in defaults, f"{module.__name__}.{name} cannot be overridden from Context"
+
+
+@pytest.mark.parametrize(
+    ("field", "role"),
+    [
+        ("rewrite_system_prompt", "rewrite_model"),
+        ("global_rewrite_instruction", "rewrite_model"),
+        ("related_to_question_instruction", "classify_model"),
+        ("related_to_answer_instruction", "classify_model"),
+        ("grounded_context_template", "gate_model"),
+        ("gate_instruction", "gate_model"),
+        ("generate_instruction", "generate_model"),
+    ],
+)
+def test_a_prompt_override_reaches_the_model(field, role):
+    context = fake_context(**{field: "OVERRIDDEN"})
+    build_graph().invoke(
+        {"task": make_task(["How do bees talk?", "They dance.", "Why?"], PASSAGES)}, context=context
+    )
+    prompts = [str(m.content) for call in getattr(context, role).calls for m in call["messages"]]
+    assert any("OVERRIDDEN" in text for text in prompts)
+
+
+def test_the_conversation_formatter_names_the_speakers_user_and_agent():
+    turns = [{"speaker": "user", "text": "Hi  there"}, {"speaker": "agent", "text": "Hello " * 50}]
+    text = format_conversation(turns, agent_chars=20)
+    assert text.splitlines()[0] == "User: Hi there"
+    assert (
+        text.splitlines()[1].startswith("Agent: Hello") and len(text.splitlines()[1]) <= len("Agent: ") + 20
+    )
+
+
+def test_the_passage_formatter_numbers_documents_or_lists_their_starts():
+    passages = [{"title": "Bees", "text": "They dance."}, {"text": "Flowers bloom."}]
+    assert format_passages(passages, 100) == (
+        "[Document 1] Bees\nThey dance.\n[End of document 1]\n\n[Document 2]\nFlowers bloom.\n[End of document 2]"
+    )
+    assert format_passages(passages, 100, numbered=False) == "- Bees: They dance.\n- Flowers bloom."
