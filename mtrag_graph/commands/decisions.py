@@ -73,8 +73,8 @@ def _settings(pairs: list[str]) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mtrag_graph.context import Context
     from mtrag_graph.decisions.bench import run_benchmark
-    from mtrag_graph.presets import context_from_preset
 
     if not args.data:
         print("error: pass --data or set MTRAG_DATA to the benchmark data folder", file=sys.stderr)
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             "error: --fit-gate fits on the tuning split's gate results: use --split tuning", file=sys.stderr
         )
         return 2
-    context = context_from_preset(args.preset, **overrides_from_args(args), **_settings(args.settings))
+    context = Context.from_preset(args.preset, **overrides_from_args(args), **_settings(args.settings))
     markdown = run_benchmark(
         data_dir=args.data,
         split=args.split,

@@ -10,6 +10,7 @@ Output folder layout:
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -94,8 +95,8 @@ def run_benchmark(
     for name in decisions:
         items = load_or_build_set(
             out_dir / "sets" / f"{split}-{SET_OF.get(name, name)}{suffix}.jsonl",
-            lambda name=name: build_set(
-                name, tasks, index_dir=index_dir, limit_per_kind=limit_per_kind, seed=seed
+            functools.partial(
+                build_set, name, tasks, index_dir=index_dir, limit_per_kind=limit_per_kind, seed=seed
             ),
         )
         cache = out_dir / "results" / f"{name}-{split}-{fingerprint(context, name)}.jsonl"

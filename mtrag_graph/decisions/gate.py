@@ -98,8 +98,9 @@ def load_classifier(spec: str) -> GateClassifier:
         text = (resources.files("mtrag_graph") / "data" / "gate_classifier.json").read_text(encoding="utf-8")
     else:
         text = Path(spec).read_text(encoding="utf-8")
-    data = json.loads(text)
-    return GateClassifier(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+    data: dict[str, Any] = json.loads(text)
+    converted: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+    return GateClassifier(**converted)
 
 
 def gate_decision(state: dict[str, Any], context: Context, *, with_features: bool = False) -> dict[str, Any]:

@@ -39,12 +39,12 @@ def split_path(data_dir: str | Path, split: str) -> Path:
 def load_split(data_dir: str | Path, split: str) -> list[dict[str, Any]]:
     """The split's raw task dicts; a line that is not valid JSON raises, naming the file and line."""
     path = split_path(data_dir, split)
-    tasks = []
+    tasks: list[dict[str, Any]] = []
     for line, raw, error in read_jsonl(path):
         if error is not None:
             raise ValueError(f"{path}: line {line}: {error}")
         parse_task(raw, line)  # validates; raises TaskError naming task and field
-        tasks.append(raw)
+        tasks.append(dict(raw))
     return tasks
 
 
