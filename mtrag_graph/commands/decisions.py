@@ -45,6 +45,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="after the gate run on the tuning split, fit the gate classifier on its results and write it here",
     )
     parser.add_argument(
+        "--generate",
+        choices=["after-yes", "always", "never"],
+        default="after-yes",
+        help="gate set: generate after a gate 'yes' (as the graph does, default), always, or never (gate alone)",
+    )
+    parser.add_argument(
+        "--no-yes-probability",
+        dest="ask_model",
+        action="store_false",
+        help="gate set: do not ask the gate model when the decision rule does not need it",
+    )
+    parser.add_argument(
         "--gate-features",
         nargs="+",
         help="features of the fitted classifier (default: all; leave out logit_p_yes for a model-free gate)",
@@ -98,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
         fit_gate=args.fit_gate,
         max_positive_loss=args.max_positive_loss,
         gate_features=args.gate_features,
+        generate=args.generate,
+        ask_model=args.ask_model,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
     )
     print(markdown)

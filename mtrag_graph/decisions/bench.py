@@ -19,7 +19,7 @@ from typing import Any
 from mtrag_graph.context import Context
 from mtrag_graph.decisions import metrics, report, sets
 from mtrag_graph.decisions.gate import FEATURES
-from mtrag_graph.decisions.run import fingerprint, run_decision
+from mtrag_graph.decisions.run import decide_gate, fingerprint, run_decision
 
 SCORERS: dict[str, Callable[[Sequence[dict[str, Any]]], dict[str, Any]]] = {
     "gate": metrics.gate_report,
@@ -84,6 +84,8 @@ def run_benchmark(
     fit_gate: str | None = None,
     max_positive_loss: float = 0.03,
     gate_features: Sequence[str] | None = None,
+    generate: str = "after-yes",
+    ask_model: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> str:
     tasks = sets.load_split(data_dir, split)
@@ -99,8 +101,12 @@ def run_benchmark(
                 build_set, name, tasks, index_dir=index_dir, limit_per_kind=limit_per_kind, seed=seed
             ),
         )
-        cache = out_dir / "results" / f"{name}-{split}-{fingerprint(context, name)}.jsonl"
-        results = run_decision(name, items, context, cache, progress=progress)
+        variant = f"-{generate}" + ("" if ask_model else "-no-model") if name == "gate" else ""
+        cache = out_dir / "results" / f"{name}-{split}-{fingerprint(context, name)}{variant}.jsonl"
+        decide = (
+            functools.partial(decide_gate, generate=generate, ask_model=ask_model) if name == "gate" else None
+        )
+        results = run_decision(name, items, context, cache, decide=decide, progress=progress)
         reports[name] = SCORERS[name](results)
         if name in ("gate", "evidence") and fit_gate:
             if split != "tuning":

@@ -108,6 +108,7 @@ def gate_decision(state: dict[str, Any], context: Context, *, with_features: boo
 
     A classifier whose features leave out ``logit_p_yes`` decides without any model call.
     ``with_features``: ask the model and compute every feature even when the rule needs fewer (to train).
+    Without it, a model-free classifier still gets its features (and the model is not asked).
     An unparseable reply without log-probabilities falls back to ``Context.gate_fallback`` (recorded).
     """
     question = question_for_answering(state)

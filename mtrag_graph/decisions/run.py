@@ -95,13 +95,24 @@ def generate_and_check(state: dict[str, Any], context: Context) -> dict[str, Any
     }
 
 
-def decide_gate(item: dict[str, Any], context: Context, *, generate_all: bool = False) -> dict[str, Any]:
-    """The gate's decision (and yes-probability), then the generator's answer or decline."""
+GENERATE_MODES = ("after-yes", "always", "never")
+
+
+def decide_gate(
+    item: dict[str, Any], context: Context, *, generate: str = "after-yes", ask_model: bool = True
+) -> dict[str, Any]:
+    """The gate's decision (with every feature), then the generator's answer or decline.
+
+    ``generate``: after a gate "yes" (as the graph does), always, or never (the gate alone).
+    ``ask_model``: also ask the gate model for its yes-probability when the decision rule does not need it.
+    """
+    if generate not in GENERATE_MODES:
+        raise ValueError(f"generate must be one of {GENERATE_MODES}, not '{generate}'")
     state = grounded_state(item)
     started = time.perf_counter()
-    gate = gate_decision(state, context, with_features=True)
+    gate = gate_decision(state, context, with_features=ask_model)
     result: dict[str, Any] = {**gate, "gate_seconds": time.perf_counter() - started}
-    if gate["gate"] == "yes" or generate_all:
+    if (gate["gate"] == "yes" and generate == "after-yes") or generate == "always":
         started = time.perf_counter()
         result.update(generate_and_check(state, context))
         result["generate_seconds"] = time.perf_counter() - started

@@ -33,12 +33,12 @@ def test_gate_yes_and_an_answer_is_not_declined(gate_set):
 
 def test_gate_no_skips_generation_unless_asked(gate_set):
     context = fake_context(gate=["no"], generate=["An answer that is long enough to pass."])
-    assert run.decide_gate(gate_set[0], context, generate_all=False)["declined"] is None
-    assert run.decide_gate(gate_set[0], context, generate_all=True)["declined"] is False
+    assert run.decide_gate(gate_set[0], context)["declined"] is None
+    assert run.decide_gate(gate_set[0], context, generate="always")["declined"] is False
 
 
 def test_gate_without_log_probabilities_reports_the_parsed_choice_as_certain(gate_set):
-    outcome = run.decide_gate(gate_set[0], fake_context(gate=["no"]), generate_all=False)
+    outcome = run.decide_gate(gate_set[0], fake_context(gate=["no"]))
     assert outcome["gate"] == "no" and outcome["p_yes"] == 0.0
 
 
