@@ -32,7 +32,7 @@ from mtrag_graph.models.logprobs import score_choice
 FEATURES = ("logit_p_yes", "cos_max", "cos_mean", "overlap_max", "overlap_all")
 _WORD = re.compile(r"[a-z0-9]+")
 # function words only: what is left of a question is what the passages must mention
-_FUNCTION_WORDS = frozenset(
+FUNCTION_WORDS = frozenset(
     """a an the and or but if then than so of to in on at by for with from into onto about as is are was
     were be been being am do does did doing have has had having can could will would shall should may
     might must not no yes it its this that these those there their they them he she his her him i me my
@@ -43,7 +43,7 @@ LOGIT_CLIP = 12.0
 
 
 def content_words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _FUNCTION_WORDS}
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in FUNCTION_WORDS}
 
 
 def _logit(p: float) -> float:

@@ -123,7 +123,7 @@ def unclear_probability(result: dict[str, Any]) -> float | None:
     evidence = str(result.get("evidence") or "")
     if evidence.startswith("p_unclear="):
         return float(evidence.removeprefix("p_unclear="))
-    return 0.0 if evidence == "no determiner or pronoun" else None
+    return 0.0 if evidence in ("no determiner or pronoun", "no unresolved reference") else None
 
 
 def relation_scores(results: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -20,16 +20,47 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from mtrag_graph.context import Context
+from mtrag_graph.decisions.gate import FUNCTION_WORDS
 from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodes._common import guarded
 
-# Closed-class words only (determiners, pronouns): a message with none of them names what it asks
-# about, so the model is not asked. Topic nouns are never listed: the model judges the phrase.
+# Closed-class words only (determiners, pronouns, auxiliaries): no list of topic nouns. A phrase
+# "this/that/these/those <word>" or "the <word>'s" points at one particular thing; when that word
+# does not occur in the last exchange, nothing in the conversation says which one.
+_DEMONSTRATIVE = re.compile(r"\b(this|that|these|those)\s+([a-z][\w-]*)", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"\bthe\s+([a-z][\w-]*)'s\b", re.IGNORECASE)
+_A_SPECIFIC = re.compile(r"\ba specific\s+[a-z]+", re.IGNORECASE)
+_WORD = re.compile(r"[a-z0-9]+")
+_NOT_A_NOUN = FUNCTION_WORDS | {"means", "mean", "be", "been"}
 REFERRING_WORD = re.compile(
     r"\b(the|this|that|these|those|it|its|they|them|their|he|him|his|she|her|one|a specific)\b", re.IGNORECASE
 )
+
+
+def _stem(word: str) -> str:
+    """Singular of a plain English plural ("libraries" -> "library", "clinics" -> "clinic")."""
+    word = word.lower()
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> str | None:
+    """A phrase of the question that points at one thing the last exchange never names, or None."""
+    named = {_stem(w) for turn in list(history)[-2:] for w in _WORD.findall(turn["text"].lower())}
+    for match in _DEMONSTRATIVE.finditer(question):
+        noun = match.group(2)
+        if noun.lower() not in _NOT_A_NOUN and _stem(noun) not in named:
+            return f"{match.group(1)} {noun}"
+    for match in _POSSESSIVE.finditer(question):
+        if _stem(match.group(1)) not in named:
+            return match.group(0)
+    found = _A_SPECIFIC.search(question)
+    return found.group(0) if found else None
 
 
 def unclear_probability(
@@ -53,15 +84,22 @@ def is_underspecified(
 ) -> tuple[bool | None, list[str]]:
     """The clarify decision alone: True = underspecified, None when the model gave no usable reply.
 
-    No determiner or pronoun in the message: clear, without a model call. Otherwise one yes/no ("does
-    it point at something neither it nor the conversation identifies?"), and the turn is
-    underspecified when the "yes" probability reaches ``Context.clarify_threshold`` (calibrated on the
-    tuning split: ``mtrag-graph decisions --split tuning --only clarify``). ``passages`` are not shown:
-    the question is whether the user said which thing, not whether documents mention one.
-    Returns the decision and the evidence (the probability, or the rule that decided).
+    1. A demonstrative or possessive phrase whose words the last exchange never mentions ("this
+       library" after an exchange about a clinic, "the hurricane's" on a first turn), or "a specific
+       ...": underspecified, with no model call.
+    2. Only with ``Context.clarify_threshold`` set: a message with a determiner or pronoun gets one
+       yes/no ("does it point at something neither it nor the conversation identifies?"), and the
+       turn is underspecified when the "yes" probability reaches the threshold. Off by default: on the
+       1.5B model that probability did not separate underspecified from answerable turns
+       (benchmarks/results/decisions.md).
+    ``passages`` are not used: the question is whether the user said which thing.
+    Returns the decision and the evidence (the phrase, the probability, or the rule that decided).
     """
-    if not REFERRING_WORD.search(question):
-        return False, ["no determiner or pronoun"]
+    phrase = unresolved_reference(history, question)
+    if phrase is not None:
+        return True, [f"unresolved reference '{phrase}'"]
+    if context.clarify_threshold is None or not REFERRING_WORD.search(question):
+        return False, ["no unresolved reference"]
     probability, raw = unclear_probability(history, question, context)
     if probability is None:
         return None, [raw]
