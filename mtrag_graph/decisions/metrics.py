@@ -91,8 +91,9 @@ def clarify_scores(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
         false_rate[answerability] = _rate(sum(bool(r.get("clarify")) for r in of_class), len(of_class))
     seconds = [r["seconds"] for r in results if r.get("seconds") is not None]
     negative_scores = [p for r in results if not r["label"] and (p := unclear_probability(r)) is not None]
+    asked_model = any(str(r.get("evidence", "")).startswith("p_unclear=") for r in results)
     calibrated = {
-        f"threshold_false_{rate:.2f}": negative_threshold(negative_scores, rate) if negative_scores else None
+        f"threshold_false_{rate:.2f}": negative_threshold(negative_scores, rate) if asked_model else None
         for rate in (0.03, 0.05)
     }
     return {

@@ -42,9 +42,15 @@ def clarify_table(report: dict[str, Any]) -> str:
             f"| {report['underspecified']} | {report['others']} | {_pct(report['recall'])} "
             f"| {_pct(report['precision'])} | {_pct(false.get('ANSWERABLE'))} | {_pct(false.get('PARTIAL'))} "
             f"| {_num(report['mean_seconds'], 1)} |",
-            f"\nthreshold on the 'unclear' probability for at most 3% / 5% false clarifications on these "
-            f"answerable turns: {_num(report.get('threshold_false_0.03'))} / {_num(report.get('threshold_false_0.05'))}",
         ]
+        + (
+            [
+                f"\nthreshold on the 'unclear' probability for at most 3% / 5% false clarifications on these "
+                f"answerable turns: {_num(report['threshold_false_0.03'])} / {_num(report['threshold_false_0.05'])}"
+            ]
+            if report.get("threshold_false_0.03") is not None
+            else []
+        )
     )
 
 
