@@ -88,9 +88,10 @@ class Context:
     # probability reaches it (calibrated on the tuning split: 0.723 keeps false clarifications under 3%);
     # None (default): the model-free rule alone (benchmarks/results/decisions.md)
     clarify_threshold: float | None = None
-    # answerability gate: a classifier file ("default": the one shipped in mtrag_graph/data), or a
-    # threshold on the model's "yes" probability; neither: the model's yes/no reply decides
-    gate_classifier: str | None = None
+    # answerability gate: a classifier file ("default": the one shipped in mtrag_graph/data, model-free:
+    # no LLM call), or (gate_classifier=None) a threshold on the model's "yes" probability; neither:
+    # the model's yes/no reply decides. Measured in benchmarks/results/decisions.md.
+    gate_classifier: str | None = "default"
     gate_threshold: float | None = None
 
     # prompt text: every prompt the graph sends, overridable per run (defaults in mtrag_graph/prompts/,

@@ -78,3 +78,18 @@ def test_fit_chooses_a_threshold_that_keeps_the_positives():
 def test_fit_refuses_results_without_features():
     with pytest.raises(ValueError, match="no features"):
         fit_gate_classifier([{"label": True}, {"label": False, "features": {"overlap_max": 0.1}}])
+
+
+def test_the_graph_gate_uses_the_shipped_classifier_without_a_gate_model_call():
+    from mtrag_graph.graph import build_graph
+    from tests.conftest import make_task
+
+    context = fake_context(
+        gate_classifier="default", generate=["Bees perform a round dance when flowers are near."]
+    )
+    task = make_task(
+        ["How do bees dance when flowers are near?"], ["Bees perform a round dance when flowers are near."]
+    )
+    state = build_graph().invoke({"task": task}, context=context)
+    assert context.gate_model.calls == []
+    assert state["gate"] == "yes" and "score" in state["gate_evidence"]
