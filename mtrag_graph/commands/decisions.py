@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -96,7 +97,13 @@ def run(args: argparse.Namespace) -> int:
             "error: --fit-gate fits on the tuning split's gate results: use --split tuning", file=sys.stderr
         )
         return 2
-    context = Context.from_preset(args.preset, **overrides_from_args(args), **_settings(args.settings))
+    context = Context.from_preset(args.preset, **overrides_from_args(args))
+    known = {f.name for f in dataclasses.fields(context)}
+    for name, value in _settings(args.settings).items():  # set after: null must reach the field too
+        if name not in known:
+            print(f"error: --set {name}: not a Context field", file=sys.stderr)
+            return 2
+        setattr(context, name, value)
     markdown = run_benchmark(
         data_dir=args.data,
         split=args.split,

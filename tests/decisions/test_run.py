@@ -101,3 +101,16 @@ def test_a_decision_fingerprint_ignores_settings_the_decision_does_not_read():
     other = fake_context(top_k=9, clarify_threshold=0.9)
     assert run.fingerprint(context, "gate") == run.fingerprint(other, "gate")
     assert run.fingerprint(context, "clarify") != run.fingerprint(other, "clarify")
+
+
+def test_set_null_reaches_the_context(data_folder, tmp_path, monkeypatch):
+    seen = {}
+
+    def fake_run_benchmark(**kwargs):
+        seen.update(kwargs)
+        return ""
+
+    monkeypatch.setattr("mtrag_graph.decisions.bench.run_benchmark", fake_run_benchmark)
+    assert main(["decisions", "--data", str(data_folder), "-o", str(tmp_path), "--set", "gate_classifier=null",
+                 "--set", "clarify_threshold=0.7"]) == 0  # fmt: skip
+    assert seen["context"].gate_classifier is None and seen["context"].clarify_threshold == 0.7
