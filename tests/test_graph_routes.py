@@ -264,3 +264,13 @@ def test_destinations_are_derived_from_the_routes():
     assert set(DESTINATIONS) == set(ROUTES)
     assert DESTINATIONS["rerank"] == ("abstain", "answerability_gate")
     assert DESTINATIONS["local_rewrite"] == ("abstain", "retrieve", "rerank")
+
+
+def test_a_rewrite_that_drops_every_content_word_of_the_question_is_rejected():
+    from mtrag_graph.nodes.rewrite import clean_rewrite
+
+    question = "Can I restore one of them to a different region?"
+    copied = "How often are database backups taken? Automatic backups are taken every 24 hours?"
+    assert clean_rewrite(copied, question) is None
+    assert clean_rewrite("Can I restore a database backup to a different region?", question) is not None
+    assert clean_rewrite("What do honey bees do then?", "What about them?") is not None  # nothing to keep

@@ -20,11 +20,11 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from mtrag_graph.context import Context
-from mtrag_graph.decisions.gate import FUNCTION_WORDS
 from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodes._common import guarded
+from mtrag_graph.words import FUNCTION_WORDS
 
 # Closed-class words only (determiners, pronouns, auxiliaries): no list of topic nouns. A phrase
 # "this/that/these/those <word>" or "the <word>'s" points at one particular thing; when that word
