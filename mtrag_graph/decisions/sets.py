@@ -41,10 +41,10 @@ def load_split(data_dir: str | Path, split: str) -> list[dict[str, Any]]:
     path = split_path(data_dir, split)
     tasks: list[dict[str, Any]] = []
     for line, raw, error in read_jsonl(path):
-        if error is not None:
-            raise ValueError(f"{path}: line {line}: {error}")
+        if error is not None or not isinstance(raw, dict):
+            raise ValueError(f"{path}: line {line}: {error or 'not a JSON object'}")
         parse_task(raw, line)  # validates; raises TaskError naming task and field
-        tasks.append(dict(raw))
+        tasks.append(raw)
     return tasks
 
 
