@@ -67,6 +67,7 @@ class Context:
     local_rewrite_max_tokens: int = 160
     min_answer_words: int = 3
     max_generate_retries: int = 1
+    retry_declines: bool = True  # a decline after a gate "yes" is retried once, asking for the supported part
     passage_max_chars: int = 2000  # each passage is cut to this many characters in prompts
     # prompts are fitted to this window before each call (see mtrag_graph.budget)
     context_window_tokens: int = field(default_factory=lambda: int(_env("MTRAG_N_CTX", "8192")))
