@@ -6,12 +6,20 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mtrag_graph.bookkeeping import route_of
+from mtrag_graph.concurrency import (
+    default_endpoint_limit,
+    endpoint_limit,
+    local_models_note,
+    models_of,
+    run_bounded,
+    throughput_lines,
+)
 from mtrag_graph.context import Context
 from mtrag_graph.jsonl_out import open_resumable
 from mtrag_graph.tasks import TaskError, answerability_of, parse_task, read_jsonl, task_label
@@ -27,6 +35,10 @@ class RunSummary:
     abstentions: Counter = field(default_factory=Counter)
     by_answerability: dict[str, Counter] = field(default_factory=dict)
     node_seconds: Counter = field(default_factory=Counter)
+    concurrency: int = 1
+    wall_seconds: float = 0.0
+    endpoints: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def add(self, record: dict[str, Any], seconds: float) -> None:
         self.answered += 1
@@ -49,6 +61,7 @@ class RunSummary:
             lines.append(
                 f"seconds per task: mean {statistics.mean(self.seconds):.1f}  max {max(self.seconds):.1f}"
             )
+        lines.extend(throughput_lines(self))
         if self.abstentions:
             lines.append("abstentions: " + ", ".join(f"{k} {v}" for k, v in self.abstentions.most_common()))
         if self.by_answerability:
@@ -82,14 +95,21 @@ def answer_tasks(
     progress: bool = True,
     on_record: Callable[[dict[str, Any]], None] | None = None,
     config: dict[str, Any] | None = None,
+    concurrency: int = 1,
+    endpoint_concurrency: int | None = None,
 ) -> RunSummary:
-    """Answer every task of ``tasks_path`` into ``output_path`` (one line per task, resumable)."""
+    """Answer every task of ``tasks_path`` into ``output_path`` (one line per task, resumable).
+
+    ``concurrency``: tasks in flight at once (see ``mtrag_graph.concurrency``); ``endpoint_concurrency``:
+    requests in flight per remote endpoint (default: one per task in flight, times the ensemble's
+    candidates). Lines come in finishing order.
+    """
     if graph is None:
         from mtrag_graph.graph import build_graph
 
         graph = build_graph()
     writer, done = open_resumable(output_path, _task_key)
-    summary = RunSummary()
+    summary = RunSummary(concurrency=concurrency)
     rows = list(read_jsonl(tasks_path))
     if limit is not None:
         rows = rows[:limit]
@@ -98,10 +118,26 @@ def answer_tasks(
         from tqdm import tqdm
 
         bar = tqdm(total=len(rows), desc="answering", unit="task", file=sys.stderr)
-    try:
+
+    def answer_one(job: tuple[int, Any, str | None, str]) -> tuple[dict[str, Any], float]:
+        line, raw, error, key = job
+        started = time.perf_counter()
+        try:
+            if error is not None:
+                raise TaskError(task_label(raw, line), "<line>", error)
+            parse_task(raw, line)
+            assert isinstance(raw, dict)  # parse_task accepted it
+            state = graph.invoke({"task": raw}, context=context, config=config)
+            seconds = time.perf_counter() - started
+            return prediction_record(raw, state, seconds), seconds
+        except TaskError as failure:
+            return _failed(raw, key, failure.field, failure.message), 0.0
+        except Exception as failure:  # noqa: BLE001 - one task's crash must not end the run
+            return _failed(raw, key, "<run>", f"{type(failure).__name__}: {failure}"), 0.0
+
+    def pending_jobs() -> Iterator[tuple[int, Any, str | None, str]]:
         for line, raw, error in rows:
             summary.tasks += 1
-            label = task_label(raw, line)
             key = (
                 raw.get("task_id") if isinstance(raw, dict) and isinstance(raw.get("task_id"), str) else None
             )
@@ -113,33 +149,34 @@ def answer_tasks(
                 if bar:
                     bar.update()
                 continue
-            record: dict[str, Any]
-            started = time.perf_counter()
-            try:
-                if error is not None:
-                    raise TaskError(label, "<line>", error)
-                parse_task(raw, line)
-                assert isinstance(raw, dict)  # parse_task accepted it
-                state = graph.invoke({"task": raw}, context=context, config=config)
-                record = prediction_record(raw, state, time.perf_counter() - started)
-                summary.add(record, time.perf_counter() - started)
-            except TaskError as failure:
-                record = _failed(raw, key, failure.field, failure.message)
-            except Exception as failure:  # noqa: BLE001 - one task's crash must not end the run
-                record = _failed(raw, key, "<run>", f"{type(failure).__name__}: {failure}")
-            if record["status"] == "failed":
-                summary.failed += 1
-                print(f"failed: {record['error']['task']}: field '{record['error']['field']}': "
-                      f"{record['error']['message']}", file=sys.stderr)  # fmt: skip
-            writer.write(record)
-            if on_record:
-                on_record(record)
-            if bar:
-                bar.update()
+            yield line, raw, error, key
+
+    started = time.perf_counter()
+    try:
+        # tasks run concurrently; this thread alone writes, so every line is whole and fsynced
+        cap = endpoint_concurrency or default_endpoint_limit(context, concurrency)
+        with endpoint_limit(cap) as endpoints:
+            for _, (record, seconds) in run_bounded(answer_one, pending_jobs(), concurrency):
+                if record["status"] == "failed":
+                    summary.failed += 1
+                    print(f"failed: {record['error']['task']}: field '{record['error']['field']}': "
+                          f"{record['error']['message']}", file=sys.stderr)  # fmt: skip
+                else:
+                    summary.add(record, seconds)
+                writer.write(record)
+                if on_record:
+                    on_record(record)
+                if bar:
+                    bar.update()
+            summary.endpoints = endpoints.peaks()
     finally:
+        summary.wall_seconds = time.perf_counter() - started
         writer.close()
         if bar:
             bar.close()
+    note = local_models_note(models_of(context), concurrency)
+    if note:
+        summary.notes.append(note)
     return summary
 
 

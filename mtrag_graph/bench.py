@@ -3,7 +3,8 @@
 Per preset: seconds per task (mean, p50, p95), model seconds per node, model calls per task, prompt
 tokens submitted / processed / unique (processed < submitted is KV-cache reuse; unique is what an
 ideal prefix cache would still process), generated tokens, orchestration overhead (wall time outside
-model and embedder calls, as a share) and the process's peak memory.
+model and embedder calls, as a share), the process's peak memory, and tasks per second of wall time
+(``concurrency`` tasks in flight).
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ def run_bench(
     limit: int | None = None,
     overrides: dict[str, Any] | None = None,
     compare_prefix_cache: bool = False,
+    concurrency: int = 1,
+    endpoint_concurrency: int | None = None,
 ) -> dict[str, Any]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -90,9 +93,21 @@ def run_bench(
         context = Context.from_preset(preset, **(overrides or {}))
         set_prefix_cache(context, cache)
         predictions = out_dir / f"{label}.jsonl"
-        answer_tasks(tasks, predictions, context, limit=limit, progress=True, graph=graph)
+        summary = answer_tasks(
+            tasks,
+            predictions,
+            context,
+            limit=limit,
+            progress=True,
+            graph=graph,
+            concurrency=concurrency,
+            endpoint_concurrency=endpoint_concurrency,
+        )
         records = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines()]
         stats = preset_stats(records[:limit] if limit else records)
+        # wall-clock throughput of the tasks answered by this call (resumed ones took no time now)
+        stats["concurrency"] = concurrency
+        stats["tasks_per_second"] = summary.answered / summary.wall_seconds if summary.answered else None
         stats["peak_memory_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         stats["predictions"] = str(predictions)
         results[label] = stats
@@ -101,22 +116,27 @@ def run_bench(
     return results
 
 
+def _rate(value: float | None) -> str:
+    return f"{value:.2f}" if value else "-"
+
+
 def render(results: dict[str, Any]) -> str:
     header = (
         "| preset | tasks | s/task mean | p50 | p95 | calls/task | prompt tok submitted | processed | unique "
-        "| processed/unique | generated | overhead | abstained | peak MB |"
+        "| processed/unique | generated | overhead | abstained | peak MB | concurrency | tasks/s |"
     )
-    lines = [header, "|" + "---|" * 14]
+    lines = [header, "|" + "---|" * 16]
     for label, s in results.items():
         if not s.get("tasks"):
-            lines.append(f"| {label} | 0 | | | | | | | | | | | | |")
+            lines.append(f"| {label} | 0 |" + " |" * 14)
             continue
         ratio = f"{s['processed_over_unique']:.2f}" if s["processed_over_unique"] else "-"
         lines.append(
             f"| {label} | {s['tasks']} | {s['seconds_mean']:.1f} | {s['seconds_p50']:.1f} | {s['seconds_p95']:.1f} "
             f"| {s['model_calls_per_task']:.1f} | {s['prompt_tokens_submitted']:.0f} | {s['prompt_tokens_processed']:.0f} "
             f"| {s['prompt_tokens_unique']:.0f} | {ratio} | {s['generated_tokens']:.0f} | {100 * s['overhead_share']:.1f}% "
-            f"| {s['abstentions']} | {s['peak_memory_mb']:.0f} |"
+            f"| {s['abstentions']} | {s['peak_memory_mb']:.0f} | {s.get('concurrency', 1)} "
+            f"| {_rate(s.get('tasks_per_second'))} |"
         )
     lines.append("")
     lines.append("Model seconds per task, by node:")

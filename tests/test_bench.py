@@ -70,3 +70,23 @@ def test_run_bench_writes_predictions_per_preset_and_a_json_report(tmp_path):
     assert set(results) == {"ncl", "fiveting"}
     assert (tmp_path / "out" / "ncl.jsonl").exists() and (tmp_path / "out" / "bench.json").exists()
     assert "| ncl | 1 |" in render(results)
+
+
+def test_run_bench_at_a_concurrency_reports_tasks_per_second(tmp_path):
+    tasks = tmp_path / "tasks.jsonl"
+    rows = [
+        make_task(["How do bees dance?"], ["Bees dance the waggle dance."], f"b<::>{i}") for i in range(6)
+    ]
+    tasks.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    fake = ScriptedChatModel(
+        responder=lambda messages, options: (
+            "yes" if options.get("choices") else "Bees dance the waggle dance."
+        )
+    )
+    overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
+                 "reranker": "lexical"}  # fmt: skip
+    results = run_bench(tasks, ["ncl"], tmp_path / "out", limit=6, overrides=overrides, concurrency=3)
+    stats = results["ncl"]
+    assert stats["tasks"] == 6 and stats["concurrency"] == 3 and stats["tasks_per_second"] > 0
+    assert len((tmp_path / "out" / "ncl.jsonl").read_text().splitlines()) == 6
+    assert f"| 3 | {stats['tasks_per_second']:.2f} |" in render(results)

@@ -7,6 +7,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from langchain_openai import ChatOpenAI
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
@@ -58,7 +59,7 @@ def endpoint():
 
 def test_vllm_spec_builds_an_openai_client_on_the_base_url(endpoint):
     model = get_chat_model(f"vllm:Qwen/Qwen2.5-7B-Instruct@{endpoint}")
-    assert type(model).__name__ == "ChatOpenAI"
+    assert isinstance(model, ChatOpenAI)
     assert str(model.openai_api_base) == endpoint
 
 

@@ -28,6 +28,30 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def add_concurrency_options(parser: argparse.ArgumentParser, what: str = "tasks") -> None:
+    """``--concurrency`` and ``--endpoint-concurrency`` (see mtrag_graph/concurrency.py)."""
+    parser.add_argument(
+        "--concurrency",
+        type=at_least_one,
+        default=1,
+        metavar="N",
+        help=f"{what} in flight at once (default 1); local llama.cpp models still run one call at a time",
+    )
+    parser.add_argument(
+        "--endpoint-concurrency",
+        type=at_least_one,
+        metavar="M",
+        help="requests in flight per remote endpoint (default: one per task in flight)",
+    )
+
+
 def overrides_from_args(args: argparse.Namespace) -> dict:
     """Context overrides from the model and setting flags (unset flags are None and ignored)."""
     small, large = args.small_model, args.large_model
@@ -74,6 +98,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="switch the clarify node on (Context.clarify: asks when unclear)",
     )
+    add_concurrency_options(parser)
     add_model_options(parser)
     parser.set_defaults(func=run)
 
@@ -98,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
         on_record=show if args.show else None,
         graph=build_graph(),
         config={"callbacks": tracing_callbacks(args.trace_file)},
+        concurrency=args.concurrency,
+        endpoint_concurrency=args.endpoint_concurrency,
     )
     print("\n" + summary.render(), file=sys.stderr)
     return 1 if summary.failed else 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from mtrag_graph.commands.answer import add_model_options, overrides_from_args
+from mtrag_graph.commands.answer import add_concurrency_options, add_model_options, overrides_from_args
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,6 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also run the first preset with llama.cpp prefix reuse disabled",
     )
+    add_concurrency_options(parser)
     add_model_options(parser)
     parser.set_defaults(func=run)
 
@@ -41,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         overrides=overrides,
         compare_prefix_cache=args.compare_prefix_cache,
+        concurrency=args.concurrency,
+        endpoint_concurrency=args.endpoint_concurrency,
     )
     print(render(results))
     return 0

@@ -14,6 +14,8 @@ log = logging.getLogger(__name__)
 
 
 def register(subparsers) -> None:
+    from mtrag_graph.commands.answer import at_least_one
+
     parser = subparsers.add_parser(
         "evaluate",
         help="score predictions with the MTRAG generation metrics (ROUGE-L, BERTScore, RB_llm, RL_F, HM3)",
@@ -50,6 +52,13 @@ def register(subparsers) -> None:
         "--compare", nargs="+", metavar="PREDICTIONS", help="compare several prediction files"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--concurrency",
+        type=at_least_one,
+        default=1,
+        metavar="N",
+        help="tasks scored at once (judge calls in flight against a remote judge; default 1)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -89,7 +98,7 @@ def _evaluate_one(predictions: str, args, scorers, out_dir: Path):
         items = items[: args.limit]
     if not items:
         raise ValueError(f"{predictions}: no valid rows to score")
-    rows = score_items(items, scorers, out_dir, progress=not args.no_progress)
+    rows = score_items(items, scorers, out_dir, progress=not args.no_progress, concurrency=args.concurrency)
     config = {
         "predictions": str(predictions),
         "tasks": args.tasks,

@@ -76,6 +76,7 @@ class BertScorer:
         self._cache: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
+        self._model_lock = threading.Lock()  # one text at a time through the tokenizer and the model
 
     @property
     def name(self) -> str:
@@ -97,8 +98,9 @@ class BertScorer:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-        encoded = self._tokenizer(text, truncation=True, max_length=self._max_length, return_tensors="pt")
-        with self._torch.no_grad():
+        # a fast tokenizer called with truncation from two threads at once raises "Already borrowed"
+        with self._model_lock, self._torch.no_grad():
+            encoded = self._tokenizer(text, truncation=True, max_length=self._max_length, return_tensors="pt")
             output = self._model(**encoded, output_hidden_states=True)
         vectors = output.hidden_states[self.layer][0].float().numpy()
         vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)

@@ -128,26 +128,41 @@ def reusable(row: dict[str, Any] | None, scorers: Scorers) -> bool:
 
 
 def score_items(
-    items: Iterable[EvalItem], scorers: Scorers, out_dir: Path, progress: bool = True
+    items: Iterable[EvalItem],
+    scorers: Scorers,
+    out_dir: Path,
+    progress: bool = True,
+    concurrency: int = 1,
 ) -> list[dict[str, Any]]:
-    """Score every item (reusing rows already in ``out_dir``), appending new rows as they finish."""
+    """Score every item (reusing rows already in ``out_dir``), appending new rows as they finish.
+
+    ``concurrency`` tasks are scored at once (their judge calls overlap against a remote judge; a
+    local llama.cpp judge still takes one call at a time). Rows come back in the items' order.
+    """
     from tqdm import tqdm
+
+    from mtrag_graph.concurrency import endpoint_limit, run_bounded
 
     items = list(items)
     out_dir.mkdir(parents=True, exist_ok=True)
     # the last stored row of a task wins; a line torn by an interrupted run is cut off and redone
     writer, done = open_resumable(out_dir / SCORES_FILE, _task_key)
-    rows = []
-    with writer:
-        for item in tqdm(items, desc="evaluating", unit="task", disable=not progress):
-            stored = done.get(item.task_id)
-            if stored is not None and reusable(stored, scorers):
-                rows.append({**stored, "reused": True})
-                continue
-            row = score_item(item, scorers)
+    rows: dict[int, dict[str, Any]] = {}
+    todo = []
+    for index, item in enumerate(items):
+        stored = done.get(item.task_id)
+        if stored is not None and reusable(stored, scorers):
+            rows[index] = {**stored, "reused": True}
+        else:
+            todo.append(index)
+    bar = tqdm(total=len(items), initial=len(rows), desc="evaluating", unit="task", disable=not progress)
+    with writer, bar, endpoint_limit(concurrency):
+        # only this thread writes: each row is one whole, fsynced line
+        for index, row in run_bounded(lambda i: score_item(items[i], scorers), todo, concurrency):
             writer.write(row)
-            rows.append(row)
-    return rows
+            rows[index] = row
+            bar.update()
+    return [rows[index] for index in range(len(items))]
 
 
 def _task_key(row: dict[str, Any]) -> str | None:

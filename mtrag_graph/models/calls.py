@@ -27,6 +27,8 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tracers.context import register_configure_hook
 from pydantic import BaseModel, ValidationError
 
+from mtrag_graph.concurrency import endpoint_slot, is_openai_compatible
+from mtrag_graph.models.constraints import drop_refused_constraint, refuses_constraints
 from mtrag_graph.models.factory import model_name
 
 T = TypeVar("T", bound=BaseModel)
@@ -156,7 +158,9 @@ def timed_model_call(name: str, call: Callable[[], R]) -> R:
 def constraint_options(model: BaseChatModel, choices=None, json_schema=None) -> dict[str, Any]:
     if not choices and not json_schema:
         return {}
-    if type(model).__name__ in ("ChatOpenAI", "AzureChatOpenAI"):
+    if is_openai_compatible(model):
+        if refuses_constraints(model):
+            return {}
         schema = json_schema or {
             "type": "object",
             "properties": {"answer": {"type": "string", "enum": list(choices)}},
@@ -197,8 +201,11 @@ def invoke_text(
         if log is not None:
             config["callbacks"] = [log]
         try:
-            return model.invoke(list(messages), config=config, **options)
+            with endpoint_slot(model):  # waits while the model's endpoint has its cap of requests in flight
+                return model.invoke(list(messages), config=config, **options)
         except Exception as error:  # noqa: BLE001 - classified below, re-raised when permanent
+            if drop_refused_constraint(model, error, options):
+                continue  # the endpoint cannot constrain output: ask plainly, the caller parses strictly
             if attempt > transient_retries or not is_transient(error):
                 raise
             time.sleep(backoff_seconds * 2 ** (attempt - 1))

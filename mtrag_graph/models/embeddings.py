@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from mtrag_graph.models.batching import CoalescingEncoder
 from mtrag_graph.models.bundled import minilm_path
 
 DEFAULT_EMBEDDER = "minilm"
@@ -95,13 +96,15 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.maximum(norms, 1e-12)
 
 
-def _sentence_transformer(path: str) -> Callable[[list[str]], np.ndarray]:
+def _sentence_transformer(path: str, batch_size: int = 32) -> Callable[[list[str]], np.ndarray]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(path, device="cpu")
-    return lambda texts: model.encode(texts, batch_size=len(texts), convert_to_numpy=True)
+    # sentence-transformers sorts the texts by length and pads each batch of ``batch_size`` to its
+    # longest: a merged request of many tasks (see batching.py) must not become one huge padded batch
+    return lambda texts: model.encode(texts, batch_size=min(len(texts), batch_size), convert_to_numpy=True)
 
 
 def _flag_model(path: str) -> Callable[[list[str]], np.ndarray]:
@@ -145,6 +148,9 @@ def get_embedder(spec: str | None = None) -> Embedder:
                 raise ValueError(
                     f"unknown embedder spec '{spec}': use 'minilm', 'st:/path', 'flag:/path' or 'bge-m3:/path'"
                 )
+            if os.environ.get("MTRAG_EMBED_MERGE", "").lower() in ("1", "true", "yes"):
+                # concurrent tasks' requests share forward passes (see mtrag_graph/models/batching.py)
+                encode = CoalescingEncoder(encode)
             _EMBEDDERS[spec] = Embedder(spec, encode, encode_sparse=encode_sparse)
         return _EMBEDDERS[spec]
 
@@ -184,11 +190,14 @@ class CrossEncoderReranker:
 
         self._model = FlagReranker(path, use_fp16=False, devices="cpu")
         self.name = f"cross-encoder({path})"
+        # its fast tokenizer raises "Already borrowed" when two threads truncate at once
+        self._lock = threading.Lock()
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         if not passages:
             return []
-        scores = self._model.compute_score([[query, p] for p in passages], normalize=True)
+        with self._lock:
+            scores = self._model.compute_score([[query, p] for p in passages], normalize=True)
         return [float(s) for s in np.atleast_1d(scores)]
 
 

@@ -5,7 +5,8 @@ Specs:
 - ``gguf:/path/model.gguf`` (or a path ending in ``.gguf``): any local GGUF file through llama.cpp.
 - ``openai:MODEL``: OpenAI (``OPENAI_API_KEY``); ``openai:MODEL@URL`` any OpenAI-compatible endpoint.
 - ``vllm:MODEL@URL``: a vLLM server's OpenAI-compatible API (``VLLM_API_KEY``, default ``EMPTY``);
-  structured outputs and choices are then constrained server-side.
+  structured outputs and choices are then constrained server-side. Requests go over plain ``httpx``
+  (``mtrag_graph.models.openai_compatible``), not the OpenAI SDK.
 - ``scripted:a|b|c``: a scripted fake that replies a, then b, then c (for tests and dry runs).
 A ``BaseChatModel`` instance is accepted wherever a spec is, and returned unchanged.
 """
@@ -75,9 +76,15 @@ def _build(spec: str) -> BaseChatModel:
         options: dict[str, Any] = {"model": name, "temperature": 0.0, "max_retries": 2, "timeout": 120}
         if url:
             options["base_url"] = url
+        model: ChatOpenAI
         if kind == "vllm":
+            from mtrag_graph.models.openai_compatible import ChatOpenAICompatible
+
             options["api_key"] = os.environ.get("VLLM_API_KEY", "EMPTY")
-        model = ChatOpenAI(**options)
+            # the OpenAI SDK's per-request CPU caps the throughput of many tasks against a fast server
+            model = ChatOpenAICompatible(**options)
+        else:
+            model = ChatOpenAI(**options)
         model.metadata = {**(model.metadata or {}), "backend": kind}
         return model
     if kind == "scripted":

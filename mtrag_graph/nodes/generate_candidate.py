@@ -19,6 +19,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langgraph.runtime import Runtime
 
 from mtrag_graph.answers import answer_problems, clean_answer, says_idk
+from mtrag_graph.concurrency import is_openai_compatible
 from mtrag_graph.context import Context
 from mtrag_graph.messages import answer_messages
 from mtrag_graph.models import get_chat_model, invoke_text, model_name
@@ -38,7 +39,7 @@ _SLOTS_LOCK = threading.Lock()
 
 def _endpoint(model: BaseChatModel) -> str | None:
     """The remote endpoint a model calls, or None for an in-process model."""
-    if type(model).__name__ not in ("ChatOpenAI", "AzureChatOpenAI"):
+    if not is_openai_compatible(model):
         return None
     return str(getattr(model, "openai_api_base", None) or "https://api.openai.com/v1")
 

@@ -1,0 +1,48 @@
+"""Endpoints that refuse OpenAI-style constrained output, remembered for the rest of the process.
+
+OpenAI and vLLM accept ``response_format: {"type": "json_schema", ...}``; other OpenAI-compatible
+servers do not (llama-cpp-python's own server answers 500: it knows only ``text`` and
+``json_object``). When an endpoint rejects the constraint, the call is asked again without it: the
+reply is parsed strictly anyway (and retried with the error shown when it does not parse), and the
+rejected attempt stays in the node's ``model_calls`` (the route's ``model_errors``). Later calls to
+that endpoint send no constraint at all.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from mtrag_graph.concurrency import endpoint_of
+
+logger = logging.getLogger("mtrag_graph")
+
+_REFUSED: set[str] = set()
+_LOCK = threading.Lock()
+_REJECTION_STATUS = {400, 422, 500, 501}
+
+
+def refuses_constraints(model: Any) -> bool:
+    """Whether ``model``'s endpoint already rejected a ``response_format`` in this process."""
+    endpoint = endpoint_of(model)
+    with _LOCK:
+        return endpoint is not None and endpoint in _REFUSED
+
+
+def drop_refused_constraint(model: Any, error: BaseException, options: dict[str, Any]) -> bool:
+    """If ``error`` is the endpoint rejecting ``options['response_format']``: drop it, remember the
+    endpoint, and return True (ask again); else False."""
+    endpoint = endpoint_of(model)
+    status = getattr(error, "status_code", None)
+    if endpoint is None or "response_format" not in options or status not in _REJECTION_STATUS:
+        return False
+    if "response_format" not in str(error):
+        return False
+    options.pop("response_format")
+    with _LOCK:
+        first = endpoint not in _REFUSED
+        _REFUSED.add(endpoint)
+    if first:
+        logger.warning("%s rejects response_format (%s): asking without constraints", endpoint, status)
+    return True

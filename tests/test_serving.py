@@ -1,0 +1,200 @@
+"""Real servers on loopback: llama-cpp-python's OpenAI-compatible server behind the ``vllm:`` spec,
+and ``langgraph dev`` serving the graph from langgraph.json over its HTTP API."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from mtrag_graph.batch import answer_tasks
+from mtrag_graph.context import Context
+from mtrag_graph.standin import StandInServer
+from tests.conftest import REPO, make_task
+
+PASSAGES = [
+    "The Eiffel Tower opened to the public on 15 May 1889, during the Exposition Universelle.",
+    "The Statue of Liberty was dedicated in October 1886 in New York Harbor.",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def http_json(url: str, payload: dict | None = None, timeout: float = 120) -> dict:
+    data = json.dumps(payload).encode() if payload is not None else None
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read())
+
+
+def wait_until_up(url: str, process: subprocess.Popen, log: Path, seconds: float = 120) -> str | None:
+    """None once ``url`` answers; else why the server did not come up."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            return f"exited with {process.returncode}: {log.read_text()[-2000:]}"
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            return None
+        except OSError:
+            time.sleep(0.5)
+    return f"no answer from {url} within {seconds:.0f} s: {log.read_text()[-2000:]}"
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+# ---------------------------------------------------------------- endpoints without json_schema
+
+
+def test_an_endpoint_that_rejects_json_schema_is_asked_plainly_and_the_run_goes_on(tmp_path):
+    server = StandInServer(reject_json_schema=True).start()
+    spec = f"vllm:plain@{server.base_url}"
+    context = Context(
+        rewrite_model=spec, classify_model=spec, gate_model=spec, generate_model=spec, reranker="lexical"
+    )
+    tasks = tmp_path / "tasks.jsonl"
+    turns = ["When did the tower open?", "In 1889.", "Who dedicated the statue then?"]
+    tasks.write_text(json.dumps(make_task(turns, PASSAGES, "plain<::>1")) + "\n")
+    try:
+        summary = answer_tasks(tasks, tmp_path / "out.jsonl", context, progress=False, concurrency=2)
+    finally:
+        server.shutdown()
+        server.server_close()
+    record = json.loads((tmp_path / "out.jsonl").read_text())
+    assert summary.failed == 0 and record["route"]["abstain_reason"] != "error"
+    rejected = [e for e in record["route"]["model_errors"] if "response_format" in e["error"]]
+    assert len(rejected) == 1, "only the first constrained call pays for the rejection"
+    constrained = ["response_format" in r for r in server.requests]
+    rejected_from = constrained.index(True)  # the first constrained call (the client retries a 500 itself)
+    retried_plainly = constrained.index(False, rejected_from)
+    assert not any(constrained[retried_plainly:]), "after the rejection no call asks for a constraint"
+
+
+# ---------------------------------------------------------------- llama-cpp-python's server
+
+
+@pytest.fixture
+def llama_server(tmp_path):
+    """llama_cpp.server on 127.0.0.1 serving the bundled 0.5B GGUF (skipped only if it cannot start)."""
+    try:
+        import llama_cpp.server  # noqa: F401
+
+        from mtrag_graph.models.bundled import gguf_path
+
+        model = gguf_path("qwen2.5-coder-0.5b")
+    except Exception as error:  # noqa: BLE001 - the reason is the skip message
+        pytest.skip(f"llama_cpp.server cannot start: {type(error).__name__}: {error}")
+    port, log = free_port(), tmp_path / "llama-server.log"
+    command = [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", "qwen-0.5b",
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
+        "--n_threads", os.environ.get("MTRAG_N_THREADS", "1"),
+    ]  # fmt: skip
+    with open(log, "w") as handle:
+        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}/v1"
+    problem = wait_until_up(f"{base}/models", process, log)
+    if problem:
+        stop(process)
+        pytest.skip(f"llama_cpp.server did not start: {problem}")
+    yield base
+    stop(process)
+
+
+@pytest.mark.slow
+def test_graph_runs_through_the_vllm_spec_against_llama_cpp_server(tmp_path, llama_server):
+    spec = f"vllm:qwen-0.5b@{llama_server}"
+    context = Context(
+        rewrite_model=spec, classify_model=spec, gate_model=spec, generate_model=spec, reranker="lexical"
+    )
+    rows = [
+        make_task(["When did the Eiffel Tower open to the public?"], PASSAGES, "real<::>1"),
+        make_task(
+            ["When did the Eiffel Tower open?", "On 15 May 1889.", "And when was the statue dedicated?"],
+            PASSAGES,
+            "real<::>2",
+        ),
+    ]
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    summary = answer_tasks(tasks, tmp_path / "out.jsonl", context, progress=False, concurrency=2)
+    records = {r["task_id"]: r for r in map(json.loads, (tmp_path / "out.jsonl").read_text().splitlines())}
+    assert summary.failed == 0 and set(records) == {"real<::>1", "real<::>2"}
+    for record in records.values():
+        route = record["route"]
+        assert route["abstain_reason"] != "error", route.get("error")
+        assert route["model_calls"] >= 2 and route["completion_tokens"] > 0  # real generations
+        assert record["predictions"][0]["text"].strip()
+    first = records["real<::>1"]
+    if not first["route"]["abstained"]:
+        assert "1889" in first["predictions"][0]["text"]
+    assert records["real<::>2"]["route"]["relation_class"] in (1, 2, 3, 4)
+    print({k: (r["route"]["gate"], r["predictions"][0]["text"]) for k, r in records.items()})
+
+
+# ---------------------------------------------------------------- langgraph dev
+
+
+def test_langgraph_dev_serves_the_graph_over_its_http_api(tmp_path):
+    cli = shutil.which("langgraph") or str(Path(sys.executable).with_name("langgraph"))
+    if not Path(cli).exists():
+        pytest.skip("langgraph-cli is not installed (pip install 'langgraph-cli[inmem]')")
+    port, log = free_port(), tmp_path / "langgraph-dev.log"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        # scripted models (mtrag_graph.models.fake) through the Context's environment fallbacks
+        "MTRAG_SMALL_MODEL": "scripted:When did the Eiffel Tower open?",
+        "MTRAG_LARGE_MODEL": "scripted:yes|The Eiffel Tower opened to the public on 15 May 1889.",
+        "MTRAG_RERANKER": "lexical",
+        "LANGSMITH_TRACING": "false",
+    }
+    # the repository's langgraph.json with its paths made absolute, run from a temporary folder: the
+    # server keeps its state in ./.langgraph_api and resolves graph paths against the working directory
+    config = json.loads((REPO / "langgraph.json").read_text())
+    config["dependencies"] = [str((REPO / d).resolve()) for d in config["dependencies"]]
+    for name, spec in config["graphs"].items():
+        path, _, variable = spec.partition(":")
+        config["graphs"][name] = f"{(REPO / path).resolve()}:{variable}"
+    config.pop("env", None)
+    (tmp_path / "langgraph.json").write_text(json.dumps(config))
+    command = [cli, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
+               "--config", str(tmp_path / "langgraph.json")]  # fmt: skip
+    with open(log, "w") as handle:
+        process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=handle, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        problem = wait_until_up(f"{base}/ok", process, log)
+        assert problem is None, problem
+        thread = http_json(f"{base}/threads", {})
+        task = make_task(["When did the Eiffel Tower open to the public?"], PASSAGES, "dev<::>1")
+        final = http_json(
+            f"{base}/threads/{thread['thread_id']}/runs/wait",
+            {"assistant_id": "mtrag_graph", "input": {"task": task}, "context": {"top_k": 1}},
+        )
+        assert final["answer"] == "The Eiffel Tower opened to the public on 15 May 1889."
+        state = http_json(f"{base}/threads/{thread['thread_id']}/state")
+        values = state["values"]
+        assert values["answer"] == final["answer"] and values["gate"] == "yes"
+        assert [p["document_id"] for p in values["kept_passages"]] == ["d0"]  # top_k 1 from the run's context
+    finally:
+        stop(process)
