@@ -25,6 +25,7 @@ DECISION_FIELDS = (
     "intent",
     "standalone_question",
     "gate",
+    "gate_evidence",
     "retries",
     "answer_problems",
     "chosen_candidate",

@@ -62,6 +62,7 @@ class Context:
     local_rewrite_max_tokens: int = 160
     min_answer_words: int = 3
     max_generate_retries: int = 1
+    retry_declines: bool = True  # a decline after a gate "yes" is retried once, asking for the supported part
     passage_max_chars: int = 2000  # each passage is cut to this many characters in prompts
     # prompts are fitted to this window before each call (see mtrag_graph.budget); the default is the
     # window the local models are built with (settings.n_ctx), so the two agree
@@ -78,9 +79,17 @@ class Context:
     # batch answers with the clarifying question
     clarify: bool = False
     clarify_interrupt: bool = False
-    clarify_referent_max_tokens: int = 16  # the referent check replies with a name or NONE
     clarify_max_tokens: int = 60
     clarify_fallback_question: str = "Could you say more precisely what you are asking about?"
+    # with a value, clarify also asks the model and calls a turn underspecified when its "unclear"
+    # probability reaches it (calibrated on the tuning split: 0.723 keeps false clarifications under 3%);
+    # None (default): the model-free rule alone (benchmarks/results/decisions.md)
+    clarify_threshold: float | None = None
+    # answerability gate: a classifier file ("default": the one shipped in mtrag_graph/data, model-free:
+    # no LLM call), or (gate_classifier=None) a threshold on the model's "yes" probability; neither:
+    # the model's yes/no reply decides. Measured in benchmarks/results/decisions.md.
+    gate_classifier: str | None = "default"
+    gate_threshold: float | None = None
 
     # prompt text: every prompt the graph sends, overridable per run (defaults in mtrag_graph/prompts/,
     # filled in by mtrag_graph/messages.py). Large model: gate, answers and candidate judge share the
@@ -104,7 +113,7 @@ class Context:
     related_to_answer_instruction: str = rewrite.RELATED_TO_ANSWER
     # clarify
     clarify_system_prompt: str = clarify_prompts.SYSTEM
-    clarify_instruction: str = clarify_prompts.REFERENT
+    clarify_instruction: str = clarify_prompts.UNCLEAR
     clarify_question_instruction: str = clarify_prompts.ASK
     no_passages_text: str = clarify_prompts.NO_PASSAGES
 

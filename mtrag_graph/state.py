@@ -50,6 +50,7 @@ class State(InputState, total=False):
     # evidence
     kept_passages: list[dict[str, Any]]  # top-k after reranking, each with its score
     gate: str  # "yes" | "no"
+    gate_evidence: dict[str, Any]  # what the gate's decision rests on: yes-probability, classifier score
     # generation
     draft: str
     draft_finish_reason: str | None

@@ -53,6 +53,7 @@ def fake_context(
         "gate_model": ScriptedChatModel(responses=gate or ["yes"]),
         "generate_model": ScriptedChatModel(responses=generate or ["The answer is stated in the passage."]),
         "reranker": "lexical",
+        "gate_classifier": None,  # the scripted gate model decides (the default classifier needs no model)
     }
     return Context(**{**defaults, **overrides})
 

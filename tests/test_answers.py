@@ -94,3 +94,18 @@ def test_a_yes_no_opener_is_dropped_when_the_question_is_not_yes_no():
 
 def test_a_yes_no_opener_stays_on_a_yes_no_question():
     assert drop_spurious_yes_no("No, it is not free.", "Is it free?") == "No, it is not free."
+
+
+def test_an_answer_that_is_all_refusal_declines_entirely():
+    from mtrag_graph.answers import declines_entirely
+
+    assert declines_entirely("I don't know the answer based on the provided documents.")
+    assert declines_entirely("The documents do not mention it. Sorry.")
+
+
+def test_a_partial_answer_with_a_disclaimer_is_not_a_decline():
+    from mtrag_graph.answers import declines_entirely
+
+    text = "The documents do not say when it closes. The clinic opens at 8 am on weekdays and offers dental care."
+    assert not declines_entirely(text)
+    assert not declines_entirely("The clinic opens at 8 am on weekdays.")

@@ -147,10 +147,28 @@ def test_bad_answer_after_the_retry_abstains():
     assert len(context.generate_model.calls) == 2
 
 
-def test_generator_declining_is_recorded_as_an_abstention():
+def test_generator_declining_twice_is_recorded_as_an_abstention():
     context = fake_context(generate=["I don't know the answer based on the provided documents."])
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert state["abstain_reason"] == "generator_declined"
+    assert len(context.generate_model.calls) == 2  # asked once more for the part the passages support
+
+
+def test_a_decline_after_a_gate_yes_is_retried_for_the_supported_part():
+    idk = "I don't know the answer based on the provided documents."
+    context = fake_context(generate=[idk, "Bees find flowers by following the waggle dance."])
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["answer"] == "Bees find flowers by following the waggle dance."
+    assert "give the part they state" in str(context.generate_model.calls[1]["messages"][-1].content)
+
+
+def test_a_decline_is_final_when_decline_retries_are_off():
+    context = fake_context(
+        generate=["I don't know the answer based on the provided documents."], retry_declines=False
+    )
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["abstain_reason"] == "generator_declined"
+    assert len(context.generate_model.calls) == 1
 
 
 def test_gate_reply_that_is_neither_yes_nor_no_falls_back_and_is_recorded():
@@ -264,3 +282,13 @@ def test_destinations_are_derived_from_the_routes():
     assert set(DESTINATIONS) == set(ROUTES)
     assert DESTINATIONS["rerank"] == ("abstain", "answerability_gate")
     assert DESTINATIONS["local_rewrite"] == ("abstain", "retrieve", "rerank")
+
+
+def test_a_rewrite_that_drops_every_content_word_of_the_question_is_rejected():
+    from mtrag_graph.nodes.rewrite import clean_rewrite
+
+    question = "Can I restore one of them to a different region?"
+    copied = "How often are database backups taken? Automatic backups are taken every 24 hours?"
+    assert clean_rewrite(copied, question) is None
+    assert clean_rewrite("Can I restore a database backup to a different region?", question) is not None
+    assert clean_rewrite("What do honey bees do then?", "What about them?") is not None  # nothing to keep

@@ -56,3 +56,20 @@ def test_graph_answers_a_short_task_from_its_passage_with_the_small_model():
     assert state["abstain_reason"] is None, state
     assert "1889" in state["answer"]
     assert state["kept_passages"][0]["document_id"] == "d0"
+
+
+def test_bundled_model_gives_yes_no_probabilities_that_follow_the_facts():
+    from langchain_core.messages import HumanMessage
+
+    from mtrag_graph.models.logprobs import score_choice
+
+    model = get_chat_model(SMALL)
+    _, true_claim, _ = score_choice(
+        model, [HumanMessage(content="Is Paris in France? Reply yes or no.")], ["yes", "no"]
+    )
+    _, false_claim, _ = score_choice(
+        model, [HumanMessage(content="Is Paris in Peru? Reply yes or no.")], ["yes", "no"]
+    )
+    assert true_claim is not None and false_claim is not None
+    assert true_claim["yes"] + true_claim["no"] == pytest.approx(1.0)
+    assert true_claim["yes"] > false_claim["yes"]

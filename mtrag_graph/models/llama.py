@@ -103,6 +103,28 @@ class ChatLlamaCpp(BaseChatModel):
         if self._llama is None:
             self._llama, self._lock = load_llama(self.model_path, self.n_ctx, self.n_threads)
 
+    def _first_token_logprobs(self, chat: list[dict[str, str]], options: dict[str, Any], top: int) -> dict:
+        """The model's own distribution over the reply's first token (before any grammar), OpenAI format.
+
+        llama-cpp-python computes log-probabilities only for models loaded with ``logits_all`` (logits
+        of every prompt token: gigabytes at this context size). A one-token completion instead leaves
+        the logits of the last prompt position in the context; the full call that follows reuses the
+        evaluated prompt, so this costs about one token.
+        """
+        import numpy as np
+
+        self._llama.create_chat_completion(messages=chat, **{**options, "max_tokens": 1})
+        logits = np.ctypeslib.as_array(self._llama._ctx.get_logits(), shape=(self._llama.n_vocab(),))
+        logits = logits.astype(np.float64)
+        logprobs = logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
+        best = np.argsort(-logprobs)[:top]
+
+        def entry(token_id: int) -> dict[str, Any]:
+            text = self._llama.detokenize([int(token_id)]).decode("utf-8", errors="ignore")
+            return {"token": text, "logprob": float(logprobs[token_id])}
+
+        return {**entry(int(best[0])), "top_logprobs": [entry(int(t)) for t in best]}
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -127,6 +149,9 @@ class ChatLlamaCpp(BaseChatModel):
             if not self.reuse_prefix:
                 self._llama.reset()
             before = list(self._llama._input_ids)
+            first_token = None
+            if kwargs.get("logprobs"):
+                first_token = self._first_token_logprobs(chat, options, int(kwargs.get("top_logprobs") or 5))
             out = self._llama.create_chat_completion(messages=chat, **options)
             prompt_tokens = int(out["usage"]["prompt_tokens"])
             after = list(self._llama._input_ids[:prompt_tokens])
@@ -144,6 +169,8 @@ class ChatLlamaCpp(BaseChatModel):
             "prompt_tokens_unique": prompt_tokens - min(shared, max(prompt_tokens - 1, 0)),
             "completion_tokens": int(out["usage"]["completion_tokens"]),
         }
+        if first_token is not None:
+            metadata["logprobs"] = {"content": [first_token]}
         message = AIMessage(
             content=choice["message"]["content"] or "",
             response_metadata=metadata,

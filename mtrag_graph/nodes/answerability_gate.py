@@ -1,4 +1,9 @@
-"""One strict yes/no: do the kept passages, as a whole, hold what the user asks?"""
+"""Do the kept passages, as a whole, hold what the user asks? One calibrated yes/no.
+
+The decision itself is ``mtrag_graph.decisions.gate.gate_decision``: a classifier over cheap evidence
+features (``Context.gate_classifier``), a threshold on the model's yes-probability
+(``Context.gate_threshold``), or the model's constrained reply. ``mtrag-graph decisions`` measures it.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.messages import gate_messages
-from mtrag_graph.models import ask_choice, get_chat_model
+from mtrag_graph.decisions.gate import gate_decision
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import AbstainReason
 
@@ -20,17 +24,15 @@ def answerability_gate(state: dict[str, Any], runtime: Runtime[Context]) -> dict
         return {"gate": "no", "abstain_reason": AbstainReason.NO_EVIDENCE}
     if not context.use_gate:
         return {"gate": "skipped"}
-    value, raws = ask_choice(
-        get_chat_model(context.gate_model),
-        gate_messages(state, context),
-        ["yes", "no"],
-        retries=context.parse_retries,
-    )
-    update: dict[str, Any] = {}
-    if value is None:
-        value = context.gate_fallback
-        update["fallbacks"] = [{"node": "answerability_gate", "used": value, "raw": raws[-1]}]
-    update["gate"] = value
-    if value == "no":
+    decision = gate_decision(state, context)
+    update: dict[str, Any] = {
+        "gate": decision["gate"],
+        "gate_evidence": {k: decision[k] for k in ("p_yes", "score") if decision.get(k) is not None},
+    }
+    if decision["fallback"]:
+        update["fallbacks"] = [
+            {"node": "answerability_gate", "used": decision["gate"], "raw": decision["raw"]}
+        ]
+    if decision["gate"] == "no":
         update["abstain_reason"] = AbstainReason.GATE_NO
     return update

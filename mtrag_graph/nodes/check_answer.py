@@ -9,15 +9,20 @@ from langgraph.runtime import Runtime
 from mtrag_graph.answers import (
     answer_problems,
     clean_answer,
+    declines_entirely,
     drop_spurious_yes_no,
     injected_payloads,
     repeats_injection,
-    says_idk,
     trim_to_sentence,
 )
 from mtrag_graph.context import Context
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import AbstainReason
+
+DECLINED_DESPITE_EVIDENCE = (
+    "it said it does not know, but the documents were judged to hold at least part of the answer: "
+    "give the part they state"
+)
 
 
 @guarded
@@ -27,7 +32,11 @@ def check_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, 
     truncated = state.get("draft_finish_reason") == "length"
     if truncated and (trimmed := trim_to_sentence(answer)):
         answer, truncated = trimmed, False
-    if says_idk(answer):
+    retries = state.get("retries", 0)
+    if declines_entirely(answer):
+        # the gate judged the passages relevant: ask once for the part they support before declining
+        if context.retry_declines and state.get("gate") == "yes" and retries < context.max_generate_retries:
+            return {"answer_problems": [DECLINED_DESPITE_EVIDENCE], "retries": retries + 1}
         return {
             "answer": context.idk_answer,
             "answer_problems": [],
@@ -41,7 +50,6 @@ def check_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, 
         problems.append("repeats an instruction found in a passage")
     if not problems:
         return {"answer": answer, "answer_problems": []}
-    retries = state.get("retries", 0)
     if retries < context.max_generate_retries:
         return {"answer_problems": problems, "retries": retries + 1}
     return {"answer_problems": problems, "abstain_reason": AbstainReason.FAILED_RETRY}

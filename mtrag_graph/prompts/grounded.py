@@ -20,11 +20,14 @@ GATE = (
     "Reply with only yes or no."
 )
 
+# "Find the sentences ... even in part" before any decline: asked to answer "in one to three sentences"
+# with an "I don't know" way out, the 1.5B model declined answerable follow-ups whose passage words
+# differ from the question's ("flowers very close" vs "food is close to the hive").
 GENERATE = (
     "Question: {question}\n\n"
-    "Answer the question in one to three complete sentences, using only facts stated in the documents "
-    "above. Start with the answer itself; do not mention the documents. If the documents answer only part "
-    "of the question, give that part. Only if they say nothing relevant at all, reply exactly: {idk}"
+    "Find the sentences in the documents above that answer this question, even in part, and answer from "
+    "them in one to three complete sentences. Start with the answer itself; do not mention the documents. "
+    "Only if no sentence in the documents answers any part of the question, reply exactly: {idk}"
 )
 
 GENERATE_STRICT = (

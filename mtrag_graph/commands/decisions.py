@@ -1,0 +1,125 @@
+"""``mtrag-graph decisions``: each decision node alone on a labelled set, scored against the data's labels."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+from mtrag_graph.commands.answer import add_model_options, overrides_from_args
+
+DECISION_NAMES = ("gate", "evidence", "clarify", "relation")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "decisions",
+        help="score the gate/decline, clarify and relation decisions on labelled sets",
+        description="Run each decision node alone over a set built from the benchmark files and score it: "
+        "gate + generator decline (answerable turns with their passages against unanswerable turns with "
+        "retrieved passages and turns given another conversation's passages), clarify (UNDERSPECIFIED "
+        "against ANSWERABLE/PARTIAL), relation class. Tune on --split tuning, report on --split report. "
+        "Per-item results are cached: re-running resumes.",
+    )
+    parser.add_argument("--data", default=os.environ.get("MTRAG_DATA"), help="benchmark data (MTRAG_DATA)")
+    parser.add_argument("--split", choices=["tuning", "report"], default="report")
+    parser.add_argument("--only", nargs="+", choices=DECISION_NAMES, default=list(DECISION_NAMES))
+    parser.add_argument("-o", "--output", required=True, metavar="DIR", help="tables, JSON and item cache")
+    parser.add_argument("--limit-per-kind", type=int, help="subsample each item kind / class (CPU budget)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--preset", default="ncl", help="Context preset (default ncl)")
+    parser.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="FIELD=JSON",
+        help="a Context override, e.g. --set gate_threshold=0.3 (value parsed as JSON, else a string)",
+    )
+    parser.add_argument("--label", default="", help="a name for this run in the tables")
+    parser.add_argument(
+        "--fit-gate",
+        metavar="FILE.json",
+        help="after the gate run on the tuning split, fit the gate classifier on its results and write it here",
+    )
+    parser.add_argument(
+        "--generate",
+        choices=["after-yes", "always", "never"],
+        default="after-yes",
+        help="gate set: generate after a gate 'yes' (as the graph does, default), always, or never (gate alone)",
+    )
+    parser.add_argument(
+        "--no-yes-probability",
+        dest="ask_model",
+        action="store_false",
+        help="gate set: do not ask the gate model when the decision rule does not need it",
+    )
+    parser.add_argument(
+        "--gate-features",
+        nargs="+",
+        help="features of the fitted classifier (default: all; leave out logit_p_yes for a model-free gate)",
+    )
+    parser.add_argument(
+        "--max-positive-loss",
+        type=float,
+        default=0.03,
+        help="share of tuning positives the fitted gate may turn away (default 0.03)",
+    )
+    add_model_options(parser)  # its --index: the corpora/mini index that UNANSWERABLE turns retrieve from
+    parser.set_defaults(func=run)
+
+
+def _settings(pairs: list[str]) -> dict:
+    parsed = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--set expects FIELD=VALUE, got '{pair}'")
+        try:
+            parsed[name] = json.loads(value)
+        except json.JSONDecodeError:
+            parsed[name] = value
+    return parsed
+
+
+def run(args: argparse.Namespace) -> int:
+    from mtrag_graph.context import Context
+    from mtrag_graph.decisions.bench import run_benchmark
+
+    if not args.data:
+        print("error: pass --data or set MTRAG_DATA to the benchmark data folder", file=sys.stderr)
+        return 2
+    if args.fit_gate and (args.split != "tuning" or not {"gate", "evidence"} & set(args.only)):
+        print(
+            "error: --fit-gate fits on the tuning split's gate results: use --split tuning", file=sys.stderr
+        )
+        return 2
+    context = Context.from_preset(args.preset, **overrides_from_args(args))
+    known = {f.name for f in dataclasses.fields(context)}
+    for name, value in _settings(args.settings).items():  # set after: null must reach the field too
+        if name not in known:
+            print(f"error: --set {name}: not a Context field", file=sys.stderr)
+            return 2
+        setattr(context, name, value)
+    markdown = run_benchmark(
+        data_dir=args.data,
+        split=args.split,
+        decisions=args.only,
+        context=context,
+        out_dir=Path(args.output),
+        index_dir=args.index_dir,
+        limit_per_kind=args.limit_per_kind,
+        seed=args.seed,
+        label=args.label,
+        fit_gate=args.fit_gate,
+        max_positive_loss=args.max_positive_loss,
+        gate_features=args.gate_features,
+        generate=args.generate,
+        ask_model=args.ask_model,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    print(markdown)
+    return 0

@@ -1,0 +1,182 @@
+"""Run each decision node alone over its labelled set; one cached result per item (resumable).
+
+Results go to ``<out>/results/<decision>-<split>-<fingerprint>.jsonl``. The fingerprint hashes the
+Context (models, prompt texts, thresholds), so a changed setting starts a fresh file and an
+interrupted run picks up where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from mtrag_graph.context import Context
+from mtrag_graph.decisions.gate import evidence_features, gate_decision
+from mtrag_graph.jsonl_out import open_resumable
+from mtrag_graph.messages import question_for_answering
+from mtrag_graph.nodes._common import user_and_agent_pairs
+from mtrag_graph.nodes.check_answer import check_answer
+from mtrag_graph.nodes.clarify import is_underspecified
+from mtrag_graph.nodes.classify_relation import judge_relation
+from mtrag_graph.nodes.generate import generate
+from mtrag_graph.state import AbstainReason
+
+logger = logging.getLogger("mtrag_graph.decisions")
+
+Decide = Callable[[dict[str, Any], Context], dict[str, Any]]
+ITEM_FIELDS = ("item_id", "task_id", "kind", "domain", "label", "answerability", "multi_turn")
+
+
+# The Context fields each decision reads: a change to any of them starts a fresh result file.
+READS = {
+    "gate": (
+        "gate_model", "generate_model", "embedder", "grounded_system_prompt", "grounded_context_template",
+        "no_conversation_text", "gate_instruction", "generate_instruction", "strict_generate_instruction",
+        "gate_classifier", "gate_threshold", "gate_fallback", "use_gate", "check_answers", "candidates",
+        "passage_max_chars", "context_window_tokens", "answer_max_tokens", "idk_answer", "min_answer_words",
+        "max_generate_retries", "parse_retries",
+    ),
+    "evidence": ("embedder",),
+    "clarify": (
+        "clarify_model", "clarify_system_prompt", "clarify_instruction", "clarify_threshold",
+        "no_conversation_text", "parse_retries",
+    ),
+    "relation": (
+        "classify_model", "rewrite_system_prompt", "related_to_question_instruction",
+        "related_to_answer_instruction", "parse_retries",
+    ),
+}  # fmt: skip
+
+
+def fingerprint(context: Context, decision: str | None = None) -> str:
+    """A short hash of the settings ``decision`` reads (all plain Context settings when None)."""
+    names = READS[decision] if decision else tuple(f.name for f in fields(context))
+    plain = {}
+    for name in names:
+        value = getattr(context, name, None)
+        plain[name] = value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
+    return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def grounded_state(item: dict[str, Any]) -> dict[str, Any]:
+    """The state the gate and the generator see: the raw last turn and the whole conversation."""
+    return {
+        "question": item["question"],
+        "history": item["history"],
+        "selected_history": item["history"],
+        "kept_passages": item.get("passages") or [],
+        "retries": 0,
+    }
+
+
+def generate_and_check(state: dict[str, Any], context: Context) -> dict[str, Any]:
+    """The generate -> check_answer loop (with its retry), as the graph runs it."""
+    runtime = SimpleNamespace(context=context)
+    state = dict(state)
+    while True:
+        state.update(generate(state, runtime))
+        update = check_answer(state, runtime)
+        state.update(update)
+        if update.get("abstain_reason") or "answer" in update:
+            break
+    reason = state.get("abstain_reason")
+    return {
+        "answer": state.get("answer"),
+        "abstain_reason": reason,
+        "declined": reason in (AbstainReason.GENERATOR_DECLINED, AbstainReason.FAILED_RETRY),
+        "retries": state.get("retries", 0),
+    }
+
+
+GENERATE_MODES = ("after-yes", "always", "never")
+
+
+def decide_gate(
+    item: dict[str, Any], context: Context, *, generate: str = "after-yes", ask_model: bool = True
+) -> dict[str, Any]:
+    """The gate's decision (with every feature), then the generator's answer or decline.
+
+    ``generate``: after a gate "yes" (as the graph does), always, or never (the gate alone).
+    ``ask_model``: also ask the gate model for its yes-probability when the decision rule does not need it.
+    """
+    if generate not in GENERATE_MODES:
+        raise ValueError(f"generate must be one of {GENERATE_MODES}, not '{generate}'")
+    state = grounded_state(item)
+    started = time.perf_counter()
+    gate = gate_decision(state, context, with_features=ask_model)
+    result: dict[str, Any] = {**gate, "gate_seconds": time.perf_counter() - started}
+    if (gate["gate"] == "yes" and generate == "after-yes") or generate == "always":
+        started = time.perf_counter()
+        result.update(generate_and_check(state, context))
+        result["generate_seconds"] = time.perf_counter() - started
+    else:
+        result["declined"] = None
+    return result
+
+
+def decide_evidence(item: dict[str, Any], context: Context) -> dict[str, Any]:
+    """The gate's model-free features alone (question-passage similarity, word overlap)."""
+    state = grounded_state(item)
+    return {"features": evidence_features(question_for_answering(state), state["kept_passages"], context)}
+
+
+def decide_clarify(item: dict[str, Any], context: Context) -> dict[str, Any]:
+    decision, evidence = is_underspecified(item["history"], item["question"], item.get("passages"), context)
+    return {
+        "clarify": bool(decision),
+        "parsed": decision is not None,
+        "evidence": evidence[-1] if evidence else "",
+    }
+
+
+def decide_relation(item: dict[str, Any], context: Context) -> dict[str, Any]:
+    pairs = user_and_agent_pairs(item["history"])
+    relation, vote, fallbacks = judge_relation(item["question"], pairs[-1], context, "classify_relation")
+    return {"relation_class": int(relation), "vote": vote, "fallbacks": len(fallbacks)}
+
+
+DECISIONS: dict[str, Decide] = {
+    "gate": decide_gate,
+    "evidence": decide_evidence,
+    "clarify": decide_clarify,
+    "relation": decide_relation,
+}
+
+
+def run_decision(
+    name: str,
+    items: Sequence[dict[str, Any]],
+    context: Context,
+    results_path: str | Path,
+    *,
+    decide: Decide | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Each item's result (from the cache when already there), in item order."""
+    decide = decide or DECISIONS[name]
+    writer, done = open_resumable(results_path, key=lambda record: record.get("item_id"))
+    results = []
+    with writer:
+        for number, item in enumerate(items, start=1):
+            if item["item_id"] in done:
+                results.append(done[item["item_id"]])
+                continue
+            started = time.perf_counter()
+            outcome = decide(item, context)
+            record = {
+                **{k: item[k] for k in ITEM_FIELDS if k in item},
+                **outcome,
+                "seconds": round(time.perf_counter() - started, 3),
+            }
+            writer.write(record)
+            results.append(record)
+            if progress:
+                progress(f"{name} {number}/{len(items)} {item['item_id']} {record['seconds']:.1f}s")
+    return results

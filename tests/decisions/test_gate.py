@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mtrag_graph.decisions import gate, sets
+from mtrag_graph.decisions.fit import fit_gate_classifier
+from mtrag_graph.decisions.run import grounded_state
+from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.testing import fake_context
+from tests.decisions.conftest import fake_retriever
+
+
+def test_content_words_drop_function_words():
+    assert gate.content_words("What do the bees do when flowers are close?") == {"bees", "flowers", "close"}
+
+
+def test_evidence_features_measure_overlap_with_the_best_passage_and_all_passages():
+    passages = [{"text": "Bees dance near flowers."}, {"text": "Wasps sting."}]
+    features = gate.evidence_features("Why do bees dance and wasps sting?", passages, fake_context())
+    assert features["overlap_max"] == pytest.approx(2 / 4)
+    assert features["overlap_all"] == pytest.approx(4 / 4)
+    assert -1.0 <= features["cos_mean"] <= features["cos_max"] <= 1.0
+
+
+def test_evidence_features_without_passages_are_zero():
+    assert set(gate.evidence_features("Why?", [], fake_context()).values()) == {0.0}
+
+
+def classifier(features=("overlap_max",), threshold=0.5):
+    return gate.GateClassifier(
+        features=features, mean=(0.5,) * len(features), scale=(0.25,) * len(features),
+        coef=(4.0,) * len(features), intercept=0.0, threshold=threshold,
+    )  # fmt: skip
+
+
+def test_classifier_probability_is_a_standardised_logistic():
+    model = classifier()
+    assert model.probability({"overlap_max": 0.5}) == pytest.approx(0.5)
+    assert model.probability({"overlap_max": 0.75}) == pytest.approx(1 / (1 + math.exp(-4)))
+
+
+def test_classifier_round_trips_through_its_json_file(tmp_path):
+    path = tmp_path / "gate.json"
+    classifier().save(path)
+    assert gate.load_classifier(str(path)) == classifier()
+
+
+def test_the_shipped_classifier_loads():
+    shipped = gate.load_classifier("default")
+    assert shipped.features and 0.0 <= shipped.threshold <= 1.0
+    assert len(shipped.coef) == len(shipped.features) == len(shipped.mean) == len(shipped.scale)
+
+
+def test_a_model_free_classifier_decides_without_calling_the_gate_model(tmp_path, tasks):
+    path = tmp_path / "gate.json"
+    classifier().save(path)
+    model = ScriptedChatModel(responses=["yes"])
+    context = fake_context(gate_model=model)
+    context.gate_classifier = str(path)  # type: ignore[attr-defined]
+    item = sets.gate_items(tasks, fake_retriever)[0]  # "How do bees dance?" with "Bees do a round dance."
+    result = gate.gate_decision(grounded_state(item), context)
+    assert model.calls == []
+    assert result["gate"] == "yes" and result["features"]["overlap_max"] == pytest.approx(1.0)
+
+
+def test_fit_chooses_a_threshold_that_keeps_the_positives():
+    results = [{"label": True, "features": {"overlap_max": 0.6 + i / 100}} for i in range(30)]
+    results += [{"label": False, "features": {"overlap_max": 0.1 + i / 100}} for i in range(30)]
+    results += [{"label": True, "features": {"overlap_max": 0.2}}]  # one hard positive
+    model, summary = fit_gate_classifier(results, features=["overlap_max"], max_positive_loss=0.0)
+    assert summary["positives"] == 31 and summary["negatives"] == 30
+    assert model.probability({"overlap_max": 0.2}) >= model.threshold  # no positive turned away
+    assert model.probability({"overlap_max": 0.7}) > model.probability({"overlap_max": 0.1})
+
+
+def test_fit_refuses_results_without_features():
+    with pytest.raises(ValueError, match="no features"):
+        fit_gate_classifier([{"label": True}, {"label": False, "features": {"overlap_max": 0.1}}])
+
+
+def test_the_graph_gate_uses_the_shipped_classifier_without_a_gate_model_call():
+    from mtrag_graph.graph import build_graph
+    from mtrag_graph.testing import make_task
+
+    context = fake_context(
+        gate_classifier="default", generate=["Bees perform a round dance when flowers are near."]
+    )
+    task = make_task(
+        ["How do bees dance when flowers are near?"], ["Bees perform a round dance when flowers are near."]
+    )
+    state = build_graph().invoke({"task": task}, context=context)
+    assert context.gate_model.calls == []
+    assert state["gate"] == "yes" and "score" in state["gate_evidence"]
