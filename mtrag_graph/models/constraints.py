@@ -30,14 +30,19 @@ def refuses_constraints(model: Any) -> bool:
         return endpoint is not None and endpoint in _REFUSED
 
 
+def rejects_constraint(status: object, message: str) -> bool:
+    """Whether an HTTP error (its status and text) is the endpoint refusing ``response_format``."""
+    return status in _REJECTION_STATUS and "response_format" in message
+
+
 def drop_refused_constraint(model: Any, error: BaseException, options: dict[str, Any]) -> bool:
     """If ``error`` is the endpoint rejecting ``options['response_format']``: drop it, remember the
     endpoint, and return True (ask again); else False."""
     endpoint = endpoint_of(model)
-    status = getattr(error, "status_code", None)
-    if endpoint is None or "response_format" not in options or status not in _REJECTION_STATUS:
+    if endpoint is None or "response_format" not in options:
         return False
-    if "response_format" not in str(error):
+    status = getattr(error, "status_code", None)
+    if not rejects_constraint(status, str(error)):
         return False
     options.pop("response_format")
     with _LOCK:

@@ -21,6 +21,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 
+from mtrag_graph.models.constraints import rejects_constraint
+
 _CLIENTS: dict[str, httpx.Client] = {}
 _LOCK = threading.Lock()
 
@@ -42,16 +44,9 @@ class ConstraintRejected(EndpointError):
     (``models.constraints.drop_refused_constraint``)."""
 
 
-_CONSTRAINT_REJECTION_STATUS = {400, 422, 500, 501}
-
-
 def endpoint_error(status_code: int, body: str, payload: dict[str, Any]) -> EndpointError:
     """The error class for an HTTP error status: a refused constraint, transient, or permanent."""
-    if (
-        "response_format" in payload
-        and status_code in _CONSTRAINT_REJECTION_STATUS
-        and "response_format" in body
-    ):
+    if "response_format" in payload and rejects_constraint(status_code, body):
         return ConstraintRejected(status_code, body)
     if status_code == 429 or status_code >= 500:
         return TransientEndpointError(status_code, body)
