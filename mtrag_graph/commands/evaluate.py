@@ -83,6 +83,15 @@ def register(subparsers) -> None:
         default="judge",
         help="RL_F statements: listed by the judge (RAGAS, default) or the response's sentences (no call)",
     )
+    parser.add_argument(
+        "--ratings",
+        choices=("llm", "fitted"),
+        default="llm",
+        help="who gives RB_llm and RL_F: the --judge model (default), or the fitted models of "
+        "mtrag_graph/evaluation/fitted.py (no model call: RL_F = the answer judge's faithfulness, RB_llm = "
+        "a rating from BERTScore recall and faithfulness fitted on the official rb_llm of the golden "
+        "file's tuning half; see benchmarks/results/judge_fidelity.md)",
+    )
     parser.add_argument("--limit", type=int, help="score only the first N valid rows")
     parser.add_argument(
         "--compare", nargs="+", metavar="PREDICTIONS", help="compare several prediction files"
@@ -99,9 +108,12 @@ def register(subparsers) -> None:
 
 
 def _scorers(args, metrics):
-    from mtrag_graph.evaluation.runner import JUDGE_METRICS, Scorers
+    from mtrag_graph.evaluation.runner import FITTED_NEEDS, JUDGE_METRICS, Scorers, with_fitted_needs
 
-    bert = judge = None
+    fitted = args.ratings == "fitted"
+    if fitted:
+        metrics = with_fitted_needs(metrics)
+    bert = judge = reference_rating = None
     if "bert" in metrics:
         from mtrag_graph.evaluation.bertscore import Baseline, BertScorer
 
@@ -114,7 +126,7 @@ def _scorers(args, metrics):
                 )
             baseline = Baseline.from_file(args.bert_baseline, layer)
         bert = BertScorer(args.bert_encoder, layer=layer, baseline=baseline)
-    wanted = JUDGE_METRICS & set(metrics)
+    wanted = JUDGE_METRICS & set(metrics) - (set(FITTED_NEEDS) if fitted else set())
     if wanted - {"idk"} or ("idk" in wanted and args.idk_method != "pattern"):
         from mtrag_graph.evaluation.judges import Judge, JudgeSettings, VerdictCache, default_cache_path
 
@@ -128,8 +140,18 @@ def _scorers(args, metrics):
         # vectors kept on disk: scoring the same passages again (another report, --fidelity) is fast
         cache = None if args.no_embedding_cache else default_embedding_cache()
         answer_judge = load_answer_judge(args.answer_judge, embedding_cache=cache)
+    if fitted:
+        from mtrag_graph.evaluation.fitted import shipped_reference_rating
+
+        reference_rating = shipped_reference_rating()
     return Scorers(
-        metrics=metrics, bert=bert, judge=judge, answer_judge=answer_judge, idk_method=args.idk_method
+        metrics=metrics,
+        bert=bert,
+        judge=judge,
+        answer_judge=answer_judge,
+        idk_method=args.idk_method,
+        ratings=args.ratings,
+        reference_rating=reference_rating,
     )
 
 
@@ -156,6 +178,7 @@ def _evaluate_one(predictions: str, args, scorers, out_dir: Path):
         "encoder_official": bool(scorers.bert and scorers.bert.is_official),
         "answer_judge": scorers.provenance["answer_judge"],
         "idk_method": scorers.provenance["idk_method"],
+        "ratings": scorers.provenance["ratings"],
     }
     if scorers.judge:
         config["judge_settings"] = vars(scorers.judge.settings)

@@ -10,6 +10,7 @@ import numpy as np
 
 from mtrag_graph.evaluation.metrics import CONDITIONED
 from mtrag_graph.evaluation.report import _fmt
+from mtrag_graph.tasks import ANSWERABILITY
 
 N_RESAMPLES = 1000
 SEED = 0
@@ -69,8 +70,25 @@ def compare(systems: dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]]
     """``systems``: name -> (report, per-task rows by task_id). The first system is the baseline."""
     names = list(systems)
     baseline_rows = systems[names[0]][1]
+    classes = [
+        c for c in ANSWERABILITY if any(c in report["by_answerability"] for report, _ in systems.values())
+    ]
     return {
         "baseline": names[0],
+        "by_answerability": {
+            cls: [
+                {
+                    "name": name,
+                    "n": report["by_answerability"].get(cls, {}).get("n", 0),
+                    "hm3": report["by_answerability"].get(cls, {}).get("hm3"),
+                    "vs_baseline": None
+                    if i == 0
+                    else paired_bootstrap_hm3(_of_class(baseline_rows, cls), _of_class(rows, cls)),
+                }
+                for i, (name, (report, rows)) in enumerate(systems.items())
+            ]
+            for cls in classes
+        },
         "systems": [
             {
                 "name": name,
@@ -82,6 +100,21 @@ def compare(systems: dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]]
             for i, (name, (report, rows)) in enumerate(systems.items())
         ],
     }
+
+
+def _of_class(rows: dict[str, dict[str, Any]], answerability: str) -> dict[str, dict[str, Any]]:
+    return {t: r for t, r in rows.items() if r.get("answerability") == answerability}
+
+
+def _delta_cells(vs: dict[str, Any] | None) -> str:
+    if not vs:
+        return "baseline | – | –"
+    ci = vs.get("ci95")
+    return (
+        f"{_fmt(vs.get('delta'))} | "
+        + (f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "–")
+        + f" | {_fmt(vs.get('share_above_zero'))}"
+    )
 
 
 def render_comparison(result: dict[str, Any], warnings: Sequence[str] = ()) -> str:
@@ -96,13 +129,23 @@ def render_comparison(result: dict[str, Any], warnings: Sequence[str] = ()) -> s
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for s in result["systems"]:
-        vs = s["vs_baseline"] or {}
-        ci = vs.get("ci95")
         lines.append(
             f"| {s['name']} | {s['n']} | {_fmt(s['hm3'])} | "
             + " | ".join(_fmt(s["conditioned"][m]) for m in CONDITIONED)
-            + f" | {_fmt(vs.get('delta')) if vs else 'baseline'} | "
-            + (f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "–")
-            + f" | {_fmt(vs.get('share_above_zero')) if vs else '–'} |"
+            + f" | {_delta_cells(s['vs_baseline'])} |"
         )
+    by_class = result.get("by_answerability") or {}
+    if by_class:
+        lines += [
+            "",
+            "Per answerability class (HM3 of the class's tasks; the same paired bootstrap within the class):",
+            "",
+            "| class | system | n | HM3 | ΔHM3 | 95% CI | P(Δ>0) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for cls, entries in by_class.items():
+            for s in entries:
+                lines.append(
+                    f"| {cls} | {s['name']} | {s['n']} | {_fmt(s['hm3'])} | {_delta_cells(s['vs_baseline'])} |"
+                )
     return "\n".join(lines) + "\n"

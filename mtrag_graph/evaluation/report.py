@@ -48,8 +48,20 @@ def _groups(rows: Sequence[dict[str, Any]], key: str, order: Sequence[str] = ())
     return {name: summarize([r for r in rows if (r.get(key) or "unknown") == name]) for name in names}
 
 
-def provenance_warnings(judge: str | None, judge_official: bool, encoder: str | None, encoder_official: bool):
+def provenance_warnings(
+    judge: str | None,
+    judge_official: bool,
+    encoder: str | None,
+    encoder_official: bool,
+    ratings: str | None = None,
+):
     warnings = []
+    if ratings:
+        warnings.append(
+            f"RB_llm and RL_F come from the {ratings} models of mtrag_graph/evaluation/fitted.py (no LLM call; "
+            "validated on the golden file's human ratings in benchmarks/results/judge_fidelity.md), not "
+            "from an LLM judge: not comparable with published leaderboards"
+        )
     if judge and not judge_official:
         warnings.append(
             f"judge '{judge}' is not the official one (gpt-4o-mini): RB_llm, RL_F and the IDK / "
@@ -80,6 +92,7 @@ def build_report(
             config.get("judge_official", False),
             config.get("encoder"),
             config.get("encoder_official", False),
+            config.get("ratings"),
         ),
         "n_tasks": len(rows),
         "skipped_rows": list(skipped),

@@ -17,6 +17,10 @@ JUDGE_METRICS = frozenset({"rb_llm", "rl_f", "idk", "clarify"})
 # how the IDK verdict is reached: the refusal detector of ``judging.declines`` (no model call), the LLM
 # judge, or the detector first and the judge only for what it calls partial
 IDK_METHODS = ("pattern", "judge", "pattern+judge")
+# who gives RB_llm and RL_F: the LLM judge, or the fitted models of ``evaluation.fitted`` (no model call;
+# they need BERTScore recall and the answer judge's faithfulness, which are then computed too)
+RATING_JUDGES = ("llm", "fitted")
+FITTED_NEEDS = {"rb_llm": ("bert", "faithfulness"), "rl_f": ("faithfulness",)}
 SCORES_FILE = "scores.jsonl"
 
 
@@ -42,13 +46,23 @@ class Scorers:
     judge: Any = None
     answer_judge: Any = None
     idk_method: str = "judge"
+    ratings: str = "llm"  # RATING_JUDGES
+    reference_rating: Any = None  # evaluation.fitted.ReferenceRating, for ratings="fitted"
     provenance: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.idk_method not in IDK_METHODS:
             raise ValueError(f"unknown IDK method '{self.idk_method}': use one of {', '.join(IDK_METHODS)}")
+        if self.ratings not in RATING_JUDGES:
+            raise ValueError(f"unknown rating judges '{self.ratings}': use one of {', '.join(RATING_JUDGES)}")
+        self.metrics = with_fitted_needs(self.metrics) if self.ratings == "fitted" else self.metrics
+        if self.fitted_metrics and self.reference_rating is None:
+            from mtrag_graph.evaluation.fitted import shipped_reference_rating
+
+            self.reference_rating = shipped_reference_rating()
         self.provenance = {
             "judge": self.judge.name if self.judge and self.llm_metrics else None,
+            "ratings": self.reference_rating.name if self.fitted_metrics else None,
             "encoder": self.bert.name if self.bert and "bert" in self.metrics else None,
             "answer_judge": (
                 self.answer_judge.name if self.answer_judge and "faithfulness" in self.metrics else None
@@ -59,8 +73,21 @@ class Scorers:
     @property
     def llm_metrics(self) -> set[str]:
         """The selected metrics that ask the LLM judge."""
-        wanted = set(JUDGE_METRICS & set(self.metrics))
+        wanted = set(JUDGE_METRICS & set(self.metrics)) - self.fitted_metrics
         return wanted - {"idk"} if self.idk_method == "pattern" else wanted
+
+    @property
+    def fitted_metrics(self) -> set[str]:
+        """The selected metrics given by the fitted models instead of the LLM judge."""
+        return set(FITTED_NEEDS) & set(self.metrics) if self.ratings == "fitted" else set()
+
+
+def with_fitted_needs(metrics: tuple[str, ...]) -> tuple[str, ...]:
+    """``metrics`` plus what the fitted RB_llm / RL_F are computed from, in canonical order."""
+    wanted = set(metrics)
+    for name in set(FITTED_NEEDS) & set(metrics):
+        wanted |= set(FITTED_NEEDS[name])
+    return tuple(m for m in METRICS if m in wanted)
 
 
 def idk_verdict(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
@@ -114,11 +141,16 @@ def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
     if "clarify" in metrics:
         verdict = _timed(seconds, "clarify", lambda: judge.clarify(item.question, item.response))
         scores["clarify"], details["clarify"] = verdict["value"], verdict["verdict"]
-    if "rl_f" in metrics:
+    fitted = scorers.fitted_metrics
+    if "rb_llm" in fitted:
+        scores["rb_llm"] = scorers.reference_rating(scores)
+    if "rl_f" in fitted:
+        scores["rl_f"] = scores["faithfulness"]
+    if "rl_f" in metrics and "rl_f" not in fitted:
         # statements first (cached, timed apart): the verdicts after RB_llm then reuse its
         # documents prefix in llama.cpp instead of re-reading the passages
         _timed(seconds, "rl_f_statements", lambda: judge.statements(item.question, item.response))
-    if "rb_llm" in metrics:
+    if "rb_llm" in metrics and "rb_llm" not in fitted:
         rating = _timed(
             seconds,
             "rb_llm",
@@ -126,7 +158,7 @@ def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
         )
         scores["rb_llm"] = rating["score"]
         details["rb_llm"] = {"raw": rating["raw"], "parsed": rating["parsed"]}
-    if "rl_f" in metrics:
+    if "rl_f" in metrics and "rl_f" not in fitted:
         faithfulness = _timed(
             seconds, "rl_f", lambda: judge.rl_f(item.passages, item.question, item.response)
         )
