@@ -14,6 +14,7 @@ Read at call time (not at import), so a test or a command can set a variable bef
 | ``MTRAG_JSON_GRAMMAR`` | constrain JSON replies with a llama.cpp grammar (slow) | off |
 | ``MTRAG_EMBED_MERGE`` | merge concurrent tasks' embedding requests into shared batches | off |
 | ``MTRAG_INJECT_FAULTS`` / ``MTRAG_FAULT_SEED`` | share of model calls made to fail, and its seed | 0 / 0 |
+| ``MTRAG_LLM_CACHE`` | a SQLite file of model replies reused for identical calls (``models.reply_cache``) | off |
 | ``MTRAG_GRAPH_CACHE`` | where the joined GGUF files live | ``~/.cache/mtrag-graph`` |
 | ``MTRAG_OTEL`` | export OpenTelemetry spans over OTLP | off |
 | ``MTRAG_CHECKPOINTER`` | the chat's checkpointer (SQLite file or ``postgresql://``) | ``~/.mtrag-graph/chat.sqlite`` |
@@ -40,6 +41,10 @@ def _text(name: str) -> str | None:
 
 def _flag(name: str) -> bool:
     return (os.environ.get(name) or "").lower() in ("1", "true", "yes")
+
+
+def llm_cache() -> str | None:
+    return _text("MTRAG_LLM_CACHE")
 
 
 def small_model() -> str:

@@ -73,3 +73,17 @@ def test_bundled_model_gives_yes_no_probabilities_that_follow_the_facts():
     assert true_claim is not None and false_claim is not None
     assert true_claim["yes"] + true_claim["no"] == pytest.approx(1.0)
     assert true_claim["yes"] > false_claim["yes"]
+
+
+def test_reply_cache_answers_a_repeated_real_call_without_the_model(tmp_path):
+    from langchain_core.messages import HumanMessage
+
+    from mtrag_graph.models.reply_cache import ReplyCache
+
+    model = get_chat_model(SMALL).model_copy(update={"cache": ReplyCache(tmp_path / "replies.sqlite")})
+    question = [HumanMessage(content="Name the capital of France in one word.")]
+    first = model.invoke(question, max_tokens=4)
+    again = model.invoke(question, max_tokens=4)
+    longer = model.invoke(question, max_tokens=5)  # other options: another key, a real call
+    assert again.content == first.content and again.response_metadata["cached"] is True
+    assert "cached" not in first.response_metadata and "cached" not in longer.response_metadata

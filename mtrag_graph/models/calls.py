@@ -110,6 +110,17 @@ class CallLog(BaseCallbackHandler):
         meta = getattr(message, "response_metadata", None) or {}
         usage: dict[str, Any] = dict(getattr(message, "usage_metadata", None) or {})
         prompt_tokens = meta.get("prompt_tokens", usage.get("input_tokens"))
+        if meta.get("cached"):  # served by models.reply_cache: the model processed and generated nothing
+            self._finish(
+                run_id,
+                prompt_tokens=prompt_tokens,
+                prompt_tokens_processed=0,
+                prompt_tokens_unique=0,
+                completion_tokens=0,
+                finish_reason=meta.get("finish_reason"),
+                cached=True,
+            )
+            return
         self._finish(
             run_id,
             prompt_tokens=prompt_tokens,

@@ -104,7 +104,8 @@ def _build(spec: str) -> BaseChatModel:
 def get_chat_model(spec: ModelSpec) -> BaseChatModel:
     """The chat model for ``spec``; each spec is built once per process.
 
-    With ``MTRAG_INJECT_FAULTS`` set (a share of calls, e.g. 0.3) every model is wrapped in
+    With ``MTRAG_LLM_CACHE`` set (a SQLite file) replies to identical calls come from that cache
+    (``mtrag_graph.models.reply_cache``). With ``MTRAG_INJECT_FAULTS`` set (a share of calls, e.g. 0.3) every model is wrapped in
     ``FaultInjectingChatModel`` (see ``mtrag_graph.models.faults``).
     """
     if isinstance(spec, BaseChatModel):
@@ -112,6 +113,10 @@ def get_chat_model(spec: ModelSpec) -> BaseChatModel:
     with _LOCK:
         if spec not in _MODELS:
             model = _build(spec)
+            if path := settings.llm_cache():
+                from mtrag_graph.models.reply_cache import reply_cache
+
+                model.cache = reply_cache(path)
             if rate := settings.fault_rate():
                 from mtrag_graph.models.faults import FaultInjectingChatModel
 
