@@ -178,9 +178,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument(
-        "--data", default=str(settings.data_dir())
-    )
+    parser.add_argument("--data", default=str(settings.data_dir()))
     parser.add_argument("--index-dir", default=str(Path.home() / ".cache/mtrag-graph/bench-index"))
     parser.add_argument("--embedder", default=settings.embedder())
     parser.add_argument(

@@ -100,6 +100,8 @@ class Context:
     gate_instruction: str = grounded.GATE
     generate_instruction: str = grounded.GENERATE
     strict_generate_instruction: str = grounded.GENERATE_STRICT
+    # the retry after a decline that followed a gate "yes" ("" = the strict instruction above)
+    decline_retry_instruction: str = grounded.GENERATE_AFTER_DECLINE
     extractive_instruction: str = answer_variants.EXTRACTIVE
     fewshot_instruction: str = answer_variants.FEWSHOT
     fewshot_rules_instruction: str = answer_variants.FEWSHOT_BASE

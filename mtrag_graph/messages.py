@@ -30,6 +30,12 @@ QUESTION_CHARS = 2000  # a question longer than this is cut in prompts
 # The clarify check runs on every turn, so its prompt is kept small: the start of a passage is enough
 # to tell referents apart.
 CLARIFY_PASSAGE_CHARS = 120
+# check_answer's problem for a decline after a gate "yes"; answer_messages then asks with
+# Context.decline_retry_instruction
+DECLINED_DESPITE_EVIDENCE = (
+    "it said it does not know, but the documents were judged to hold at least part of the answer: "
+    "give the part they state"
+)
 CLARIFY_MAX_PASSAGES = 4
 CLARIFY_HISTORY_TURNS = 4
 CLARIFY_AGENT_CHARS = 200
@@ -142,7 +148,9 @@ def answer_instruction(candidate: Candidate, question: str, context: Context) ->
 def answer_messages(state: Mapping[str, Any], context: Context, candidate: Candidate) -> list[BaseMessage]:
     """A first answer with ``candidate``'s variant, or, after rejected drafts, the stricter retry."""
     question = question_for_answering(state)
-    if state.get("answer_problems"):
+    if state.get("answer_problems") == [DECLINED_DESPITE_EVIDENCE] and context.decline_retry_instruction:
+        tail = context.decline_retry_instruction.format(question=question)
+    elif state.get("answer_problems"):
         tail = context.strict_generate_instruction.format(
             question=question, problems="; ".join(state["answer_problems"]), idk=context.idk_answer
         )

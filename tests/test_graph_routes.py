@@ -159,6 +159,15 @@ def test_a_decline_after_a_gate_yes_is_retried_for_the_supported_part():
     context = fake_context(generate=[idk, "Bees find flowers by following the waggle dance."])
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert state["answer"] == "Bees find flowers by following the waggle dance."
+    retry = str(context.generate_model.calls[1]["messages"][-1].content)
+    assert "hold at least part of the answer" in retry and idk not in retry  # no way out this time
+
+
+def test_the_decline_retry_can_use_the_strict_instruction_instead():
+    idk = "I don't know the answer based on the provided documents."
+    context = fake_context(generate=[idk, idk], decline_retry_instruction="")
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["abstain_reason"] == "generator_declined"
     assert "give the part they state" in str(context.generate_model.calls[1]["messages"][-1].content)
 
 

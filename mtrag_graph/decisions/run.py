@@ -39,7 +39,7 @@ READS = {
     "gate": (
         "gate_model", "generate_model", "embedder", "grounded_system_prompt", "grounded_context_template",
         "no_conversation_text", "gate_instruction", "generate_instruction", "strict_generate_instruction",
-        "gate_classifier", "gate_threshold", "gate_fallback", "use_gate", "check_answers", "candidates",
+        "decline_retry_instruction", "retry_declines", "gate_classifier", "gate_threshold", "gate_fallback", "use_gate", "check_answers", "candidates",
         "passage_max_chars", "context_window_tokens", "answer_max_tokens", "idk_answer", "min_answer_words",
         "max_generate_retries", "parse_retries",
     ),

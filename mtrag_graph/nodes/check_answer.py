@@ -16,13 +16,9 @@ from mtrag_graph.answers import (
     trim_to_sentence,
 )
 from mtrag_graph.context import Context
+from mtrag_graph.messages import DECLINED_DESPITE_EVIDENCE
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import AbstainReason
-
-DECLINED_DESPITE_EVIDENCE = (
-    "it said it does not know, but the documents were judged to hold at least part of the answer: "
-    "give the part they state"
-)
 
 
 @guarded

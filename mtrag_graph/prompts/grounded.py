@@ -38,4 +38,13 @@ GENERATE_STRICT = (
     "contain the answer, reply exactly: {idk}"
 )
 
+# the retry after a decline that followed a gate "yes": no "I don't know" escape, since the gate has
+# already judged that the documents hold at least part of the answer (a second decline is still taken)
+GENERATE_AFTER_DECLINE = (
+    "Question: {question}\n\n"
+    "The documents above hold at least part of the answer to this question. In one to three complete "
+    "sentences, state what they say about it, reusing their own words. Start with the facts themselves; "
+    "do not mention the documents."
+)
+
 NO_CONVERSATION = "(this is the first turn)"
