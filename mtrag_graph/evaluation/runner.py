@@ -142,10 +142,7 @@ def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
         verdict = _timed(seconds, "clarify", lambda: judge.clarify(item.question, item.response))
         scores["clarify"], details["clarify"] = verdict["value"], verdict["verdict"]
     fitted = scorers.fitted_metrics
-    if "rb_llm" in fitted:
-        scores["rb_llm"] = scorers.reference_rating(scores)
-    if "rl_f" in fitted:
-        scores["rl_f"] = scores["faithfulness"]
+    scores.update(fitted_scores(scores, scorers))
     if "rl_f" in metrics and "rl_f" not in fitted:
         # statements first (cached, timed apart): the verdicts after RB_llm then reuse its
         # documents prefix in llama.cpp instead of re-reading the passages
@@ -188,6 +185,38 @@ def conditioned(scores: dict[str, float | None], answerability: str) -> dict[str
     return result
 
 
+def fitted_scores(scores: dict[str, float | None], scorers: Scorers) -> dict[str, float | None]:
+    """The fitted RB_llm / RL_F computed from a row's own BERTScore recall and faithfulness."""
+    fitted: dict[str, float | None] = {}
+    if "rb_llm" in scorers.fitted_metrics:
+        fitted["rb_llm"] = scorers.reference_rating(scores)
+    if "rl_f" in scorers.fitted_metrics:
+        fitted["rl_f"] = scores.get("faithfulness")
+    return fitted
+
+
+def completed_with_fitted(row: dict[str, Any] | None, scorers: Scorers) -> dict[str, Any] | None:
+    """A stored row that lacks only the fitted metrics, completed from its own scores (no recomputation);
+    None when it lacks more, or was scored with another encoder, answer judge or IDK method."""
+    fitted = scorers.fitted_metrics
+    if row is None or not fitted or not set(scorers.metrics) - fitted <= set(row.get("metrics", [])):
+        return None
+    others = {k: v for k, v in scorers.provenance.items() if k not in ("ratings", "judge") and v is not None}
+    if any(row.get(k) != v for k, v in others.items()):
+        return None
+    if scorers.llm_metrics and row.get("judge") != scorers.provenance["judge"]:
+        return None
+    scores = {**row["scores"], **fitted_scores(row["scores"], scorers)}
+    return {
+        **row,
+        "metrics": sorted(set(row["metrics"]) | set(scorers.metrics), key=METRICS.index),
+        **scorers.provenance,
+        "scores": scores,
+        "conditioned": conditioned(scores, row["answerability"]),
+        "completed_from_stored": True,
+    }
+
+
 def reusable(row: dict[str, Any] | None, scorers: Scorers) -> bool:
     """A stored row serves when it has every selected metric, from the same judge and encoder."""
     if row is None or not set(scorers.metrics) <= set(row.get("metrics", [])):
@@ -216,15 +245,22 @@ def score_items(
     # the last stored row of a task wins; a line torn by an interrupted run is cut off and redone
     writer, done = open_resumable(out_dir / SCORES_FILE, _task_key)
     rows: dict[int, dict[str, Any]] = {}
+    completions: dict[int, dict[str, Any]] = {}  # stored rows that only lacked the fitted ratings
     todo = []
     for index, item in enumerate(items):
         stored = done.get(item.task_id)
         if stored is not None and reusable(stored, scorers):
             rows[index] = {**stored, "reused": True}
+        elif (completed := completed_with_fitted(stored, scorers)) is not None:
+            completions[index] = completed
         else:
             todo.append(index)
     bar = tqdm(total=len(items), initial=len(rows), desc="evaluating", unit="task", disable=not progress)
     with writer, bar, endpoint_limit(concurrency):
+        for index, row in completions.items():
+            writer.write(row)
+            rows[index] = {**row, "reused": True}  # its seconds are the stored row's
+            bar.update()
         # only this thread writes: each row is one whole, fsynced line
         for index, row in run_bounded(lambda i: score_item(items[i], scorers), todo, concurrency):
             writer.write(row)

@@ -153,3 +153,44 @@ def test_the_real_harness_rates_a_supported_answer_above_an_unsupported_one(tmp_
     assert scores["a::1"]["rl_f"] > scores["b::1"]["rl_f"]
     assert scores["a::1"]["rb_llm"] > scores["b::1"]["rb_llm"]
     assert report["overall"]["hm3"] is not None
+
+
+def test_rows_scored_before_are_completed_with_the_fitted_ratings_not_rescored(tmp_path):
+    from mtrag_graph.evaluation.runner import score_items
+
+    rating = ReferenceRating({"bert_rec": 0.5, "faithfulness": 0.5}, bias=0.0)
+    plain = Scorers(
+        metrics=("rouge", "bert", "idk", "faithfulness"),
+        bert=_Bert(),
+        answer_judge=_AnswerJudge(),
+        idk_method="pattern",
+    )
+    score_items([_item()], plain, tmp_path, progress=False)
+
+    class _RefusingJudge(_AnswerJudge):
+        def score(self, *args):
+            raise AssertionError("recomputed faithfulness")
+
+    class _RefusingBert(_Bert):
+        def recall(self, *args):
+            raise AssertionError("recomputed BERTScore")
+
+    fitted = Scorers(
+        metrics=("rouge", "bert", "idk", "faithfulness", "rb_llm", "rl_f"),
+        bert=_RefusingBert(),
+        answer_judge=_RefusingJudge(),
+        idk_method="pattern",
+        ratings="fitted",
+        reference_rating=rating,
+    )
+    [row] = score_items([_item()], fitted, tmp_path, progress=False)
+    assert row["scores"]["rb_llm"] == pytest.approx(0.75) and row["conditioned"]["rl_f"] == 0.9
+    assert row["completed_from_stored"] and row["ratings"] == rating.name
+    [again] = score_items([_item()], fitted, tmp_path, progress=False)  # now stored whole: reused as is
+    assert again["reused"] and again["scores"]["rb_llm"] == pytest.approx(0.75)
+    other_encoder = Scorers(
+        metrics=fitted.metrics, bert=type("B", (_Bert,), {"name": "other-bert"})(), answer_judge=_AnswerJudge(),
+        idk_method="pattern", ratings="fitted", reference_rating=rating,
+    )  # fmt: skip
+    [rescored] = score_items([_item()], other_encoder, tmp_path, progress=False)
+    assert not rescored.get("completed_from_stored") and not rescored.get("reused")
