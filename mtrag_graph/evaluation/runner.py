@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -163,6 +164,7 @@ def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
         details["rl_f"] = {"statements": faithfulness["statements"], "verdicts": faithfulness["verdicts"]}
     return {
         "task_id": item.task_id,
+        "scored": scored_inputs(item),
         "answerability": item.answerability,
         "domain": item.domain,
         "metrics": list(metrics),
@@ -183,6 +185,18 @@ def conditioned(scores: dict[str, float | None], answerability: str) -> dict[str
             continue
         result[name] = condition(scores[name], answerability, scores["idk"], scores.get("clarify"))
     return result
+
+
+def scored_inputs(item: EvalItem) -> str:
+    """A hash of what a row's scores depend on (response, reference, question, passages, class): a stored
+    row is reused only for the same inputs, so re-scoring an edited predictions file redoes its changes."""
+    parts = [item.response, item.target, item.question, item.answerability, *item.passages]
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
+def _same_inputs(row: dict[str, Any], item: EvalItem) -> bool:
+    # rows written before the hash was stored carry none and are taken as they are
+    return row.get("scored") in (None, scored_inputs(item))
 
 
 def fitted_scores(scores: dict[str, float | None], scorers: Scorers) -> dict[str, float | None]:
@@ -249,6 +263,8 @@ def score_items(
     todo = []
     for index, item in enumerate(items):
         stored = done.get(item.task_id)
+        if stored is not None and not _same_inputs(stored, item):
+            stored = None
         if stored is not None and reusable(stored, scorers):
             rows[index] = {**stored, "reused": True}
         elif (completed := completed_with_fitted(stored, scorers)) is not None:

@@ -173,3 +173,16 @@ def test_the_default_idk_verdict_needs_no_judge_model(tmp_path):
     rows = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
     assert [r["scores"]["idk"] for r in rows] == [0.0, 1.0]
     assert rows[0]["judge"] is None and rows[0]["idk_method"] == "pattern"
+
+
+def test_a_row_whose_response_changed_is_rescored_not_reused(tmp_path):
+    out = tmp_path / "r"
+    args = ["-o", str(out), "--metrics", "rouge", "--no-progress"]
+    assert (
+        main(["evaluate", str(_write(tmp_path / "a.jsonl", [_task("a::1", prediction="Paris.")])), *args])
+        == 0
+    )
+    edited = _write(tmp_path / "b.jsonl", [_task("a::1", prediction="The capital of France is Paris.")])
+    assert main(["evaluate", str(edited), *args]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["reused_rows"] == 0 and report["overall"]["raw"]["rouge_l"] == 1.0
