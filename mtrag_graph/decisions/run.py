@@ -114,7 +114,8 @@ def decide_gate(
     result: dict[str, Any] = {**gate, "gate_seconds": time.perf_counter() - started}
     if (gate["gate"] == "yes" and generate == "after-yes") or generate == "always":
         started = time.perf_counter()
-        result.update(generate_and_check(state, context))
+        # the generator sees the gate's verdict, as in the graph (check_answer retries a decline after a "yes")
+        result.update(generate_and_check({**state, "gate": gate["gate"]}, context))
         result["generate_seconds"] = time.perf_counter() - started
     else:
         result["declined"] = None
