@@ -62,18 +62,25 @@ def _item(answerability="ANSWERABLE", response="Paris is the capital."):
     )
 
 
-def test_fitted_ratings_need_no_judge_and_pull_in_what_they_are_computed_from():
-    rating = ReferenceRating({"bert_rec": 0.5, "faithfulness": 0.5}, bias=0.0)
-    scorers = Scorers(
-        metrics=("rouge", "rb_llm", "rl_f", "idk"),
-        bert=_Bert(),
-        answer_judge=_AnswerJudge(),
+HALF_AND_HALF = ReferenceRating({"bert_rec": 0.5, "faithfulness": 0.5}, bias=0.0)
+
+
+def _fitted(metrics, bert=None, answer_judge=None):
+    """Scorers with the fitted ratings over fakes (BERTScore recall 0.6, faithfulness 0.9)."""
+    return Scorers(
+        metrics=metrics,
+        bert=bert or _Bert(),
+        answer_judge=answer_judge or _AnswerJudge(),
         idk_method="pattern",
         ratings="fitted",
-        reference_rating=rating,
+        reference_rating=HALF_AND_HALF,
     )
+
+
+def test_fitted_ratings_need_no_judge_and_pull_in_what_they_are_computed_from():
+    scorers = _fitted(("rouge", "rb_llm", "rl_f", "idk"))
     assert scorers.metrics == ("rouge", "bert", "rb_llm", "rl_f", "idk", "faithfulness")
-    assert scorers.llm_metrics == set() and scorers.provenance["ratings"] == rating.name
+    assert scorers.llm_metrics == set() and scorers.provenance["ratings"] == HALF_AND_HALF.name
     row = score_item(_item(), scorers)  # judge=None: any LLM call would raise
     assert row["scores"]["rb_llm"] == pytest.approx(0.75) and row["scores"]["rl_f"] == 0.9
     assert row["conditioned"]["rl_f"] == 0.9
@@ -158,7 +165,6 @@ def test_the_real_harness_rates_a_supported_answer_above_an_unsupported_one(tmp_
 def test_rows_scored_before_are_completed_with_the_fitted_ratings_not_rescored(tmp_path):
     from mtrag_graph.evaluation.runner import score_items
 
-    rating = ReferenceRating({"bert_rec": 0.5, "faithfulness": 0.5}, bias=0.0)
     plain = Scorers(
         metrics=("rouge", "bert", "idk", "faithfulness"),
         bert=_Bert(),
@@ -175,22 +181,14 @@ def test_rows_scored_before_are_completed_with_the_fitted_ratings_not_rescored(t
         def recall(self, *args):
             raise AssertionError("recomputed BERTScore")
 
-    fitted = Scorers(
-        metrics=("rouge", "bert", "idk", "faithfulness", "rb_llm", "rl_f"),
-        bert=_RefusingBert(),
-        answer_judge=_RefusingJudge(),
-        idk_method="pattern",
-        ratings="fitted",
-        reference_rating=rating,
+    fitted = _fitted(
+        ("rouge", "bert", "idk", "faithfulness", "rb_llm", "rl_f"), _RefusingBert(), _RefusingJudge()
     )
     [row] = score_items([_item()], fitted, tmp_path, progress=False)
     assert row["scores"]["rb_llm"] == pytest.approx(0.75) and row["conditioned"]["rl_f"] == 0.9
-    assert row["completed_from_stored"] and row["ratings"] == rating.name
+    assert row["completed_from_stored"] and row["ratings"] == HALF_AND_HALF.name
     [again] = score_items([_item()], fitted, tmp_path, progress=False)  # now stored whole: reused as is
     assert again["reused"] and again["scores"]["rb_llm"] == pytest.approx(0.75)
-    other_encoder = Scorers(
-        metrics=fitted.metrics, bert=type("B", (_Bert,), {"name": "other-bert"})(), answer_judge=_AnswerJudge(),
-        idk_method="pattern", ratings="fitted", reference_rating=rating,
-    )  # fmt: skip
+    other_encoder = _fitted(fitted.metrics, bert=type("B", (_Bert,), {"name": "other-bert"})())
     [rescored] = score_items([_item()], other_encoder, tmp_path, progress=False)
     assert not rescored.get("completed_from_stored") and not rescored.get("reused")
