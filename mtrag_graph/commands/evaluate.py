@@ -113,7 +113,7 @@ def _scorers(args, metrics):
     fitted = args.ratings == "fitted"
     if fitted:
         metrics = with_fitted_needs(metrics)
-    bert = judge = reference_rating = None
+    bert = judge = None
     if "bert" in metrics:
         from mtrag_graph.evaluation.bertscore import Baseline, BertScorer
 
@@ -140,10 +140,7 @@ def _scorers(args, metrics):
         # vectors kept on disk: scoring the same passages again (another report, --fidelity) is fast
         cache = None if args.no_embedding_cache else default_embedding_cache()
         answer_judge = load_answer_judge(args.answer_judge, embedding_cache=cache)
-    if fitted:
-        from mtrag_graph.evaluation.fitted import shipped_reference_rating
-
-        reference_rating = shipped_reference_rating()
+    # with ratings="fitted", Scorers loads the shipped reference rating itself
     return Scorers(
         metrics=metrics,
         bert=bert,
@@ -151,7 +148,6 @@ def _scorers(args, metrics):
         answer_judge=answer_judge,
         idk_method=args.idk_method,
         ratings=args.ratings,
-        reference_rating=reference_rating,
     )
 
 
