@@ -65,6 +65,9 @@ JSON_MAX_TOKENS = 256
 
 
 MODEL_CALL_TAG = "mtrag:model_call"  # a non-chat model run (reranker, search) that counts as a model call
+# LangGraph's tag for a model run whose messages stay out of ``stream_mode="messages"``
+# (``langgraph.constants.TAG_NOSTREAM``): every call but the answer's and the clarifying question's.
+NOSTREAM_TAG = "nostream"
 
 
 class CallLog(BaseCallbackHandler):
@@ -199,6 +202,7 @@ def invoke_text(
     max_tokens: int | None = None,
     transient_retries: int = TRANSIENT_RETRIES,
     backoff_seconds: float = BACKOFF_SECONDS,
+    stream: bool = False,
     **options: Any,
 ) -> AIMessage:
     """One model call; transient errors are retried (LangChain's ``with_retry``), each attempt a run.
@@ -207,12 +211,17 @@ def invoke_text(
     off), so every attempt is recorded: calls inside a node by the node's ``CallLog`` (see
     ``recording``); ``log`` records this call into that log instead (the evaluation's judges keep
     their own).
+
+    ``stream=True`` (the answer, the clarifying question): the reply's tokens reach a caller that
+    streams the graph with ``stream_mode="messages"``. Every other call is tagged ``nostream`` and
+    stays out of that stream. Either way this returns the whole reply; a transient error after some
+    tokens were streamed is retried like any other, and the retry streams under a new message id.
     """
     if log is not None:
         with recording(log):
             return invoke_text(
                 model, messages, max_tokens=max_tokens, transient_retries=transient_retries,
-                backoff_seconds=backoff_seconds, **options,
+                backoff_seconds=backoff_seconds, stream=stream, **options,
             )  # fmt: skip
     if max_tokens:
         options["max_tokens"] = max_tokens
@@ -221,6 +230,8 @@ def invoke_text(
         "run_name": f"{node}.model",
         "metadata": {"node": node, "model_name": model_name(model)},
     }
+    if not stream:
+        config["tags"] = [NOSTREAM_TAG]
     while True:
         retrying = model.bind(**options).with_retry(
             retry_if_exception_type=TRANSIENT_ERRORS,

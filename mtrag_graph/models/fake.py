@@ -7,17 +7,19 @@ driven without a model.
 
 from __future__ import annotations
 
+import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import PrivateAttr
 
 Reply = str | BaseException
+_TOKEN = re.compile(r"\s*\S+|\s+")  # a streamed "token": a word with the spaces before it
 Responder = Callable[[list[BaseMessage], dict[str, Any]], Reply]
 
 
@@ -41,13 +43,8 @@ class ScriptedChatModel(BaseChatModel):
     def calls(self) -> list[dict[str, Any]]:
         return self._calls
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The next scripted reply (raised when it is an exception) and its response metadata."""
         with self._lock:
             index = len(self._calls)
             self._calls.append({"messages": messages, "options": kwargs})
@@ -60,15 +57,41 @@ class ScriptedChatModel(BaseChatModel):
         if isinstance(reply, BaseException):
             raise reply
         prompt_tokens = sum(len(str(m.content).split()) for m in messages)
-        completion_tokens = len(str(reply).split())
-        message = AIMessage(
-            content=str(reply),
-            response_metadata={
-                "model_name": self.model_name,
-                "finish_reason": "stop",
-                "prompt_tokens": prompt_tokens,
-                "prompt_tokens_processed": prompt_tokens,
-                "completion_tokens": completion_tokens,
-            },
-        )
+        metadata = {
+            "model_name": self.model_name,
+            "finish_reason": "stop",
+            "prompt_tokens": prompt_tokens,
+            "prompt_tokens_processed": prompt_tokens,
+            "completion_tokens": len(str(reply).split()),
+        }
+        return str(reply), metadata
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        text, metadata = self._reply(messages, kwargs)
+        message = AIMessage(content=text, response_metadata=metadata)
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The same reply word by word (used when the caller streams); the metadata comes last."""
+        text, metadata = self._reply(messages, kwargs)
+        pieces = [*_TOKEN.findall(text), ""]
+        for number, piece in enumerate(pieces):
+            last = number == len(pieces) - 1
+            chunk = ChatGenerationChunk(
+                message=AIMessageChunk(content=piece, response_metadata=metadata if last else {})
+            )
+            if run_manager:
+                run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk

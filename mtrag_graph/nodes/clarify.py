@@ -120,7 +120,7 @@ def clarifying_question(state: dict[str, Any], context: Context) -> str:
         context,
     )
     reply = invoke_text(
-        get_chat_model(context.clarify_model), messages, max_tokens=context.clarify_max_tokens
+        get_chat_model(context.clarify_model), messages, max_tokens=context.clarify_max_tokens, stream=True
     )
     text = " ".join(str(reply.content).split()).strip("\"' ")
     return text if text.endswith("?") else context.clarify_fallback_question

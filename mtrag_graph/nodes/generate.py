@@ -25,6 +25,7 @@ def generate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]
         get_chat_model(candidate.model),
         answer_messages(state, context, candidate),
         max_tokens=context.answer_max_tokens,
+        stream=True,  # the answer's tokens reach graph.stream(..., stream_mode="messages")
     )
     return {
         "draft": candidate.finish(str(reply.content), context.citation_markers),
