@@ -40,6 +40,9 @@ class StandIn(BaseHTTPRequestHandler):
             content = "What do honey bees do when food is close?"
         else:
             content = "Honey bees perform a round dance when food is close to the hive."
+        if body.get("stream"):
+            self._send_events(body, content)
+            return
         reply = {
             "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
@@ -51,6 +54,26 @@ class StandIn(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _send_events(self, body, content):
+        """The reply as server-sent events: one per word, then the finish reason, the usage, [DONE]."""
+        words = [w + " " for w in content.split(" ")]
+        words[-1] = words[-1].rstrip()
+        base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": body["model"]}
+        events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}]
+        events += [{**base, "choices": [{"index": 0, "delta": {"content": w}}]} for w in words]
+        events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        if (body.get("stream_options") or {}).get("include_usage"):
+            usage = {"prompt_tokens": 10, "completion_tokens": len(words), "total_tokens": 10 + len(words)}
+            events.append({**base, "choices": [], "usage": usage})
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        for event in events:
+            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.close_connection = True
 
     def log_message(self, *args):
         pass
@@ -110,3 +133,33 @@ def test_after_the_bounded_retries_the_error_is_raised(endpoint):
     with pytest.raises(Exception, match="503"):
         invoke_text(model, [HumanMessage(content="Say something.")], backoff_seconds=0)
     assert len(StandIn.requests) == 3
+
+
+def test_streamed_graph_yields_the_answer_tokens_over_server_sent_events(endpoint):
+    spec = f"vllm:stand-in@{endpoint}"
+    context = Context(
+        rewrite_model=spec, classify_model=spec, gate_model=spec, generate_model=spec, reranker="lexical",
+        gate_classifier=None,
+    )  # fmt: skip
+    task = make_task(
+        ["How do bees find flowers?", "They dance.", "What do they do when food is close?"],
+        ["The round dance means food is close to the hive."],
+    )
+    tokens, state = [], {}
+    for mode, chunk in build_graph().stream(
+        {"task": task}, context=context, stream_mode=["messages", "values"]
+    ):
+        if mode == "messages":
+            assert chunk[1]["langgraph_node"] == "generate"  # no internal call reaches the stream
+            tokens.append(chunk[0].content)
+        else:
+            state = chunk
+    assert len([t for t in tokens if t]) > 5
+    assert "".join(tokens) == state["answer"]
+    # free-text calls may stream (their tokens stay out of the graph's stream); constrained ones never do
+    streamed = [r for r in StandIn.requests if r.get("stream")]
+    assert streamed and not any("response_format" in r for r in streamed)
+    assert any(r.get("response_format") for r in StandIn.requests)
+    generate_calls = [c for c in state["model_calls"] if c["node"] == "generate"]
+    assert generate_calls[0]["completion_tokens"] == len(state["answer"].split())
+    assert generate_calls[0]["finish_reason"] == "stop"

@@ -80,15 +80,15 @@ def _build(spec: str) -> BaseChatModel:
         }
         if url:
             options["base_url"] = url
+        from mtrag_graph.models.openai_compatible import ChatOpenAICompatible, ChatOpenAIStreamingText
+
         model: ChatOpenAI
         if kind == "vllm":
-            from mtrag_graph.models.openai_compatible import ChatOpenAICompatible
-
             options["api_key"] = os.environ.get("VLLM_API_KEY", "EMPTY")
             # the OpenAI SDK's per-request CPU caps the throughput of many tasks against a fast server
             model = ChatOpenAICompatible(**options)
         else:
-            model = ChatOpenAI(**options)
+            model = ChatOpenAIStreamingText(**options)
         model.metadata = {**(model.metadata or {}), "backend": kind}
         return model
     if kind == "scripted":

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import atexit
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 _INSTANCES: dict[tuple[str, int], Any] = {}
@@ -125,16 +125,9 @@ class ChatLlamaCpp(BaseChatModel):
 
         return {**entry(int(best[0])), "top_logprobs": [entry(int(t)) for t in best]}
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _options(self, stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
         from llama_cpp import LlamaGrammar
 
-        self._ensure_loaded()
         options: dict[str, Any] = {
             "temperature": self.temperature,
             "max_tokens": int(kwargs.get("max_tokens") or self.max_tokens),
@@ -144,6 +137,41 @@ class ChatLlamaCpp(BaseChatModel):
             options["grammar"] = LlamaGrammar.from_string(choice_grammar(kwargs["choices"]), verbose=False)
         elif kwargs.get("json_schema") and self.json_grammar:
             options["response_format"] = {"type": "json_object", "schema": kwargs["json_schema"]}
+        return options
+
+    def _token_metadata(
+        self, before: list[int], prompt_tokens: int, completion_tokens: int, finish_reason: str | None
+    ) -> dict[str, Any]:
+        """The reply's response metadata; call with the model's lock held, right after the call."""
+        after = list(self._llama._input_ids[:prompt_tokens])
+        # tokens no recent prompt started with: what an ideal prefix cache would still process
+        shared = max((_common_prefix(p, after) for p in self._recent), default=0)
+        self._recent = [after, *self._recent[: _RECENT_PROMPTS - 1]]
+        # llama.cpp re-evaluates at least the last prompt token even on a full prefix match
+        reused = min(_common_prefix(before, after), max(prompt_tokens - 1, 0))
+        return {
+            "model_name": self.model_name,
+            "finish_reason": finish_reason,
+            "prompt_tokens": prompt_tokens,
+            "prompt_tokens_processed": prompt_tokens - reused,
+            "prompt_tokens_unique": prompt_tokens - min(shared, max(prompt_tokens - 1, 0)),
+            "completion_tokens": completion_tokens,
+        }
+
+    @staticmethod
+    def _usage(metadata: dict[str, Any]) -> dict[str, int]:
+        prompt, completion = metadata["prompt_tokens"], metadata["completion_tokens"]
+        return {"input_tokens": prompt, "output_tokens": completion, "total_tokens": prompt + completion}
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self._ensure_loaded()
+        options = self._options(stop, kwargs)
         chat = [{"role": _role(m), "content": str(m.content)} for m in messages]
         with self._lock:
             if not self.reuse_prefix:
@@ -153,31 +181,85 @@ class ChatLlamaCpp(BaseChatModel):
             if kwargs.get("logprobs"):
                 first_token = self._first_token_logprobs(chat, options, int(kwargs.get("top_logprobs") or 5))
             out = self._llama.create_chat_completion(messages=chat, **options)
-            prompt_tokens = int(out["usage"]["prompt_tokens"])
-            after = list(self._llama._input_ids[:prompt_tokens])
-            # tokens no recent prompt started with: what an ideal prefix cache would still process
-            shared = max((_common_prefix(p, after) for p in self._recent), default=0)
-            self._recent = [after, *self._recent[: _RECENT_PROMPTS - 1]]
-        # llama.cpp re-evaluates at least the last prompt token even on a full prefix match
-        reused = min(_common_prefix(before, after), max(prompt_tokens - 1, 0))
-        choice = out["choices"][0]
-        metadata = {
-            "model_name": self.model_name,
-            "finish_reason": choice.get("finish_reason"),
-            "prompt_tokens": prompt_tokens,
-            "prompt_tokens_processed": prompt_tokens - reused,
-            "prompt_tokens_unique": prompt_tokens - min(shared, max(prompt_tokens - 1, 0)),
-            "completion_tokens": int(out["usage"]["completion_tokens"]),
-        }
+            choice = out["choices"][0]
+            metadata = self._token_metadata(
+                before,
+                int(out["usage"]["prompt_tokens"]),
+                int(out["usage"]["completion_tokens"]),
+                choice.get("finish_reason"),
+            )
         if first_token is not None:
             metadata["logprobs"] = {"content": [first_token]}
         message = AIMessage(
             content=choice["message"]["content"] or "",
             response_metadata=metadata,
-            usage_metadata={
-                "input_tokens": prompt_tokens,
-                "output_tokens": metadata["completion_tokens"],
-                "total_tokens": prompt_tokens + metadata["completion_tokens"],
-            },
+            usage_metadata=self._usage(metadata),  # type: ignore[arg-type]
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The reply token by token (LangChain calls this when the caller streams); the metadata comes last.
+
+        Constrained calls (choices, JSON) and calls asking for log-probabilities are not worth
+        streaming: they come as one chunk from ``_generate``, exactly as when not streamed.
+        """
+        if kwargs.get("choices") or kwargs.get("json_schema") or kwargs.get("logprobs"):
+            result = self._generate(messages, stop, None, **kwargs)
+            message = result.generations[0].message
+            chunk = ChatGenerationChunk(
+                message=AIMessageChunk(
+                    content=message.content,
+                    response_metadata=message.response_metadata,
+                    usage_metadata=getattr(message, "usage_metadata", None),
+                )
+            )
+            if run_manager:
+                run_manager.on_llm_new_token(str(chunk.message.content), chunk=chunk)
+            yield chunk
+            return
+        self._ensure_loaded()
+        options = self._options(stop, kwargs)
+        chat = [{"role": _role(m), "content": str(m.content)} for m in messages]
+        with self._lock:
+            if not self.reuse_prefix:
+                self._llama.reset()
+            before = list(self._llama._input_ids)
+            prompt_sizes: list[int] = []
+            evaluate = self._llama.generate
+
+            def counting_generate(tokens: Sequence[int], *args: Any, **options: Any) -> Any:
+                # llama-cpp-python reports no usage when streaming: the prompt's size is seen here
+                prompt_sizes.append(len(tokens))
+                return evaluate(tokens, *args, **options)
+
+            self._llama.generate = counting_generate
+            finish_reason = None
+            try:
+                for part in self._llama.create_chat_completion(messages=chat, stream=True, **options):
+                    choice = part["choices"][0]
+                    finish_reason = choice.get("finish_reason") or finish_reason
+                    if text := (choice.get("delta") or {}).get("content"):
+                        chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
+                        if run_manager:
+                            run_manager.on_llm_new_token(text, chunk=chunk)
+                        yield chunk
+            finally:
+                del self._llama.generate  # the class's method again
+            prompt_tokens = prompt_sizes[0]
+            # the context now holds the prompt and the generated tokens, except the last one of a reply
+            # cut at max_tokens (sampled, never evaluated)
+            generated = len(self._llama._input_ids) - prompt_tokens + (finish_reason == "length")
+            metadata = self._token_metadata(before, prompt_tokens, generated, finish_reason)
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="",
+                response_metadata=metadata,
+                usage_metadata=self._usage(metadata),  # type: ignore[arg-type]
+            )
+        )

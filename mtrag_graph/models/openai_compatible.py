@@ -8,17 +8,23 @@ was most of the client's CPU and capped the throughput a fast server could give 
 benchmarks/results/throughput.md). Errors keep the classes and fields the retry logic reads: a
 timeout is a ``TimeoutError``, a connection failure a ``ConnectionError``, an HTTP error an
 ``EndpointError`` with ``status_code`` (429 and 5xx are retried, other codes are not).
+
+Free-text replies stream (server-sent events) when the caller streams (``graph.stream(...,
+stream_mode="messages")``); constrained replies and replies with log-probabilities come whole, as when
+not streamed, so the constraint fallback and the strict parsing see the same reply either way.
 """
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.messages import BaseMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 
 from mtrag_graph.models.constraints import rejects_constraint
@@ -62,8 +68,49 @@ def _client(base_url: str) -> httpx.Client:
         return _CLIENTS[base_url]
 
 
+def streams_text_only(kwargs: dict[str, Any]) -> bool:
+    """Whether a call with these options streams: free text does; a constrained reply
+    (``response_format``) or one with log-probabilities comes whole."""
+    return not (kwargs.get("response_format") or kwargs.get("logprobs"))
+
+
+def _whole_reply_chunk(result: ChatResult) -> ChatGenerationChunk:
+    message = result.generations[0].message
+    return ChatGenerationChunk(
+        message=AIMessageChunk(
+            content=message.content,
+            response_metadata=message.response_metadata,
+            usage_metadata=getattr(message, "usage_metadata", None),
+        ),
+        generation_info=result.generations[0].generation_info,
+    )
+
+
+class ChatOpenAIStreamingText(ChatOpenAI):
+    """``ChatOpenAI`` (``openai:`` specs) that streams free-text replies only (see the module doc)."""
+
+    def _stream(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        if streams_text_only(kwargs):
+            yield from super()._stream(messages, stop=stop, run_manager=run_manager, **kwargs)
+            return
+        chunk = _whole_reply_chunk(self._generate(messages, stop=stop, **kwargs))
+        if run_manager:
+            run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+        yield chunk
+
+
 class ChatOpenAICompatible(ChatOpenAI):
-    """``ChatOpenAI`` whose non-streaming chat completions go over ``httpx`` (see the module doc)."""
+    """``ChatOpenAI`` whose chat completions go over ``httpx`` (see the module doc)."""
+
+    def _endpoint(self) -> tuple[str, dict[str, str], float]:
+        base = str(self.openai_api_base or "https://api.openai.com/v1").rstrip("/")
+        headers = {**(self.default_headers or {})}
+        key: Any = self.openai_api_key
+        key = key.get_secret_value() if hasattr(key, "get_secret_value") else key() if callable(key) else key
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        timeout = self.request_timeout if isinstance(self.request_timeout, int | float) else 120.0
+        return base, headers, float(timeout)
 
     def _generate(
         self,
@@ -74,13 +121,7 @@ class ChatOpenAICompatible(ChatOpenAI):
     ) -> ChatResult:
         payload = self._get_request_payload(messages, stop=stop, **kwargs)
         payload.pop("stream", None)
-        base = str(self.openai_api_base or "https://api.openai.com/v1").rstrip("/")
-        headers = {**(self.default_headers or {})}
-        key: Any = self.openai_api_key
-        key = key.get_secret_value() if hasattr(key, "get_secret_value") else key() if callable(key) else key
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        timeout = self.request_timeout if isinstance(self.request_timeout, int | float) else 120.0
+        base, headers, timeout = self._endpoint()
         try:
             response = _client(base).post(
                 f"{base}/chat/completions", json=payload, headers=headers, timeout=timeout
@@ -92,3 +133,49 @@ class ChatOpenAICompatible(ChatOpenAI):
         if response.status_code >= 400:
             raise endpoint_error(response.status_code, response.text, payload)
         return self._create_chat_result(response.json())
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The reply as server-sent events, parsed by ``ChatOpenAI``'s own chunk conversion."""
+        if not streams_text_only(kwargs):
+            chunk = _whole_reply_chunk(self._generate(messages, stop=stop, **kwargs))
+            if run_manager:
+                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+            return
+        payload = self._get_request_payload(messages, stop=stop, **kwargs)
+        payload["stream"] = True
+        payload["stream_options"] = {"include_usage": True}  # the last event carries the token counts
+        base, headers, timeout = self._endpoint()
+        chunk_class: Any = AIMessageChunk
+        try:
+            with _client(base).stream(
+                "POST", f"{base}/chat/completions", json=payload, headers=headers, timeout=timeout
+            ) as response:
+                if response.status_code >= 400:
+                    raise endpoint_error(response.status_code, response.read().decode(errors="replace"), payload)
+                for line in response.iter_lines():
+                    if not line.startswith("data:"):
+                        continue  # blank separators, comments, event names
+                    data = line[len("data:") :].strip()
+                    if data == "[DONE]":
+                        break
+                    event = json.loads(data)
+                    if event.get("error"):
+                        raise TransientEndpointError(500, json.dumps(event["error"]))
+                    chunk = self._convert_chunk_to_generation_chunk(event, chunk_class, {})
+                    if chunk is None:
+                        continue
+                    chunk_class = chunk.message.__class__
+                    if run_manager:
+                        run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+                    yield chunk
+        except httpx.TimeoutException as error:
+            raise TimeoutError(f"{base}: no reply within {timeout:g} s ({type(error).__name__})") from error
+        except httpx.TransportError as error:
+            raise ConnectionError(f"{base}: {type(error).__name__}: {error}") from error
