@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph.bookkeeping import route_of
+from mtrag_graph.citations import answer_citations
 from mtrag_graph.concurrency import (
     default_endpoint_limit,
     endpoint_limit,
@@ -22,6 +23,7 @@ from mtrag_graph.concurrency import (
 )
 from mtrag_graph.context import Context
 from mtrag_graph.jsonl_out import open_resumable
+from mtrag_graph.streaming import run_streamed
 from mtrag_graph.tasks import TaskError, answerability_of, parse_task, read_jsonl, task_label
 
 
@@ -80,9 +82,17 @@ def _task_key(record: dict[str, Any]) -> str | None:
     return record.get("task_id") or record.get("_line")
 
 
-def prediction_record(task: dict[str, Any], state: dict[str, Any], seconds: float) -> dict[str, Any]:
+def prediction_record(
+    task: dict[str, Any], state: dict[str, Any], seconds: float, first_token: float | None = None
+) -> dict[str, Any]:
+    """The task with its prediction (the submission format's ``text``, and beside it the ``citations``:
+    each answer sentence with its supporting passages) and the route. ``first_token``: seconds to the
+    answer's first streamed token, when the run was streamed."""
     route = {**route_of(state), "seconds": round(seconds, 3)}
-    return {**task, "predictions": [{"text": state["answer"]}], "route": route, "status": "ok"}
+    if first_token is not None:
+        route["first_token_seconds"] = round(first_token, 3)
+    prediction = {"text": state["answer"], "citations": answer_citations(state)}
+    return {**task, "predictions": [prediction], "route": route, "status": "ok"}
 
 
 def answer_tasks(
@@ -97,12 +107,15 @@ def answer_tasks(
     config: dict[str, Any] | None = None,
     concurrency: int = 1,
     endpoint_concurrency: int | None = None,
+    stream: bool = False,
 ) -> RunSummary:
     """Answer every task of ``tasks_path`` into ``output_path`` (one line per task, resumable).
 
     ``concurrency``: tasks in flight at once (see ``mtrag_graph.concurrency``); ``endpoint_concurrency``:
     requests in flight per remote endpoint (default: one per task in flight, times the ensemble's
-    candidates). Lines come in finishing order.
+    candidates). Lines come in finishing order. ``stream``: run each task streamed
+    (``streaming.run_streamed``) and record the seconds to the answer's first token in the route
+    (``first_token_seconds``; the bench's first-token column).
     """
     if graph is None:
         from mtrag_graph.graph import build_graph
@@ -127,9 +140,13 @@ def answer_tasks(
                 raise TaskError(task_label(raw, line), "<line>", error)
             parse_task(raw, line)
             assert isinstance(raw, dict)  # parse_task accepted it
-            state = graph.invoke({"task": raw}, context=context, config=config)
+            first_token = None
+            if stream:
+                state, first_token = run_streamed(graph, {"task": raw}, context=context, config=config)
+            else:
+                state = graph.invoke({"task": raw}, context=context, config=config)
             seconds = time.perf_counter() - started
-            return prediction_record(raw, state, seconds), seconds
+            return prediction_record(raw, state, seconds, first_token), seconds
         except TaskError as failure:
             return _failed(raw, key, failure.field, failure.message), 0.0
         except Exception as failure:  # noqa: BLE001 - one task's crash must not end the run

@@ -60,6 +60,20 @@ def preset_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
         "generated_tokens": mean("completion_tokens"),
         "overhead_share": max(sum(seconds) - model_total, 0.0) / sum(seconds),
         "abstentions": sum(1 for r in ok if r["route"].get("abstain_reason")),
+        **first_token_stats(ok),
+    }
+
+
+def first_token_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Seconds from the start of a task to the answer's first streamed token (p50, p95), over the tasks
+    whose answer streamed (an abstention before ``generate`` streams none), and their number."""
+    firsts = [r["route"]["first_token_seconds"] for r in records if r["route"].get("first_token_seconds") is not None]
+    if not firsts:
+        return {"first_token_tasks": 0}
+    return {
+        "first_token_tasks": len(firsts),
+        "first_token_p50": _percentile(firsts, 0.5),
+        "first_token_p95": _percentile(firsts, 0.95),
     }
 
 
@@ -102,6 +116,7 @@ def run_bench(
             graph=graph,
             concurrency=concurrency,
             endpoint_concurrency=endpoint_concurrency,
+            stream=True,  # for the time to the answer's first token
         )
         records = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines()]
         stats = preset_stats(records[:limit] if limit else records)
@@ -139,6 +154,8 @@ def render(results: dict[str, Any]) -> str:
             f"| {_rate(s.get('tasks_per_second'))} |"
         )
     lines.append("")
+    lines.extend(first_token_table(results))
+    lines.append("")
     lines.append("Model seconds per task, by node:")
     nodes = sorted({n for s in results.values() for n in s.get("model_seconds_per_node", {})})
     lines.append("| preset | " + " | ".join(nodes) + " |")
@@ -147,3 +164,24 @@ def render(results: dict[str, Any]) -> str:
         per = s.get("model_seconds_per_node", {})
         lines.append(f"| {label} | " + " | ".join(f"{per.get(n, 0):.1f}" for n in nodes) + " |")
     return "\n".join(lines)
+
+
+def first_token_table(results: dict[str, Any]) -> list[str]:
+    """Time to the answer's first token beside time per task (seconds)."""
+    lines = [
+        "Time to the first answer token, beside time per task (seconds):",
+        "| preset | s/task p50 | s/task p95 | first token p50 | first token p95 | answers streamed |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, s in results.items():
+        if not s.get("tasks"):
+            continue
+        if s.get("first_token_tasks"):
+            first = f"{s['first_token_p50']:.1f} | {s['first_token_p95']:.1f}"
+        else:
+            first = "- | -"
+        lines.append(
+            f"| {label} | {s['seconds_p50']:.1f} | {s['seconds_p95']:.1f} | {first} "
+            f"| {s.get('first_token_tasks', 0)} of {s['tasks']} |"
+        )
+    return lines

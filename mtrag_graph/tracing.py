@@ -24,6 +24,7 @@ from langchain_core.tracers.schemas import Run
 
 from mtrag_graph import settings
 from mtrag_graph.bookkeeping import cost_summary
+from mtrag_graph.citations import answer_citations
 from mtrag_graph.state import RelationClass
 
 # LangGraph's own bookkeeping keys: left out of the trace file (LangSmith keeps them).
@@ -128,6 +129,8 @@ class TraceFile(BaseTracer):
         outputs = run.outputs or {}
         if outputs.get("answer") is not None:
             tree["answer"] = outputs["answer"]
+            if "kept_passages" in outputs or "grounding" in outputs:  # the answering graph's final state
+                tree["citations"] = answer_citations(outputs)
         with self._lock, self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(tree, ensure_ascii=False, default=str) + "\n")
 

@@ -90,3 +90,29 @@ def test_run_bench_at_a_concurrency_reports_tasks_per_second(tmp_path):
     assert stats["tasks"] == 6 and stats["concurrency"] == 3 and stats["tasks_per_second"] > 0
     assert len((tmp_path / "out" / "ncl.jsonl").read_text().splitlines()) == 6
     assert f"| 3 | {stats['tasks_per_second']:.2f} |" in render(results)
+
+
+def test_first_token_stats_cover_the_tasks_whose_answer_streamed():
+    records = [record(s, 4, 60, 50, {}) for s in (10.0, 20.0, 30.0)]
+    for r, first in zip(records, (2.0, 4.0, None), strict=True):
+        if first is not None:
+            r["route"]["first_token_seconds"] = first
+    stats = preset_stats(records)
+    assert stats["first_token_tasks"] == 2
+    assert (stats["first_token_p50"], stats["first_token_p95"]) == (2.0, 4.0)
+
+
+def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(make_task(["How do bees dance?"], ["Bees dance the waggle dance."])) + "\n")
+    fake = ScriptedChatModel(
+        responder=lambda messages, options: "yes" if options.get("choices") else "Bees dance the waggle dance."
+    )
+    overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
+                 "reranker": "lexical", "gate_classifier": None}  # fmt: skip
+    results = run_bench(tasks, ["ncl"], tmp_path / "out", limit=1, overrides=overrides)
+    stats = results["ncl"]
+    assert stats["first_token_tasks"] == 1
+    assert 0 < stats["first_token_p50"] <= stats["seconds_p50"]
+    assert "| ncl |" in render(results).split("Time to the first answer token")[1]
+    assert "| 1 of 1 |" in render(results)

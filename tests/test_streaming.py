@@ -1,0 +1,62 @@
+"""Streaming a run: the answer's tokens reach stream_mode="messages"; internal calls do not."""
+
+from __future__ import annotations
+
+import json
+
+from mtrag_graph.batch import answer_tasks
+from mtrag_graph.graph import build_graph
+from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.streaming import run_streamed
+from mtrag_graph.testing import fake_context, make_task
+
+ANSWER = "Bees dance to show where the flowers are. The waggle dance points at food."
+TASK = make_task(
+    ["How do bees talk?", "They dance.", "Why do they dance?"],
+    ["Bees dance to show where flowers are. The waggle dance points at food."],
+)
+
+
+def test_only_the_answer_call_reaches_the_messages_stream():
+    context = fake_context(generate=[ANSWER])
+    items = list(build_graph().stream({"task": TASK}, context=context, stream_mode="messages"))
+    assert {metadata["langgraph_node"] for _, metadata in items} == {"generate"}  # no rewrite, class, gate
+    tokens = [message.content for message, _ in items]
+    assert len([t for t in tokens if t]) > 5  # word by word, not one piece
+    assert "".join(tokens) == ANSWER
+
+
+def test_a_streamed_run_ends_in_the_same_state_as_an_invoked_one():
+    streamed, first = run_streamed(build_graph(), {"task": TASK}, context=fake_context(generate=[ANSWER]))
+    invoked = build_graph().invoke({"task": TASK}, context=fake_context(generate=[ANSWER]))
+    assert streamed["answer"] == invoked["answer"] == ANSWER
+    assert streamed["gate"] == invoked["gate"] and first is not None and first > 0
+
+
+def test_a_retried_answer_streams_again_under_a_new_message_id():
+    context = fake_context(generate=["Why do they dance?", ANSWER])  # restates the question: retried
+    ids, tokens = set(), []
+    for message, metadata in build_graph().stream({"task": TASK}, context=context, stream_mode="messages"):
+        ids.add(message.id)
+        tokens.append(message.content)
+    assert len(ids) == 2 and "".join(tokens) == "Why do they dance?" + ANSWER
+
+
+def test_the_clarifying_question_streams_from_the_clarify_node():
+    question = "Which library do you mean?"
+    context = fake_context(clarify=True, clarify_model=ScriptedChatModel(responses=[question]))
+    task = make_task(["What are the opening hours of this library?"], ["The city library opens at 9."])
+    items = list(build_graph().stream({"task": task}, context=context, stream_mode="messages"))
+    assert {metadata["langgraph_node"] for _, metadata in items} == {"clarify"}
+    assert "".join(message.content for message, _ in items) == question
+
+
+def test_batch_records_the_first_token_and_the_citations_of_each_prediction(tmp_path):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(TASK) + "\n")
+    answer_tasks(tasks, tmp_path / "out.jsonl", fake_context(generate=[ANSWER]), progress=False, stream=True)
+    record = json.loads((tmp_path / "out.jsonl").read_text())
+    prediction = record["predictions"][0]
+    assert prediction["text"] == ANSWER
+    assert 0 < record["route"]["first_token_seconds"] <= record["route"]["seconds"]
+    assert [c["document_ids"] for c in prediction["citations"]] == [["d0"], ["d0"]]
