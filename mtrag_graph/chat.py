@@ -29,6 +29,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from mtrag_graph.bookkeeping import route_of
+from mtrag_graph.citations import answer_citations
 from mtrag_graph.context import Context
 from mtrag_graph.graph import Insertion, build_graph
 
@@ -37,6 +38,8 @@ class ChatState(TypedDict, total=False):
     turns: Annotated[list[dict[str, str]], operator.add]  # the whole conversation, {"speaker", "text"}
     passages: list[dict[str, Any]] | None  # fixed passages; None: retrieve from Context.index_dir
     route: dict[str, Any]  # the decisions behind the last answer
+    # the last answer's sentences with their passages (citations.answer_citations) and those passages
+    citations: dict[str, Any]
 
 
 def user_turn(text: str, passages: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -79,7 +82,10 @@ def build_chat_graph(*, checkpointer: Any = None, insert: Sequence[Insertion] = 
             new_turns += [{"speaker": "agent", "text": clarification["question"]},
                           {"speaker": "user", "text": clarification["reply"]}]  # fmt: skip
         new_turns.append({"speaker": "agent", "text": result["answer"]})
-        return {"turns": new_turns, "route": route_of(result)}
+        sources = [{"document_id": p.get("document_id"), "title": p.get("title") or ""}
+                   for p in result.get("kept_passages") or []]  # fmt: skip
+        citations = {"sentences": answer_citations(result), "passages": sources}
+        return {"turns": new_turns, "route": route_of(result), "citations": citations}
 
     builder = StateGraph(ChatState, context_schema=Context)
     builder.add_node("respond", respond)

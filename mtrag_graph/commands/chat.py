@@ -2,13 +2,20 @@
 
 The conversation is kept in a checkpointer (a SQLite file by default, PostgreSQL with
 ``--checkpointer postgresql://...``): starting again with the same ``--thread`` continues it.
+
+While a turn runs, a status line names the step the graph is in (rewriting, retrieving, checking the
+passages, writing); the answer is printed as the model writes it, then with a marker per sentence
+([1], [2]: the passages that support it) and the titles of those passages under it.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import sys
 import uuid
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TextIO
 
 from mtrag_graph import settings
 from mtrag_graph.commands.answer import add_model_options, context_from_args
@@ -37,6 +44,111 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+# What the status line says while a node of the answering graph runs.
+STATUS = {
+    "clarify": "checking the question",
+    "global_rewrite": "rewriting the question",
+    "local_rewrite": "rewriting the question",
+    "classify_relation": "reading the conversation",
+    "select_history": "reading the conversation",
+    "retrieve": "retrieving passages",
+    "rerank": "checking the passages",
+    "answerability_gate": "checking the passages",
+    "generate": "writing the answer",
+    "generate_candidate": "writing candidate answers",
+    "judge_candidates": "choosing an answer",
+    "check_answer": "checking the answer",
+}
+BOT = "bot> "
+
+
+class TurnPrinter:
+    """Prints one turn: the status line, the answer as it streams, then its cited form and sources."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.tty = out.isatty()
+        self.status = ""
+        self.streamed = ""  # the answer text printed so far
+        self.message_id: str | None = None
+
+    def _clear_status(self) -> None:
+        if self.status:
+            self.out.write("\r\033[K" if self.tty else "")
+            self.status = ""
+
+    def node_started(self, node: str) -> None:
+        label = STATUS.get(node)
+        if label is None or self.streamed or label == self.status:
+            return
+        self.status = label
+        # one line, rewritten in place on a terminal; one line per step elsewhere
+        self.out.write(f"\r\033[K... {label}" if self.tty else f"... {label}\n")
+        self.out.flush()
+
+    def token(self, text: str, message_id: str | None) -> None:
+        if self.message_id is not None and message_id != self.message_id:  # check_answer asked again
+            self.out.write("\n(writing the answer again)\n")
+            self.streamed = ""
+        self.message_id = message_id
+        if not self.streamed:
+            self._clear_status()
+            self.out.write(BOT)
+        self.streamed += text
+        self.out.write(text)
+        self.out.flush()
+
+    def _rows(self, text: str) -> int:
+        columns = max(shutil.get_terminal_size().columns, 1)
+        return sum(max(1, -(-len(line) // columns)) for line in text.split("\n"))
+
+    def finish(self, answer: str, citations: Mapping[str, Any] | None) -> None:
+        """The final answer: cited in place of the streamed text on a terminal; then the sources."""
+        from mtrag_graph.citations import cited_answer
+
+        self._clear_status()
+        sentences = list((citations or {}).get("sentences") or [])
+        passages = list((citations or {}).get("passages") or [])
+        text, numbered = cited_answer(sentences) if any(s.get("passages") for s in sentences) else (answer, [])
+        same = bool(self.streamed) and answer.strip() == self.streamed.strip()
+        if same and self.tty:
+            # back to the first row of the streamed answer, and the cited answer over it
+            up = self._rows(BOT + self.streamed) - 1
+            self.out.write(("\r" + (f"\033[{up}A" if up else "")) + f"\033[J{BOT}{text}\n")
+        elif same:
+            self.out.write("\n" + (f"{BOT}{text}\n" if numbered else ""))
+        else:  # nothing streamed (an abstention, an ensemble), or check_answer changed the draft
+            self.out.write(("\n" if self.streamed else "") + f"{BOT}{text}\n")
+        for number, index in enumerate(numbered, start=1):
+            source = passages[index] if index < len(passages) else {}
+            title = source.get("title") or "(untitled)"
+            self.out.write(f"     [{number}] {title} ({source.get('document_id')})\n")
+        self.out.flush()
+
+
+def stream_turn(chat: Any, inputs: Any, config: dict[str, Any], context: Any, out: TextIO) -> dict[str, Any]:
+    """Run one chat turn streamed to ``out``; returns the chat's state after it."""
+    from mtrag_graph.streaming import is_answer_token
+
+    printer = TurnPrinter(out)
+    for _, mode, chunk in chat.stream(
+        inputs, config, context=context, stream_mode=["tasks", "messages"], subgraphs=True
+    ):
+        if mode == "tasks":
+            if "result" not in chunk:  # a node started
+                printer.node_started(chunk["name"])
+        elif is_answer_token(chunk[1]) and isinstance(chunk[0].content, str) and chunk[0].content:
+            printer.token(chunk[0].content, chunk[0].id)
+    snapshot = chat.get_state(config)
+    waiting = next((i.value.get("clarifying_question") for t in snapshot.tasks for i in t.interrupts), None)
+    values = snapshot.values or {}
+    if waiting:
+        printer.finish(str(waiting), None)
+    else:
+        printer.finish(values["turns"][-1]["text"], values.get("citations"))
+    return {**values, "waiting": waiting}
+
+
 def _read(prompt: str) -> str | None:
     try:
         return input(prompt)
@@ -47,13 +159,7 @@ def _read(prompt: str) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from langgraph.types import Command
 
-    from mtrag_graph.chat import (
-        build_chat_graph,
-        open_checkpointer,
-        pending_question,
-        read_passages,
-        user_turn,
-    )
+    from mtrag_graph.chat import build_chat_graph, open_checkpointer, read_passages, user_turn
     from mtrag_graph.tracing import tracing_callbacks
 
     context = context_from_args(args)
@@ -78,7 +184,4 @@ def run(args: argparse.Namespace) -> int:
             if not text.strip():
                 continue
             inputs: Any = Command(resume=text.strip()) if waiting else user_turn(text.strip(), passages)
-            state = chat.invoke(inputs, config, context=context)
-            waiting = pending_question(state)
-            reply = waiting or state["turns"][-1]["text"]
-            print(f"bot> {reply}", flush=True)
+            waiting = stream_turn(chat, inputs, config, context, sys.stdout)["waiting"]
