@@ -1,0 +1,63 @@
+"""The chat's terminal output: status line, the answer as it streams, its citation markers and sources."""
+
+from __future__ import annotations
+
+import io
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from mtrag_graph.chat import build_chat_graph, user_turn
+from mtrag_graph.commands.chat import stream_turn
+from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.testing import fake_context
+
+PASSAGES = [
+    {"document_id": "bees", "title": "Honey bee dances", "text": "Bees dance to show where flowers are."},
+    {"document_id": "fruit", "title": "Fruit", "text": "Ripe bananas are yellow."},
+]
+
+
+class Recording(io.StringIO):
+    """Output that remembers what was written by the time each answer token arrived."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.writes.append(text)
+        return super().write(text)
+
+
+def test_a_turn_shows_its_steps_streams_the_answer_and_cites_each_sentence():
+    context = fake_context(generate=["Bees dance to show where the flowers are. Bananas are yellow."])
+    out = Recording()
+    state = stream_turn(
+        build_chat_graph(checkpointer=InMemorySaver()),
+        user_turn("Why do bees dance?", PASSAGES),
+        {"configurable": {"thread_id": "t"}},
+        context,
+        out,
+    )
+    text = out.getvalue()
+    assert "... rewriting the question" in text and "... checking the passages" in text
+    assert text.index("... writing the answer") < text.index("bot> Bees")
+    assert [w for w in out.writes if w.strip()].count(" dance") == 1  # the answer came word by word
+    assert "bot> Bees dance to show where the flowers are. [1] Bananas are yellow. [2]" in text
+    assert "[1] Honey bee dances (bees)" in text and "[2] Fruit (fruit)" in text
+    assert state["citations"]["sentences"][0]["document_ids"] == ["bees"]
+
+
+def test_a_clarifying_question_streams_and_the_turn_waits_for_the_reply():
+    question = "Which library do you mean?"
+    context = fake_context(clarify=True, clarify_model=ScriptedChatModel(responses=[question]))
+    out = io.StringIO()
+    state = stream_turn(
+        build_chat_graph(checkpointer=InMemorySaver()),
+        user_turn("When does this library open?", [{"document_id": "d", "text": "The library opens at 9."}]),
+        {"configurable": {"thread_id": "t"}},
+        context,
+        out,
+    )
+    assert state["waiting"] == question
+    assert f"bot> {question}\n" in out.getvalue() and "[1]" not in out.getvalue()
