@@ -40,6 +40,25 @@ def http_json(url: str, payload: dict | None = None, timeout: float = 120) -> di
         return json.loads(response.read())
 
 
+def sse_events(url: str, payload: dict, timeout: float = 120) -> list[tuple[str, object]]:
+    """POST ``payload`` and read the server-sent events of the reply as (event, decoded data) pairs."""
+    request = urllib.request.Request(
+        url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
+    )
+    events, event, data = [], "", []
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        for raw in response:
+            line = raw.decode().rstrip("\r\n")
+            if line.startswith("event:"):
+                event = line[len("event:") :].strip()
+            elif line.startswith("data:"):
+                data.append(line[len("data:") :].strip())
+            elif not line and data:
+                events.append((event, json.loads("\n".join(data))))
+                event, data = "", []
+    return events
+
+
 def wait_until_up(url: str, process: subprocess.Popen, log: Path, seconds: float = 120) -> str | None:
     """None once ``url`` answers; else why the server did not come up."""
     deadline = time.monotonic() + seconds
@@ -152,6 +171,29 @@ def test_graph_runs_through_the_vllm_spec_against_llama_cpp_server(tmp_path, lla
     print({k: (r["route"]["gate"], r["predictions"][0]["text"]) for k, r in records.items()})
 
 
+@pytest.mark.slow
+def test_the_vllm_spec_streams_tokens_from_llama_cpp_server_that_join_to_the_whole_reply(llama_server):
+    from langchain_core.messages import HumanMessage
+
+    from mtrag_graph.models.factory import get_chat_model
+
+    model = get_chat_model(f"vllm:qwen-0.5b@{llama_server}")
+    messages = [HumanMessage(content="In two sentences: when did the Eiffel Tower open, and where is it?")]
+    whole = model.invoke(messages, max_tokens=48)
+    arrivals, merged = [], None
+    for chunk in model.stream(messages, max_tokens=48):
+        merged = chunk if merged is None else merged + chunk
+        if chunk.content:
+            arrivals.append((time.perf_counter(), chunk.content))
+    assert len(arrivals) > 5, arrivals
+    spread = arrivals[-1][0] - arrivals[0][0]
+    assert spread > 0.1  # the first tokens were there well before the reply was complete
+    assert "".join(text for _, text in arrivals) == whole.content
+    assert merged is not None
+    assert merged.response_metadata.get("finish_reason") == whole.response_metadata.get("finish_reason")
+    print(f"{len(arrivals)} chunks; the first came {spread:.2f} s before the last")
+
+
 # ---------------------------------------------------------------- langgraph dev
 
 
@@ -197,5 +239,18 @@ def test_langgraph_dev_serves_the_graph_over_its_http_api(tmp_path):
         values = state["values"]
         assert values["answer"] == final["answer"] and values["gate"] == "yes"
         assert [p["document_id"] for p in values["kept_passages"]] == ["d0"]  # top_k 1 from the run's context
+
+        # the same run streamed over server-sent events: the answer's tokens, from the generate node only
+        events = sse_events(
+            f"{base}/threads/{thread['thread_id']}/runs/stream",
+            {"assistant_id": "mtrag_graph", "input": {"task": task}, "context": {"top_k": 1},
+             "stream_mode": ["messages-tuple", "values"]},
+        )  # fmt: skip
+        tokens = [data[0]["content"] for event, data in events if event == "messages"]
+        nodes = {data[1]["langgraph_node"] for event, data in events if event == "messages"}
+        assert nodes == {"generate"} and len([t for t in tokens if t]) > 5
+        assert "".join(tokens) == final["answer"]
+        last_values = [data for event, data in events if event == "values"][-1]
+        assert last_values["answer"] == final["answer"]
     finally:
         stop(process)

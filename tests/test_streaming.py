@@ -60,3 +60,20 @@ def test_batch_records_the_first_token_and_the_citations_of_each_prediction(tmp_
     assert prediction["text"] == ANSWER
     assert 0 < record["route"]["first_token_seconds"] <= record["route"]["seconds"]
     assert [c["document_ids"] for c in prediction["citations"]] == [["d0"], ["d0"]]
+
+
+def test_the_streaming_example_runs_and_prints_the_streamed_answer():
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    result = subprocess.run(
+        [sys.executable, "examples/stream_answer.py", "--fake"], cwd=REPO, capture_output=True, text=True,
+        timeout=300, env={**__import__("os").environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[:2] == [
+        "An answer the scripted model gives.",
+        "answer: An answer the scripted model gives.",
+    ]
