@@ -12,7 +12,7 @@ from mtrag_graph import settings
 DEFAULT_JUDGE = settings.LARGE_MODEL
 DEFAULT_METRICS = "rouge,bert,rb_llm,rl_f,idk,clarify,faithfulness"
 # --fidelity: the metrics that need no LLM call (the LLM judges are slow on a CPU: ask for them by name)
-FIDELITY_METRICS = "rouge,bert,idk,faithfulness"
+FIDELITY_METRICS = "rouge,bert,idk,faithfulness,citations"
 FIDELITY_CANDIDATE_JUDGES = ("answer", "llm")
 
 log = logging.getLogger(__name__)

@@ -52,6 +52,8 @@ HARNESS_ROWS = (
     ("Bert-Rec", "scores", "bert_rec"),
     ("ROUGE-L", "scores", "rouge_l"),
     ("faithfulness (answer judge)", "scores", "faithfulness"),
+    ("cited sentences (citations)", "scores", "cited_share"),
+    ("citation precision (citations)", "scores", "citation_precision"),
 )
 
 

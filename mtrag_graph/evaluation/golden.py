@@ -106,6 +106,7 @@ def load_golden(path: str | Path) -> list[GoldenResponse]:
                     history=[(t.speaker, t.text) for t in task.history],
                     question=task.question,
                     passages=[p.text for p in task.passages or []],
+                    passage_ids=[p.document_id for p in task.passages or []],
                     target=task.targets[0] if task.targets else "",
                     response=evaluation["model_response"],
                 ),

@@ -29,6 +29,8 @@ class EvalItem(BaseModel):
     passages: list[str]
     target: str
     response: str
+    passage_ids: list[str] = []  # the passages' document ids, in the order of ``passages``
+    citations: list[dict[str, Any]] | None = None  # ``predictions[0].citations``, when the file has them
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ def _item(raw: dict, line: int) -> EvalItem:
         passages=[p.text for p in task.passages or []],
         target=task.targets[0],
         response=first["text"],
+        passage_ids=[str(p.document_id) for p in task.passages or []],
+        citations=first["citations"] if isinstance(first.get("citations"), list) else None,
     )
 
 

@@ -25,7 +25,7 @@ LABELS = {
     "idk_rate": "IDK rate",
     "clarify_rate": "clarify rate",
 }
-TIMED = ("rouge", "bert", "idk", "clarify", "rl_f_statements", "rb_llm", "rl_f")
+TIMED = ("rouge", "bert", "idk", "clarify", "rl_f_statements", "rb_llm", "rl_f", "citations")
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -39,6 +39,8 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "raw": raw,
         "idk_rate": mean(r["scores"].get("idk") for r in rows),
         "clarify_rate": mean(r["scores"].get("clarify") for r in rows),
+        "citation_precision": mean(r["scores"].get("citation_precision") for r in rows),
+        "cited_share": mean(r["scores"].get("cited_share") for r in rows),
     }
 
 
@@ -162,6 +164,17 @@ def render_markdown(report: dict[str, Any]) -> str:
         *_table(report["by_domain"], "domain"),
         "",
     ]
+    overall = report["overall"]
+    if overall.get("citation_precision") is not None or overall.get("cited_share") is not None:
+        lines += [
+            "## Citations",
+            "",
+            f"- citation precision: {_fmt(overall.get('citation_precision'))} (share of (sentence, cited "
+            "passage) pairs where that passage alone holds the sentence's content words, by the judging "
+            "layer's claim support)",
+            f"- sentences citing a passage: {_fmt(overall.get('cited_share'))}",
+            "",
+        ]
     if report["seconds_per_task"]:
         lines += ["## Cost", "", "| metric | seconds per task |", "|---|---|"]
         lines += [f"| {k} | {v:.2f} |" for k, v in report["seconds_per_task"].items()]

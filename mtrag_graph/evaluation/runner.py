@@ -13,7 +13,7 @@ from mtrag_graph.evaluation.inputs import EvalItem
 from mtrag_graph.evaluation.metrics import CONDITIONED, condition, rb_alg, rouge_l
 from mtrag_graph.jsonl_out import open_resumable
 
-METRICS = ("rouge", "bert", "rb_llm", "rl_f", "idk", "clarify", "faithfulness")
+METRICS = ("rouge", "bert", "rb_llm", "rl_f", "idk", "clarify", "faithfulness", "citations")
 JUDGE_METRICS = frozenset({"rb_llm", "rl_f", "idk", "clarify"})
 # how the IDK verdict is reached: the refusal detector of ``judging.declines`` (no model call), the LLM
 # judge, or the detector first and the judge only for what it calls partial
@@ -139,6 +139,8 @@ def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
             lambda: scorers.answer_judge.score(item.question, item.passages, [item.response])[0],
         )
         scores["faithfulness"] = answer.faithfulness
+    if "citations" in metrics:
+        scores.update(_timed(seconds, "citations", lambda: citation_scores(item)))
     if "clarify" in metrics:
         verdict = _timed(seconds, "clarify", lambda: judge.clarify(item.question, item.response))
         scores["clarify"], details["clarify"] = verdict["value"], verdict["verdict"]
@@ -173,6 +175,36 @@ def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
         "conditioned": conditioned(scores, item.answerability),
         "seconds": seconds,
         "details": details,
+    }
+
+
+def citation_scores(item: EvalItem) -> dict[str, float | None]:
+    """How well a response's citations hold up against the judging layer's claim support.
+
+    The citations are the prediction's own (``predictions[0].citations``, matched to the task's passages
+    by document id) or, for a response without them, ``citations.sentence_citations`` over the task's
+    passages. ``citation_precision``: the share of (sentence, cited passage) pairs where that passage
+    alone holds ``citations.SUPPORTED_SHARE`` of the sentence's content words; ``cited_share``: the
+    share of the answer's sentences that cite at least one passage. None where there is nothing to count.
+    """
+    from mtrag_graph.citations import SUPPORTED_SHARE, sentence_citations
+    from mtrag_graph.judging.support import claim_support
+
+    by_id = dict(zip(item.passage_ids, item.passages, strict=False))
+    if item.citations is None:
+        passages = [{"document_id": i, "text": t} for i, t in zip(item.passage_ids, item.passages, strict=False)]
+        rows = sentence_citations(item.response, passages or [{"text": t} for t in item.passages])
+    else:
+        rows = item.citations
+    pairs = [
+        claim_support(str(row["text"]), [by_id[doc]])[0] >= SUPPORTED_SHARE
+        for row in rows
+        for doc in row.get("document_ids") or []
+        if doc in by_id
+    ]
+    return {
+        "citation_precision": sum(pairs) / len(pairs) if pairs else None,
+        "cited_share": sum(bool(r.get("document_ids")) for r in rows) / len(rows) if rows else None,
     }
 
 

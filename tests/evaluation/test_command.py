@@ -186,3 +186,24 @@ def test_a_row_whose_response_changed_is_rescored_not_reused(tmp_path):
     assert main(["evaluate", str(edited), *args]) == 0
     report = json.loads((out / "report.json").read_text())
     assert report["reused_rows"] == 0 and report["overall"]["raw"]["rouge_l"] == 1.0
+
+
+def test_citations_are_scored_against_the_claim_support_of_the_cited_passage(tmp_path):
+    good = [{"text": "Paris is the capital.", "supported": True, "passages": [0], "document_ids": ["d1"],
+             "score": 1.0}]  # fmt: skip
+    wrong = [{"text": "Paris is the capital.", "supported": True, "passages": [1], "document_ids": ["d2"],
+              "score": 1.0}]  # fmt: skip
+    contexts = [{"document_id": "d1", "text": "Paris is the capital of France."},
+                {"document_id": "d2", "text": "Lyon lies on the Rhone."}]  # fmt: skip
+    rows = [
+        _task("t1", contexts=contexts, predictions=[{"text": "Paris is the capital.", "citations": good}]),
+        _task("t2", contexts=contexts, predictions=[{"text": "Paris is the capital.", "citations": wrong}]),
+        _task("t3", contexts=contexts, prediction="Bananas are yellow."),  # no citations: computed
+    ]
+    preds, out = _write(tmp_path / "p.jsonl", rows), tmp_path / "r"
+    assert main(["evaluate", str(preds), "-o", str(out), "--metrics", "citations", "--no-progress"]) == 0
+    scores = {r["task_id"]: r["scores"] for r in map(json.loads, (out / "scores.jsonl").read_text().splitlines())}
+    assert scores["t1"] == {"citation_precision": 1.0, "cited_share": 1.0}
+    assert scores["t2"] == {"citation_precision": 0.0, "cited_share": 1.0}
+    assert scores["t3"] == {"citation_precision": None, "cited_share": 0.0}
+    assert "citation precision: 0.500" in (out / "report.md").read_text()

@@ -143,3 +143,10 @@ def test_the_answer_judge_picks_one_response_per_task_through_the_graph_node(tmp
     assert report["agreement"]["all"][name]["tasks"] == 2
     assert any(k.startswith("candidate judge") and k.endswith("(per task)") for k in report["seconds"])
     assert report["agreement"]["all"]["faithfulness (answer judge)"]["responses"] == 6
+
+
+def test_the_share_of_cited_sentences_is_compared_with_the_human_faithfulness(tmp_path):
+    report, _ = _fidelity(tmp_path, "--metrics", "citations", "--candidate-judges", "none")
+    whole = report["agreement"]["all"]["cited sentences (citations)"]
+    # the responses the passage does not hold (Lyon and bananas, the Thames) cite nothing and were rated low
+    assert whole["rho_faithfulness"] > 0.5 and whole["responses"] == 6
