@@ -1,7 +1,7 @@
 """Stream an answer token by token, then show which passage backs which sentence.
 
-    python examples/stream_answer.py            # the bundled local models
-    python examples/stream_answer.py --fake     # scripted models: no model file needed
+python examples/stream_answer.py            # the bundled local models
+python examples/stream_answer.py --fake     # scripted models: no model file needed
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from mtrag_graph.citations import answer_citations, cited_answer
 from mtrag_graph.testing import fake_context
 
 task = json.loads((Path(__file__).parent / "conversations.jsonl").read_text().splitlines()[0])
-context = fake_context(generate=["An answer the scripted model gives."]) if "--fake" in sys.argv else Context()
+context = (
+    fake_context(generate=["An answer the scripted model gives."]) if "--fake" in sys.argv else Context()
+)
 
 state: dict = {}
 for mode, chunk in build_graph().stream({"task": task}, context=context, stream_mode=["messages", "values"]):

@@ -67,7 +67,11 @@ def preset_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
 def first_token_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Seconds from the start of a task to the answer's first streamed token (p50, p95), over the tasks
     whose answer streamed (an abstention before ``generate`` streams none), and their number."""
-    firsts = [r["route"]["first_token_seconds"] for r in records if r["route"].get("first_token_seconds") is not None]
+    firsts = [
+        r["route"]["first_token_seconds"]
+        for r in records
+        if r["route"].get("first_token_seconds") is not None
+    ]
     if not firsts:
         return {"first_token_tasks": 0}
     return {

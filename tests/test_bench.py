@@ -106,7 +106,9 @@ def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path)
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(json.dumps(make_task(["How do bees dance?"], ["Bees dance the waggle dance."])) + "\n")
     fake = ScriptedChatModel(
-        responder=lambda messages, options: "yes" if options.get("choices") else "Bees dance the waggle dance."
+        responder=lambda messages, options: (
+            "yes" if options.get("choices") else "Bees dance the waggle dance."
+        )
     )
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
                  "reranker": "lexical", "gate_classifier": None}  # fmt: skip

@@ -36,7 +36,7 @@ def test_a_streamed_run_ends_in_the_same_state_as_an_invoked_one():
 def test_a_retried_answer_streams_again_under_a_new_message_id():
     context = fake_context(generate=["Why do they dance?", ANSWER])  # restates the question: retried
     ids, tokens = set(), []
-    for message, metadata in build_graph().stream({"task": TASK}, context=context, stream_mode="messages"):
+    for message, _ in build_graph().stream({"task": TASK}, context=context, stream_mode="messages"):
         ids.add(message.id)
         tokens.append(message.content)
     assert len(ids) == 2 and "".join(tokens) == "Why do they dance?" + ANSWER

@@ -109,7 +109,9 @@ class TurnPrinter:
         self._clear_status()
         sentences = list((citations or {}).get("sentences") or [])
         passages = list((citations or {}).get("passages") or [])
-        text, numbered = cited_answer(sentences) if any(s.get("passages") for s in sentences) else (answer, [])
+        text, numbered = (
+            cited_answer(sentences) if any(s.get("passages") for s in sentences) else (answer, [])
+        )
         same = bool(self.streamed) and answer.strip() == self.streamed.strip()
         if same and self.tty:
             # back to the first row of the streamed answer, and the cited answer over it

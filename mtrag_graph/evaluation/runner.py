@@ -192,7 +192,9 @@ def citation_scores(item: EvalItem) -> dict[str, float | None]:
 
     by_id = dict(zip(item.passage_ids, item.passages, strict=False))
     if item.citations is None:
-        passages = [{"document_id": i, "text": t} for i, t in zip(item.passage_ids, item.passages, strict=False)]
+        passages = [
+            {"document_id": i, "text": t} for i, t in zip(item.passage_ids, item.passages, strict=False)
+        ]
         rows = sentence_citations(item.response, passages or [{"text": t} for t in item.passages])
     else:
         rows = item.citations

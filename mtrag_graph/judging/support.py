@@ -50,7 +50,9 @@ def claim_support(claim: str, passages: Sequence[str]) -> list[float]:
     stems = content_stems(claim)
     if not stems:
         return [0.0] * len(passages)
-    return [sum(s in known for s in stems) / len(stems) for known in (set(content_stems(p)) for p in passages)]
+    return [
+        sum(s in known for s in stems) / len(stems) for known in (set(content_stems(p)) for p in passages)
+    ]
 
 
 def lexical_features(answer: str, passages: Sequence[str], question: str = "") -> dict[str, float]:

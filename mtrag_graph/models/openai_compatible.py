@@ -158,7 +158,9 @@ class ChatOpenAICompatible(ChatOpenAI):
                 "POST", f"{base}/chat/completions", json=payload, headers=headers, timeout=timeout
             ) as response:
                 if response.status_code >= 400:
-                    raise endpoint_error(response.status_code, response.read().decode(errors="replace"), payload)
+                    raise endpoint_error(
+                        response.status_code, response.read().decode(errors="replace"), payload
+                    )
                 for line in response.iter_lines():
                     if not line.startswith("data:"):
                         continue  # blank separators, comments, event names

@@ -202,7 +202,9 @@ def test_citations_are_scored_against_the_claim_support_of_the_cited_passage(tmp
     ]
     preds, out = _write(tmp_path / "p.jsonl", rows), tmp_path / "r"
     assert main(["evaluate", str(preds), "-o", str(out), "--metrics", "citations", "--no-progress"]) == 0
-    scores = {r["task_id"]: r["scores"] for r in map(json.loads, (out / "scores.jsonl").read_text().splitlines())}
+    scores = {
+        r["task_id"]: r["scores"] for r in map(json.loads, (out / "scores.jsonl").read_text().splitlines())
+    }
     assert scores["t1"] == {"citation_precision": 1.0, "cited_share": 1.0}
     assert scores["t2"] == {"citation_precision": 0.0, "cited_share": 1.0}
     assert scores["t3"] == {"citation_precision": None, "cited_share": 0.0}
