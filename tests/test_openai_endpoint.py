@@ -163,3 +163,19 @@ def test_streamed_graph_yields_the_answer_tokens_over_server_sent_events(endpoin
     generate_calls = [c for c in state["model_calls"] if c["node"] == "generate"]
     assert generate_calls[0]["completion_tokens"] == len(state["answer"].split())
     assert generate_calls[0]["finish_reason"] == "stop"
+
+
+@pytest.mark.parametrize("kind", ["vllm", "openai"])
+def test_free_text_streams_and_a_constrained_reply_comes_whole(endpoint, kind, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    model = get_chat_model(f"{kind}:stream-{kind}@{endpoint}")
+    pieces = [c.content for c in model.stream([HumanMessage(content="Say something.")]) if c.content]
+    assert (
+        len(pieces) > 5
+        and "".join(pieces) == "Honey bees perform a round dance when food is close to the hive."
+    )
+    schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}}}
+    constrained = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
+    chunks = list(model.stream([HumanMessage(content="Yes or no?")], response_format=constrained))
+    assert [c.content for c in chunks if c.content] == ['{"answer": "yes"}']
+    assert [bool(r.get("stream")) for r in StandIn.requests] == [True, False]

@@ -74,9 +74,10 @@ def streams_text_only(kwargs: dict[str, Any]) -> bool:
     return not (kwargs.get("response_format") or kwargs.get("logprobs"))
 
 
-def _whole_reply_chunk(result: ChatResult) -> ChatGenerationChunk:
+def _whole_reply(result: ChatResult, run_manager: CallbackManagerForLLMRun | None) -> ChatGenerationChunk:
+    """A whole (not streamed) reply as the one chunk of a stream."""
     message = result.generations[0].message
-    return ChatGenerationChunk(
+    chunk = ChatGenerationChunk(
         message=AIMessageChunk(
             content=message.content,
             response_metadata=message.response_metadata,
@@ -84,6 +85,9 @@ def _whole_reply_chunk(result: ChatResult) -> ChatGenerationChunk:
         ),
         generation_info=result.generations[0].generation_info,
     )
+    if run_manager:
+        run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+    return chunk
 
 
 class ChatOpenAIStreamingText(ChatOpenAI):
@@ -93,10 +97,7 @@ class ChatOpenAIStreamingText(ChatOpenAI):
         if streams_text_only(kwargs):
             yield from super()._stream(messages, stop=stop, run_manager=run_manager, **kwargs)
             return
-        chunk = _whole_reply_chunk(self._generate(messages, stop=stop, **kwargs))
-        if run_manager:
-            run_manager.on_llm_new_token(chunk.text, chunk=chunk)
-        yield chunk
+        yield _whole_reply(self._generate(messages, stop=stop, **kwargs), run_manager)
 
 
 class ChatOpenAICompatible(ChatOpenAI):
@@ -143,10 +144,7 @@ class ChatOpenAICompatible(ChatOpenAI):
     ) -> Iterator[ChatGenerationChunk]:
         """The reply as server-sent events, parsed by ``ChatOpenAI``'s own chunk conversion."""
         if not streams_text_only(kwargs):
-            chunk = _whole_reply_chunk(self._generate(messages, stop=stop, **kwargs))
-            if run_manager:
-                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
-            yield chunk
+            yield _whole_reply(self._generate(messages, stop=stop, **kwargs), run_manager)
             return
         payload = self._get_request_payload(messages, stop=stop, **kwargs)
         payload["stream"] = True
@@ -170,13 +168,13 @@ class ChatOpenAICompatible(ChatOpenAI):
                     event = json.loads(data)
                     if event.get("error"):
                         raise TransientEndpointError(500, json.dumps(event["error"]))
-                    chunk = self._convert_chunk_to_generation_chunk(event, chunk_class, {})
-                    if chunk is None:
+                    piece = self._convert_chunk_to_generation_chunk(event, chunk_class, {})
+                    if piece is None:
                         continue
-                    chunk_class = chunk.message.__class__
+                    chunk_class = piece.message.__class__
                     if run_manager:
-                        run_manager.on_llm_new_token(chunk.text, chunk=chunk)
-                    yield chunk
+                        run_manager.on_llm_new_token(piece.text, chunk=piece)
+                    yield piece
         except httpx.TimeoutException as error:
             raise TimeoutError(f"{base}: no reply within {timeout:g} s ({type(error).__name__})") from error
         except httpx.TransportError as error:
