@@ -86,3 +86,11 @@ def test_an_in_memory_opentelemetry_exporter_receives_a_span_per_node():
     assert json.loads(gate.attributes["input.value"])["task_id"] == "t<::>1"
     model_spans = [s for s in spans if s.attributes.get("openinference.span.kind") == "LLM"]
     assert model_spans and all(s.parent is not None for s in model_spans)
+
+
+def test_the_trace_holds_the_answer_with_its_citations(tmp_path):
+    tree = trace(
+        tmp_path, fake_context(generate=["Bees use the waggle dance to show the direction of flowers."])
+    )
+    assert tree["answer"] == "Bees use the waggle dance to show the direction of flowers."
+    assert [c["document_ids"] for c in tree["citations"]] == [["d0"]]
