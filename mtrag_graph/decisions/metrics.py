@@ -2,8 +2,10 @@
 
 Gate / decline results: one dict per item with ``label`` (True: the passages hold the answer),
 ``kind``, ``domain``, ``gate`` ("yes" / "no") and ``declined`` (the generator declined or failed
-its retry; None when it was not run because the gate said no). The pipeline answers an item when the
-gate says yes and the generator does not decline.
+its retry, or the grounding check dropped every sentence; None when it was not run because the gate
+said no), and ``unsupported_facts`` (numbers and names of the answer that neither the passages nor the
+conversation hold). The pipeline answers an item when the gate says yes and the generator does not
+decline.
 """
 
 from __future__ import annotations
@@ -42,6 +44,17 @@ def gate_scores(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "balanced_accuracy": None if recall is None or specificity is None else (recall + specificity) / 2,
         "gate_balanced_accuracy": _gate_only_balanced_accuracy(positives, negatives),
     }
+    # fabrication: answered items whose answer holds a number or name found in neither the passages nor
+    # the conversation (results without the field, from before the measure existed, are left out)
+    answered_positives = [r for r in positives if answered(r) and "unsupported_facts" in r]
+    scores["answered_positives"] = len(answered_positives)
+    scores["fabrication_positives"] = _rate(
+        sum(bool(r["unsupported_facts"]) for r in answered_positives), len(answered_positives)
+    )
+    answered_negatives = [r for r in negatives if answered(r) and "unsupported_facts" in r]
+    scores["fabrication_negatives"] = _rate(
+        sum(bool(r["unsupported_facts"]) for r in answered_negatives), len(answered_negatives)
+    )
     by_kind = Counter(r["kind"] for r in negatives)
     scores["negatives_declined_by_kind"] = {
         kind: _rate(sum(not answered(r) for r in negatives if r["kind"] == kind), n)
