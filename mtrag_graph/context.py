@@ -85,6 +85,9 @@ class Context:
     # probability reaches it (calibrated on the tuning split: 0.723 keeps false clarifications under 3%);
     # None (default): the model-free rule alone (benchmarks/results/decisions.md)
     clarify_threshold: float | None = None
+    # the passages must speak of at least this many different things (titles; for "the <noun>", names
+    # of that kind) before a reference the conversation does not resolve is asked about
+    clarify_min_things: int = 2
     # answerability gate: a classifier file ("default": the one shipped in mtrag_graph/data, model-free:
     # no LLM call), or (gate_classifier=None) a threshold on the model's "yes" probability; neither:
     # the model's yes/no reply decides. Measured in benchmarks/results/decisions.md.
