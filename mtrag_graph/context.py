@@ -81,6 +81,8 @@ class Context:
     clarify_interrupt: bool = False
     clarify_max_tokens: int = 60
     clarify_fallback_question: str = "Could you say more precisely what you are asking about?"
+    # the question when the passages hold alternatives: {kind} (the reference's noun, or "one"), {options}
+    clarify_alternatives_question: str = "Which {kind} do you mean: {options}?"
     # with a value, clarify also asks the model and calls a turn underspecified when its "unclear"
     # probability reaches it (calibrated on the tuning split: 0.723 keeps false clarifications under 3%);
     # None (default): the model-free rule alone (benchmarks/results/decisions.md)

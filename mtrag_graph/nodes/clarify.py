@@ -96,12 +96,15 @@ def _named(history: Sequence[dict[str, str]]) -> set[str]:
 
 
 def passage_things(passages: Sequence[dict[str, Any]] | None) -> list[str]:
-    """The different things the passages speak of: their titles' first parts, each once, in order."""
+    """The different things the passages speak of, by title: its first part and, in brackets, its second ("Adults (
+    Monterey Park, CA)"), once per first part (one name inside another counts as the same thing)."""
     things: list[str] = []
+    heads: list[str] = []
     for passage in passages or []:
-        head = _TITLE_HEAD.split(" ".join(str(passage.get("title") or "").split()))[0].strip()
-        if head and head.lower() not in {t.lower() for t in things}:
-            things.append(head)
+        parts = [p for p in _TITLE_HEAD.split(" ".join(str(passage.get("title") or "").split())) if p]
+        if parts and not any(_is_same(parts[0], head) for head in heads):
+            heads.append(parts[0])
+            things.append(parts[0] if len(parts) == 1 else f"{parts[0]} ({parts[1]})")
     return things
 
 
@@ -188,6 +191,55 @@ def is_underspecified(
     if probability is None:
         return None, [raw]
     return probability >= context.clarify_threshold, [f"model: p_unclear={probability:.3f}"]
+
+
+def _kind_and_names(
+    history: Sequence[dict[str, str]], question: str, passages: Sequence[dict[str, Any]] | None
+) -> tuple[str, list[str]]:
+    """The reference's noun and the names of that kind in the passages ("clinic", [...]); without two
+    such names, "one" and the passages' titles."""
+    phrase = unresolved_reference(history, question)
+    nouns = [phrase.split()[-1].removesuffix("'s").lower()] if phrase and " " in phrase else []
+    for noun in [*nouns, *unresolved_definite(history, question)]:
+        names = alternatives(noun, passages)
+        if len(names) >= 2:
+            return noun, names
+    return "one", passage_things(passages)
+
+
+MAX_OPTIONS = 3
+ASKING_WORDS = frozenset("mean meant referring refer asking specify specific clarify which one".split())
+
+
+def _options(names: Sequence[str]) -> str:
+    shown = list(names)[:MAX_OPTIONS]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+
+
+def restates(asked: str, question: str) -> bool:
+    """A question that adds no content word to the user's only repeats it ("Does this clinic ...?")."""
+    said = {_stem(w) for w in _WORD.findall(question.lower())}
+    added = {_stem(w) for w in _WORD.findall(asked.lower()) if len(w) > 2}
+    return not (added - said - {_stem(w) for w in _NOT_A_NOUN | ASKING_WORDS})
+
+
+def clarifying_question(state: dict[str, Any], context: Context) -> str:
+    """Which one? Naming the alternatives the passages hold when they hold some (no model call):
+    names of the reference's kind ("Which clinic do you mean: Hibbing VA Clinic, ...?"), else the
+    passages' titles. Without two alternatives the model writes the question, and one that only
+    restates the user's question is replaced by ``Context.clarify_fallback_question``."""
+    history, question, passages = state.get("history", []), state["question"], state.get("passages")
+    kind, names = _kind_and_names(history, question, passages)
+    if len(names) >= 2:
+        return context.clarify_alternatives_question.format(kind=kind, options=_options(names))
+    messages = clarify_messages(context.clarify_question_instruction, history, question, passages, context)
+    reply = invoke_text(
+        get_chat_model(context.clarify_model), messages, max_tokens=context.clarify_max_tokens
+    )
+    text = " ".join(str(reply.content).split()).strip("\"' ")
+    if not text.endswith("?") or restates(text, question):
+        return context.clarify_fallback_question
+    return text
 
 
 @guarded
