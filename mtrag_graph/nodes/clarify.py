@@ -96,8 +96,8 @@ def _named(history: Sequence[dict[str, str]]) -> set[str]:
 
 
 def passage_things(passages: Sequence[dict[str, Any]] | None) -> list[str]:
-    """The different things the passages speak of, by title: its first part and, in brackets, its second ("Adults (
-    Monterey Park, CA)"), once per first part (one name inside another counts as the same thing)."""
+    """The different things the passages speak of, by title: its first part and, in brackets, its
+    second ("Adults (Monterey Park, CA)"), once per first part (one name inside another: the same)."""
     things: list[str] = []
     heads: list[str] = []
     for passage in passages or []:
