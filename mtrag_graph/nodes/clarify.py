@@ -101,7 +101,10 @@ def passage_things(passages: Sequence[dict[str, Any]] | None) -> list[str]:
     things: list[str] = []
     heads: list[str] = []
     for passage in passages or []:
-        parts = [p for p in _TITLE_HEAD.split(" ".join(str(passage.get("title") or "").split())) if p]
+        title = " ".join(str(passage.get("title") or "").split())
+        if not title:  # an untitled passage: its first words name what it speaks of
+            title = " ".join(str(passage.get("text", "")).split()[:UNTITLED_WORDS])
+        parts = [p for p in _TITLE_HEAD.split(title) if p]
         if parts and not any(_is_same(parts[0], head) for head in heads):
             heads.append(parts[0])
             things.append(parts[0] if len(parts) == 1 else f"{parts[0]} ({parts[1]})")
@@ -128,6 +131,7 @@ def alternatives(noun: str, passages: Sequence[dict[str, Any]] | None) -> list[s
 
 
 PASSAGE_HEAD_CHARS = 300
+UNTITLED_WORDS = 4
 
 
 def _is_same(a: str, b: str) -> bool:
