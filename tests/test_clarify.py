@@ -133,7 +133,7 @@ def test_the_definite_noun_named_in_the_last_exchange_is_not_clarified():
 def test_a_model_question_that_restates_the_users_is_replaced_by_the_fallback():
     from mtrag_graph.nodes.clarify import clarifying_question, restates
 
-    question = "Does this outpatient clinic provide mental health services?"
+    question = "Does this outpatient clinic provide mental health services to veterans in Minneapolis?"
     assert restates("Does this outpatient clinic provide mental health services to veterans?", question)
     assert not restates("Do you mean the Causeway clinic or the Hibbing clinic?", question)
     context = fake_context(clarify_model=judge("Does this clinic provide mental health services?"))
