@@ -91,10 +91,15 @@ class Context:
     clarify_interrupt: bool = False
     clarify_max_tokens: int = 60
     clarify_fallback_question: str = "Could you say more precisely what you are asking about?"
+    # the question when the passages hold alternatives: {kind} (the reference's noun, or "one"), {options}
+    clarify_alternatives_question: str = "Which {kind} do you mean: {options}?"
     # with a value, clarify also asks the model and calls a turn underspecified when its "unclear"
     # probability reaches it (calibrated on the tuning split: 0.723 keeps false clarifications under 3%);
     # None (default): the model-free rule alone (benchmarks/results/decisions.md)
     clarify_threshold: float | None = None
+    # the passages must speak of at least this many different things (titles; for "the <noun>", names
+    # of that kind) before a reference the conversation does not resolve is asked about
+    clarify_min_things: int = 2
     # answerability gate: a classifier file ("default": the one shipped in mtrag_graph/data, model-free:
     # no LLM call), or (gate_classifier=None) a threshold on the model's "yes" probability; neither:
     # the model's yes/no reply decides. Measured in benchmarks/results/decisions.md.

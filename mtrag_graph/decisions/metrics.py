@@ -104,13 +104,19 @@ def clarify_scores(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
         false_rate[answerability] = _rate(sum(bool(r.get("clarify")) for r in of_class), len(of_class))
     seconds = [r["seconds"] for r in results if r.get("seconds") is not None]
     negative_scores = [p for r in results if not r["label"] and (p := unclear_probability(r)) is not None]
-    asked_model = any(str(r.get("evidence", "")).startswith("p_unclear=") for r in results)
+    asked_model = any(str(r.get("evidence", "")).startswith("model: p_unclear=") for r in results)
     calibrated = {
         f"threshold_false_{rate:.2f}": negative_threshold(negative_scores, rate) if asked_model else None
         for rate in (0.03, 0.05)
     }
+    signals = Counter(signal_of(r) for r in results if r.get("clarify"))
     return {
         **calibrated,
+        "signal_share": {name: _rate(n, sum(asked)) for name, n in sorted(signals.items())},
+        "false_on_answered": _rate(
+            sum(bool(r.get("clarify")) for r in results if r.get("answerability") in ("ANSWERABLE", "PARTIAL")),
+            sum(r.get("answerability") in ("ANSWERABLE", "PARTIAL") for r in results),
+        ),
         "underspecified": sum(labels),
         "others": len(labels) - sum(labels),
         "recall": _rate(true_positive, sum(labels)),
@@ -133,10 +139,15 @@ def negative_threshold(scores: Iterable[float], max_false_rate: float) -> float:
     return float(ordered[allowed]) + 1e-6
 
 
+def signal_of(result: dict[str, Any]) -> str:
+    """Which signal decided a clarification: ``rule``, ``passages`` or ``model`` (its evidence's prefix)."""
+    return str(result.get("evidence") or "").partition(":")[0] or "unknown"
+
+
 def unclear_probability(result: dict[str, Any]) -> float | None:
     evidence = str(result.get("evidence") or "")
-    if evidence.startswith("p_unclear="):
-        return float(evidence.removeprefix("p_unclear="))
+    if evidence.startswith("model: p_unclear="):
+        return float(evidence.removeprefix("model: p_unclear="))
     return 0.0 if evidence in ("no determiner or pronoun", "no unresolved reference") else None
 
 

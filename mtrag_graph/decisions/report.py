@@ -42,6 +42,10 @@ def clarify_table(report: dict[str, Any]) -> str:
             f"| {report['underspecified']} | {report['others']} | {_pct(report['recall'])} "
             f"| {_pct(report['precision'])} | {_pct(false.get('ANSWERABLE'))} | {_pct(false.get('PARTIAL'))} "
             f"| {_num(report['mean_seconds'], 1)} |",
+            "\nANSWERABLE + PARTIAL clarified: "
+            + _pct(report.get("false_on_answered"))
+            + "; clarifications by signal: "
+            + (", ".join(f"{k} {_pct(v)}" for k, v in report.get("signal_share", {}).items()) or "none"),
         ]
         + (
             [

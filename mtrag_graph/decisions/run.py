@@ -24,7 +24,7 @@ from mtrag_graph.judging.grounding import unsupported_facts
 from mtrag_graph.messages import format_conversation, question_for_answering
 from mtrag_graph.nodes._common import user_and_agent_pairs
 from mtrag_graph.nodes.check_answer import check_answer
-from mtrag_graph.nodes.clarify import is_underspecified
+from mtrag_graph.nodes.clarify import clarifying_question, is_underspecified
 from mtrag_graph.nodes.classify_relation import judge_relation
 from mtrag_graph.nodes.generate import generate
 from mtrag_graph.nodes.ground_answer import ground_answer
@@ -49,6 +49,8 @@ READS = {
     "evidence": ("embedder",),
     "clarify": (
         "clarify_model", "clarify_system_prompt", "clarify_instruction", "clarify_threshold",
+        "clarify_min_things", "clarify_alternatives_question", "clarify_question_instruction",
+        "clarify_fallback_question",
         "no_conversation_text", "parse_retries",
     ),
     "relation": (
@@ -149,12 +151,16 @@ def decide_evidence(item: dict[str, Any], context: Context) -> dict[str, Any]:
 
 
 def decide_clarify(item: dict[str, Any], context: Context) -> dict[str, Any]:
+    """The decision, and for a clarified turn the question the node would ask."""
     decision, evidence = is_underspecified(item["history"], item["question"], item.get("passages"), context)
-    return {
+    result = {
         "clarify": bool(decision),
         "parsed": decision is not None,
         "evidence": evidence[-1] if evidence else "",
     }
+    if decision:
+        result["question_asked"] = clarifying_question(item, context)
+    return result
 
 
 def decide_relation(item: dict[str, Any], context: Context) -> dict[str, Any]:
