@@ -15,9 +15,10 @@ from mtrag_graph.citations import answer_citations, cited_answer
 from mtrag_graph.testing import fake_context
 
 task = json.loads((Path(__file__).parent / "conversations.jsonl").read_text().splitlines()[0])
-context = (
-    fake_context(generate=["An answer the scripted model gives."]) if "--fake" in sys.argv else Context()
-)
+if "--fake" in sys.argv:  # a scripted "model" that answers with the first sentence of the first passage
+    context = fake_context(generate=[task["contexts"][0]["text"].split(". ")[0] + "."])
+else:
+    context = Context()
 
 state: dict = {}
 for mode, chunk in build_graph().stream({"task": task}, context=context, stream_mode=["messages", "values"]):
@@ -25,8 +26,8 @@ for mode, chunk in build_graph().stream({"task": task}, context=context, stream_
         state = chunk  # the whole state after each step; the last one is the final state
         continue
     token, metadata = chunk
-    # only the answer (generate) and a clarifying question (clarify) stream; filter by node all the same
-    if metadata["langgraph_node"] in ("generate", "clarify"):
+    # only the answer (generate) streams; filter by node all the same
+    if metadata["langgraph_node"] == "generate":
         print(token.content, end="", flush=True)
 print()
 

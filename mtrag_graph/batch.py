@@ -86,13 +86,23 @@ def prediction_record(
     task: dict[str, Any], state: dict[str, Any], seconds: float, first_token: float | None = None
 ) -> dict[str, Any]:
     """The task with its prediction (the submission format's ``text``, and beside it the ``citations``:
-    each answer sentence with its supporting passages) and the route. ``first_token``: seconds to the
-    answer's first streamed token, when the run was streamed."""
+    each answer sentence with its supporting passages) and route. ``first_token``: seconds to the
+    answer's first streamed token, when the run was streamed. A task whose passages were retrieved (full
+    RAG) carries the kept passages as ``contexts`` (what the answer was written from, as in MTRAG's Task C
+    submissions, so ``evaluate`` scores against them); its own contexts move to ``reference_contexts``."""
     route = {**route_of(state), "seconds": round(seconds, 3)}
     if first_token is not None:
         route["first_token_seconds"] = round(first_token, 3)
     prediction = {"text": state["answer"], "citations": answer_citations(state)}
-    return {**task, "predictions": [prediction], "route": route, "status": "ok"}
+    record = {**task, "predictions": [prediction], "route": route, "status": "ok"}
+    if state.get("retrieve") or task.get("contexts") is None:
+        if task.get("contexts") is not None:
+            record["reference_contexts"] = task["contexts"]
+        record["contexts"] = [
+            {key: p[key] for key in ("document_id", "title", "text", "url", "score") if key in p}
+            for p in state.get("kept_passages") or []
+        ]
+    return record
 
 
 def answer_tasks(
@@ -107,13 +117,15 @@ def answer_tasks(
     config: dict[str, Any] | None = None,
     concurrency: int = 1,
     endpoint_concurrency: int | None = None,
+    retrieve: bool = False,
     stream: bool = False,
 ) -> RunSummary:
     """Answer every task of ``tasks_path`` into ``output_path`` (one line per task, resumable).
 
     ``concurrency``: tasks in flight at once (see ``mtrag_graph.concurrency``); ``endpoint_concurrency``:
     requests in flight per remote endpoint (default: one per task in flight, times the ensemble's
-    candidates). Lines come in finishing order. ``stream``: run each task streamed
+    candidates). Lines come in finishing order. ``retrieve``: retrieve passages for every task (full
+    RAG, MTRAG Task C), whatever contexts it has. ``stream``: run each task streamed
     (``streaming.run_streamed``) and record the seconds to the answer's first token in the route
     (``first_token_seconds``; the bench's first-token column).
     """
@@ -140,11 +152,12 @@ def answer_tasks(
                 raise TaskError(task_label(raw, line), "<line>", error)
             parse_task(raw, line)
             assert isinstance(raw, dict)  # parse_task accepted it
+            inputs = {"task": raw, "retrieve": True} if retrieve else {"task": raw}
             first_token = None
             if stream:
-                state, first_token = run_streamed(graph, {"task": raw}, context=context, config=config)
+                state, first_token = run_streamed(graph, inputs, context=context, config=config)
             else:
-                state = graph.invoke({"task": raw}, context=context, config=config)
+                state = graph.invoke(inputs, context=context, config=config)
             seconds = time.perf_counter() - started
             return prediction_record(raw, state, seconds, first_token), seconds
         except TaskError as failure:

@@ -1,15 +1,18 @@
 """Streaming a run: the answer's tokens as the model writes them, from ``stream_mode="messages"``.
 
-Only two nodes stream their model call: ``generate`` (the answer) and ``clarify`` (the clarifying
-question); every other call (rewrites, relation questions, the gate, judges, the answer ensemble's
-candidates) is tagged ``nostream`` (``models.calls.invoke_text``) and never reaches the stream. Filter
-on ``metadata["langgraph_node"]`` all the same: a node you insert may call models of its own.
+Only ``generate`` streams its model call (the answer); every other call (rewrites, relation questions,
+the gate, judges, the answer ensemble's candidates) is tagged ``nostream`` (``models.calls.invoke_text``)
+and never reaches the stream. Filter on ``metadata["langgraph_node"]`` all the same: a node you insert
+may call models of its own.
 
 What streams is the model's draft. ``check_answer`` may still clean it, retry it (a second
-``generate`` run streams under a new message id) or replace it with an abstention: the final
-``answer`` is in the state at the end. With an answer ensemble (two or more candidates) nothing
-streams: the candidates are written in parallel and the judge picks one only when all are done, so
-the answer arrives whole with the final state.
+``generate`` run streams under a new message id) or replace it with an abstention, and the grounding
+check may cut sentences the passages do not back: the final ``answer`` is in the state at the end.
+Arriving whole, with the final state: a clarifying question (it names the passages' alternatives
+without a model call, and a model-written one is checked before it is shown), an evidence-first reply
+(quotes, then the answer), and the answer of an ensemble (two or more candidates): the candidates are
+written in parallel and the judge picks one only when all are done, so streaming them would show text
+that may lose.
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-ANSWER_NODES = frozenset({"generate", "clarify"})
+ANSWER_NODES = frozenset({"generate"})
 
 
 def is_answer_token(metadata: Mapping[str, Any]) -> bool:
-    """Whether a ``stream_mode="messages"`` item comes from the answer (or clarifying question) call."""
+    """Whether a ``stream_mode="messages"`` item comes from the answer's call."""
     return metadata.get("langgraph_node") in ANSWER_NODES
 
 

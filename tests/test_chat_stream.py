@@ -8,7 +8,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from mtrag_graph.chat import build_chat_graph, user_turn
 from mtrag_graph.commands.chat import stream_turn
-from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.testing import fake_context
 
 PASSAGES = [
@@ -48,16 +47,20 @@ def test_a_turn_shows_its_steps_streams_the_answer_and_cites_each_sentence():
     assert state["citations"]["sentences"][0]["document_ids"] == ["bees"]
 
 
-def test_a_clarifying_question_streams_and_the_turn_waits_for_the_reply():
-    question = "Which library do you mean?"
-    context = fake_context(clarify=True, clarify_model=ScriptedChatModel(responses=[question]))
+def test_a_clarifying_question_is_printed_and_the_turn_waits_for_the_reply():
+    from tests.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
+
+    passages = [
+        {"document_id": f"d{i}", "title": t, "text": x}
+        for i, (t, x) in enumerate(zip(TITLES, LIBRARIES, strict=True))
+    ]
     out = io.StringIO()
     state = stream_turn(
         build_chat_graph(checkpointer=InMemorySaver()),
-        user_turn("When does this library open?", [{"document_id": "d", "text": "The library opens at 9."}]),
+        user_turn("When does this library open?", passages),
         {"configurable": {"thread_id": "t"}},
-        context,
+        fake_context(clarify=True),
         out,
     )
-    assert state["waiting"] == question
-    assert f"bot> {question}\n" in out.getvalue() and "[1]" not in out.getvalue()
+    assert state["waiting"] == QUESTION_ASKED
+    assert f"bot> {QUESTION_ASKED}\n" in out.getvalue() and "[1]" not in out.getvalue()

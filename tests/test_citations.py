@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mtrag_graph.citations import answer_citations, cited_answer, sentence_citations
+from mtrag_graph.citations import answer_citations, cited_answer, grounding_sentences
 
 PASSAGES = [
     {"document_id": "eiffel", "text": "The Eiffel Tower opened to the public on 15 May 1889 in Paris."},
@@ -11,27 +11,41 @@ PASSAGES = [
 
 
 def test_each_sentence_cites_the_passage_that_holds_its_words():
-    rows = sentence_citations(
+    rows = grounding_sentences(
         "The Eiffel Tower opened on 15 May 1889. The Statue of Liberty was dedicated in 1886.", PASSAGES
     )
     assert [(r["passages"], r["document_ids"], r["supported"]) for r in rows] == [
         ([0], ["eiffel"], True),
         ([1], ["liberty"], True),
     ]
-    assert set(rows[0]) == {"text", "supported", "passages", "document_ids", "score"}
+    assert {"text", "supported", "passages", "document_ids", "score"} <= set(rows[0])
 
 
 def test_a_sentence_the_passages_do_not_hold_cites_nothing_and_is_unsupported():
-    (row,) = sentence_citations("Bananas grow quickly in tropical greenhouses.", PASSAGES)
-    assert row["passages"] == [] and row["supported"] is False and row["score"] < 0.6
+    (row,) = grounding_sentences("Bananas grow quickly in tropical greenhouses.", PASSAGES)
+    assert row["passages"] == [] and row["supported"] is False and row["score"] < 0.5
 
 
-def test_the_grounding_check_wins_when_the_state_has_one():
-    grounding = {"sentences": [{"text": "x", "supported": True, "passages": [1], "document_ids": ["liberty"],
-                                "score": 0.9}], "dropped": 0}  # fmt: skip
+def test_the_grounding_check_wins_when_the_state_has_one_and_its_dropped_sentences_are_left_out():
+    kept = {"text": "x", "supported": True, "passages": [1], "document_ids": ["liberty"], "score": 0.9}
+    cut = {"text": "y", "supported": False, "passages": [0], "document_ids": ["eiffel"], "score": 0.1}
+    grounding = {"sentences": [kept, cut], "dropped": 1}
     state = {"answer": "The Eiffel Tower opened in 1889.", "kept_passages": PASSAGES, "grounding": grounding}
-    assert answer_citations(state) == grounding["sentences"]
+    assert answer_citations(state) == [kept]
     assert answer_citations({**state, "grounding": None})[0]["document_ids"] == ["eiffel"]
+
+
+def test_the_graph_writes_the_grounding_check_the_predictions_cite():
+    from mtrag_graph.graph import build_graph
+    from mtrag_graph.testing import fake_context, make_task
+
+    task = make_task(["When did the Eiffel Tower open?"], [p["text"] for p in PASSAGES])
+    state = build_graph().invoke(
+        {"task": task},
+        context=fake_context(generate=["The Eiffel Tower opened to the public on 15 May 1889."]),
+    )
+    assert state["grounding"]["sentences"][0]["passages"] == [0]
+    assert [c["document_ids"] for c in answer_citations(state)] == [["d0"]]
 
 
 def test_an_abstention_cites_nothing():
@@ -39,10 +53,11 @@ def test_an_abstention_cites_nothing():
     assert answer_citations(state) == []
 
 
-def test_markers_number_passages_in_order_of_first_citation():
+def test_markers_number_passages_in_order_of_first_citation_on_supported_sentences():
     rows = [
-        {"text": "B first.", "passages": [1]},
-        {"text": "Both.", "passages": [0, 1]},
-        {"text": "None.", "passages": []},
+        {"text": "B first.", "passages": [1], "supported": True},
+        {"text": "Both.", "passages": [0, 1], "supported": True},
+        {"text": "None.", "passages": [], "supported": True},
+        {"text": "Unsupported.", "passages": [2], "supported": False},
     ]
-    assert cited_answer(rows) == ("B first. [1] Both. [2][1] None.", [1, 0])
+    assert cited_answer(rows) == ("B first. [1] Both. [2][1] None. Unsupported.", [1, 0])

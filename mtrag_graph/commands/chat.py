@@ -11,6 +11,7 @@ passages, writing); the answer is printed as the model writes it, then with a ma
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import uuid
@@ -87,19 +88,27 @@ class TurnPrinter:
         self.out.flush()
 
     def token(self, text: str, message_id: str | None) -> None:
-        if self.message_id is not None and message_id != self.message_id:  # check_answer asked again
-            self.out.write("\n(writing the answer again)\n")
-            self.streamed = ""
-        self.message_id = message_id
-        if not self.streamed:
+        if self.message_id is None:
             self._clear_status()
             self.out.write(BOT)
+        elif message_id != self.message_id:  # check_answer asked for the answer again
+            # on a terminal a new line; elsewhere the same line, which ends only with the turn
+            self.out.write(
+                f"\n(writing the answer again)\n{BOT}" if self.tty else " (writing the answer again) "
+            )
+            self.streamed = ""
+        self.message_id = message_id
         self.streamed += text
         self.out.write(text)
         self.out.flush()
 
     def _rows(self, text: str) -> int:
-        columns = max(shutil.get_terminal_size().columns, 1)
+        """The terminal rows ``text`` takes (its lines wrapped at the terminal's width)."""
+        try:
+            columns = os.get_terminal_size(self.out.fileno()).columns
+        except (AttributeError, OSError, ValueError):
+            columns = shutil.get_terminal_size().columns
+        columns = max(columns, 1)
         return sum(max(1, -(-len(line) // columns)) for line in text.split("\n"))
 
     def finish(self, answer: str, citations: Mapping[str, Any] | None) -> None:
@@ -164,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
     from mtrag_graph.chat import build_chat_graph, open_checkpointer, read_passages, user_turn
     from mtrag_graph.tracing import tracing_callbacks
 
+    # model loading progress bars would write over the status line
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     context = context_from_args(args)
     context.clarify = not args.no_clarify
     if args.corpus:

@@ -75,6 +75,7 @@ def run_benchmark(
     data_dir: str | Path,
     split: str,
     decisions: Sequence[str],
+    tasks_file: str | Path | None = None,
     context: Context,
     out_dir: Path,
     index_dir: str | None = None,
@@ -88,10 +89,13 @@ def run_benchmark(
     ask_model: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> str:
-    tasks = sets.load_split(data_dir, split)
+    tasks = sets.load_tasks(tasks_file) if tasks_file else sets.load_split(data_dir, split)
+    if tasks_file:  # its sets and results must not mix with the split's
+        split = f"{split}-{Path(tasks_file).stem}"
     suffix = f"-limit{limit_per_kind}-seed{seed}" if limit_per_kind else ""
     fp = fingerprint(context)
     label = label or fp
+    source_name = str(tasks_file) if tasks_file else sets.SPLITS[split]
     reports: dict[str, dict[str, Any]] = {}
     fitted: dict[str, Any] | None = None
     for name in decisions:
@@ -117,12 +121,12 @@ def run_benchmark(
                 results,
                 max_positive_loss=max_positive_loss,
                 features=gate_features or FEATURES,
-                trained_on=f"{sets.SPLITS[split]}{suffix}",
+                trained_on=f"{source_name}{suffix}",
                 seed=seed,
             )
             classifier.save(fit_gate)
             fitted = {"path": str(fit_gate), "fitted_on": name, **summary}
-    header = f"# Decision benchmark: split {split} ({sets.SPLITS[split]}), run '{label}' (context {fp})" + (
+    header = f"# Decision benchmark: split {split} ({source_name}), run '{label}' (context {fp})" + (
         f", at most {limit_per_kind} items per kind" if limit_per_kind else ""
     )
     markdown = report.render(reports, header)

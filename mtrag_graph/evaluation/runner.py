@@ -103,6 +103,18 @@ def idk_verdict(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
     return {**scorers.judge.idk(item.question, item.response), "by": "judge"}
 
 
+def fabrication(item: EvalItem) -> float | None:
+    """1.0 when an answering response holds a number, date, amount or name found in neither the passages
+    nor the conversation, else 0.0; None for a response that declines (model-free, always computed)."""
+    from mtrag_graph.judging.declines import declines
+    from mtrag_graph.judging.grounding import unsupported_facts
+
+    if declines(item.response):
+        return None
+    said = "\n".join([*(text for _, text in item.history), item.question])
+    return 1.0 if unsupported_facts(item.response, item.passages, said) else 0.0
+
+
 def _timed(seconds: dict[str, float], name: str, compute: Callable[[], Any]) -> Any:
     started = time.perf_counter()
     value = compute()
@@ -128,6 +140,7 @@ def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
         scores["bert_rec"], scores["bert_kprec"] = rec, kprec
         if "rouge_l" in scores:
             scores["rb_alg"] = rb_alg(rec, scores["rouge_l"] or 0.0, kprec)
+    scores["fabrication"] = fabrication(item)
     judge = scorers.judge
     if "idk" in metrics:
         verdict = _timed(seconds, "idk", lambda: idk_verdict(item, scorers))
@@ -179,34 +192,37 @@ def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
 
 
 def citation_scores(item: EvalItem) -> dict[str, float | None]:
-    """How well a response's citations hold up against the judging layer's claim support.
+    """How well a response's citations hold up against the grounding check's support measure.
 
     The citations are the prediction's own (``predictions[0].citations``, matched to the task's passages
-    by document id) or, for a response without them, ``citations.sentence_citations`` over the task's
-    passages. ``citation_precision``: the share of (sentence, cited passage) pairs where that passage
-    alone holds ``citations.SUPPORTED_SHARE`` of the sentence's content words; ``cited_share``: the
-    share of the answer's sentences that cite at least one passage. None where there is nothing to count.
+    by document id) or, for a response without them, ``citations.grounding_sentences`` over the task's
+    passages. ``citation_precision``: the share of (supported sentence, cited passage) pairs where that
+    passage alone backs the sentence (``judging.grounding.sentence_support``: its facts found, enough of
+    its content words); ``cited_share``: the share of the answer's claims that are supported and cite a
+    passage. None where there is nothing to count.
     """
-    from mtrag_graph.citations import SUPPORTED_SHARE, sentence_citations
-    from mtrag_graph.judging.support import claim_support
+    from mtrag_graph.citations import MIN_SUPPORT, grounding_sentences
+    from mtrag_graph.judging.grounding import sentence_support
 
     by_id = dict(zip(item.passage_ids, item.passages, strict=False))
     if item.citations is None:
-        passages = [
-            {"document_id": i, "text": t} for i, t in zip(item.passage_ids, item.passages, strict=False)
-        ]
-        rows = sentence_citations(item.response, passages or [{"text": t} for t in item.passages])
+        ids = item.passage_ids or [str(i) for i in range(len(item.passages))]
+        passages = [{"document_id": i, "text": t} for i, t in zip(ids, item.passages, strict=False)]
+        by_id = {p["document_id"]: p["text"] for p in passages}
+        rows = [r for r in grounding_sentences(item.response, passages) if r.get("claim", True)]
     else:
-        rows = item.citations
+        rows = [r for r in item.citations if r.get("claim", True)]
     pairs = [
-        claim_support(str(row["text"]), [by_id[doc]])[0] >= SUPPORTED_SHARE
+        all(s.supported for s in sentence_support(str(row["text"]), [by_id[doc]], "", MIN_SUPPORT))
         for row in rows
+        if row.get("supported", True)
         for doc in row.get("document_ids") or []
         if doc in by_id
     ]
+    cited = [bool(r.get("supported", True) and r.get("document_ids")) for r in rows]
     return {
         "citation_precision": sum(pairs) / len(pairs) if pairs else None,
-        "cited_share": sum(bool(r.get("document_ids")) for r in rows) / len(rows) if rows else None,
+        "cited_share": sum(cited) / len(cited) if cited else None,
     }
 
 
@@ -299,6 +315,9 @@ def score_items(
         stored = done.get(item.task_id)
         if stored is not None and not _same_inputs(stored, item):
             stored = None
+        if stored is not None and "fabrication" not in stored.get("scores", {}):
+            # rows stored before the measure existed: add it (model-free), keep the rest
+            stored = {**stored, "scores": {**stored["scores"], "fabrication": fabrication(item)}}
         if stored is not None and reusable(stored, scorers):
             rows[index] = {**stored, "reused": True}
         elif (completed := completed_with_fitted(stored, scorers)) is not None:

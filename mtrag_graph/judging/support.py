@@ -44,17 +44,6 @@ class SentenceEmbedder(Protocol):
 RELEVANT_SENTENCES = 3  # passage sentences closest to the question, whose content completeness counts
 
 
-def claim_support(claim: str, passages: Sequence[str]) -> list[float]:
-    """The lexical support of one claim by each passage: the share of its content-word stems found there
-    (the per-claim measure of ``lexical_features``, passage by passage)."""
-    stems = content_stems(claim)
-    if not stems:
-        return [0.0] * len(passages)
-    return [
-        sum(s in known for s in stems) / len(stems) for known in (set(content_stems(p)) for p in passages)
-    ]
-
-
 def lexical_features(answer: str, passages: Sequence[str], question: str = "") -> dict[str, float]:
     """Content-word precision of the whole answer, its least supported claim, bigram precision, and
     -log(1 + the number of distinct content words in neither the passages nor the question)."""

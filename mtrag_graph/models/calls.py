@@ -66,7 +66,7 @@ JSON_MAX_TOKENS = 256
 
 MODEL_CALL_TAG = "mtrag:model_call"  # a non-chat model run (reranker, search) that counts as a model call
 # LangGraph's tag for a model run whose messages stay out of ``stream_mode="messages"``
-# (``langgraph.constants.TAG_NOSTREAM``): every call but the answer's and the clarifying question's.
+# (``langgraph.constants.TAG_NOSTREAM``): every call but the answer's.
 NOSTREAM_TAG = "nostream"
 
 
@@ -212,7 +212,7 @@ def invoke_text(
     ``recording``); ``log`` records this call into that log instead (the evaluation's judges keep
     their own).
 
-    ``stream=True`` (the answer, the clarifying question): the reply's tokens reach a caller that
+    ``stream=True`` (the answer): the reply's tokens reach a caller that
     streams the graph with ``stream_mode="messages"``. Every other call is tagged ``nostream`` and
     stays out of that stream. Either way this returns the whole reply; a transient error after some
     tokens were streamed is retried like any other, and the retry streams under a new message id.
