@@ -53,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output")
     args = parser.parse_args(argv)
 
-    tasks = [t for t in load_split(args.data, args.split) if answerability_of(t) in ANSWERED and t.get("targets")]
+    tasks = [
+        t for t in load_split(args.data, args.split) if answerability_of(t) in ANSWERED and t.get("targets")
+    ]
     sample = sorted(random.Random(args.seed).sample(range(len(tasks)), min(args.limit, len(tasks))))
     retrieve = index_retriever(args.index, top_k=12)
     rows = []
@@ -64,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         given = [p.text for p in task.passages or []]
         given_ids = {p.document_id for p in task.passages or []}
         others = [p["text"] for p in retrieve(raw) if p.get("document_id") not in given_ids][:5]
-        said = format_conversation([*(t.model_dump() for t in task.history), {"speaker": "user", "text": task.question}])
+        said = format_conversation(
+            [*(t.model_dump() for t in task.history), {"speaker": "user", "text": task.question}]
+        )
         rows.append(
             {
                 "task_id": task.task_id,
@@ -84,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
                 "threshold": threshold,
                 "positives": len(positives),
                 "positives_lost": sum(abstains(s, threshold) for s in positives) / len(positives),
-                "positives_with_a_sentence_dropped": sum(drops_any(s, threshold) for s in positives) / len(positives),
+                "positives_with_a_sentence_dropped": sum(drops_any(s, threshold) for s in positives)
+                / len(positives),
                 "negatives": len(negatives),
                 "negatives_caught": sum(abstains(s, threshold) for s in negatives) / len(negatives),
             }
@@ -100,13 +105,24 @@ def main(argv: list[str] | None = None) -> int:
             f"| {100 * row['positives_with_a_sentence_dropped']:.1f}% | {row['negatives']} "
             f"| {100 * row['negatives_caught']:.1f}% |"
         )
-    print(f"\nreference answers with a number or name their passages and conversation lack: {100 * facts_flagged:.1f}%")
+    print(
+        f"\nreference answers with a number or name their passages and conversation lack: {100 * facts_flagged:.1f}%"
+    )
     print(f"chosen (highest threshold losing at most {100 * args.max_loss:.0f}% of positives): "
           f"{chosen['threshold'] if chosen else None}")  # fmt: skip
     if args.output:
         Path(args.output).write_text(
-            json.dumps({"split": args.split, "seed": args.seed, "limit": args.limit, "table": table,
-                        "chosen": chosen, "reference_answers_with_unsupported_facts": facts_flagged}, indent=1)  # fmt: skip
+            json.dumps(
+                {
+                    "split": args.split,
+                    "seed": args.seed,
+                    "limit": args.limit,
+                    "table": table,
+                    "chosen": chosen,
+                    "reference_answers_with_unsupported_facts": facts_flagged,
+                },
+                indent=1,
+            )  # fmt: skip
         )
     return 0
 

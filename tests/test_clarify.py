@@ -35,10 +35,15 @@ GRAPH = build_graph()
 
 def test_a_first_turn_pointing_at_an_unnamed_thing_is_answered_with_a_clarifying_question():
     context = fake_context(clarify=True, clarify_model=judge())
-    state = GRAPH.invoke({"task": titled(make_task(["When does this library open?"], LIBRARIES))}, context=context)
+    state = GRAPH.invoke(
+        {"task": titled(make_task(["When does this library open?"], LIBRARIES))}, context=context
+    )
     assert state["answer"] == QUESTION_ASKED
     assert state["clarification"]["asked"] is True
-    assert state["clarification"]["evidence"] == "rule: unresolved reference 'this library', 2 things in the passages"
+    assert (
+        state["clarification"]["evidence"]
+        == "rule: unresolved reference 'this library', 2 things in the passages"
+    )
     assert context.clarify_model.calls == []  # the question names the passages' alternatives, no model
     assert context.gate_model.calls == [] and context.generate_model.calls == []
 
@@ -108,13 +113,23 @@ def test_passages_about_one_thing_resolve_the_reference():
 
 
 CLINICS = [
-    {"document_id": "a", "title": "Hibbing VA Clinic | VA Minneapolis", "text": "Hibbing VA Clinic offers labs."},
-    {"document_id": "b", "title": "Hayward VA Clinic | VA Minneapolis", "text": "Hayward VA Clinic offers care."},
+    {
+        "document_id": "a",
+        "title": "Hibbing VA Clinic | VA Minneapolis",
+        "text": "Hibbing VA Clinic offers labs.",
+    },
+    {
+        "document_id": "b",
+        "title": "Hayward VA Clinic | VA Minneapolis",
+        "text": "Hayward VA Clinic offers care.",
+    },
 ]
 
 
 def test_the_definite_noun_with_several_things_of_that_kind_in_the_passages_is_clarified():
-    task = make_task(["When are night courts held?", "On Wednesdays.", "What services does the clinic provide?"])
+    task = make_task(
+        ["When are night courts held?", "On Wednesdays.", "What services does the clinic provide?"]
+    )
     task["contexts"] = CLINICS
     state = GRAPH.invoke({"task": task}, context=fake_context(clarify=True, clarify_model=judge()))
     assert state["answer"] == "Which clinic do you mean: Hibbing VA Clinic or Hayward VA Clinic?"

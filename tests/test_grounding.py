@@ -24,7 +24,9 @@ def test_a_fact_the_passages_lack_is_unsupported_however_many_words_they_share()
 
 
 def test_names_past_the_first_word_and_acronyms_are_facts():
-    facts = unsupported_facts("In 1946 the Court appointed Justice Harry Stone.", ["The Court appointed a justice."])
+    facts = unsupported_facts(
+        "In 1946 the Court appointed Justice Harry Stone.", ["The Court appointed a justice."]
+    )
     assert facts == ["1946", "harry", "stone"]
     assert unsupported_facts("IBM Cloud keeps backups.", ["Backups are kept."]) == ["cloud", "ibm"]
 
@@ -43,14 +45,20 @@ def test_the_conversation_may_supply_facts_but_is_never_cited():
 
 
 def test_citations_are_the_fewest_passages_that_cover_the_sentence():
-    passages = ["Bees perform a waggle dance.", "Unrelated text about ants.", "The dance shows where flowers are."]
+    passages = [
+        "Bees perform a waggle dance.",
+        "Unrelated text about ants.",
+        "The dance shows where flowers are.",
+    ]
     (support,) = sentence_support("Bees perform a dance that shows where flowers are.", passages, "", 0.5)
     assert support.supported
     assert support.passages == [0, 2]
 
 
 def test_unsupported_sentences_are_cut_and_the_layout_kept():
-    answer = "Bees perform a waggle dance.\n- The dance was discovered in 1927.\n- It shows where flowers are."
+    answer = (
+        "Bees perform a waggle dance.\n- The dance was discovered in 1927.\n- It shows where flowers are."
+    )
     passages = ["Bees perform a waggle dance.", "The dance shows where flowers are."]
     support = sentence_support(answer, passages, "", 0.5)
     assert [s.supported for s in support] == [True, False, True]
@@ -77,7 +85,9 @@ def test_the_graph_drops_the_fabricated_sentence_and_keeps_its_support():
         "The NFL started playing it in 1921."
     ])  # fmt: skip
     state = GRAPH.invoke({"task": task}, context=context)
-    assert state["answer"] == "The national anthem has been played before NFL games since the Second World War."
+    assert (
+        state["answer"] == "The national anthem has been played before NFL games since the Second World War."
+    )
     grounding = state["grounding"]
     assert grounding["dropped"] == 1
     assert [s["supported"] for s in grounding["sentences"]] == [True, False]
@@ -87,7 +97,9 @@ def test_the_graph_drops_the_fabricated_sentence_and_keeps_its_support():
 
 def test_an_answer_with_no_supported_sentence_is_an_abstention():
     task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
-    context = fake_context(grounding="facts", generate=["The NFL started playing the national anthem in 1921."])
+    context = fake_context(
+        grounding="facts", generate=["The NFL started playing the national anthem in 1921."]
+    )
     state = GRAPH.invoke({"task": task}, context=context)
     assert state["abstain_reason"] == AbstainReason.UNGROUNDED
     assert state["answer"] == context.idk_answer

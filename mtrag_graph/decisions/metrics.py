@@ -114,7 +114,9 @@ def clarify_scores(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
         **calibrated,
         "signal_share": {name: _rate(n, sum(asked)) for name, n in sorted(signals.items())},
         "false_on_answered": _rate(
-            sum(bool(r.get("clarify")) for r in results if r.get("answerability") in ("ANSWERABLE", "PARTIAL")),
+            sum(
+                bool(r.get("clarify")) for r in results if r.get("answerability") in ("ANSWERABLE", "PARTIAL")
+            ),
             sum(r.get("answerability") in ("ANSWERABLE", "PARTIAL") for r in results),
         ),
         "underspecified": sum(labels),

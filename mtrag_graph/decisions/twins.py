@@ -190,8 +190,12 @@ def build_twins(tasks: Sequence[dict[str, Any]], *, seed: int = 0) -> list[dict[
                 **common,
                 "input": [*history, {"speaker": "user", "text": bare_question(question, name, reference)}],
                 "answerability": ["UNDERSPECIFIED"],
-                "twin": {**twin_fields, "role": "underspecified", "reference": reference,
-                         "history": history_change},  # fmt: skip
+                "twin": {
+                    **twin_fields,
+                    "role": "underspecified",
+                    "reference": reference,
+                    "history": history_change,
+                },  # fmt: skip
             }
         )
     return twins

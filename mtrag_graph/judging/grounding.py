@@ -121,9 +121,7 @@ class _Evidence:
         to_cover |= {("w", w) for w in names - self.said_words}
         cited: list[int] = []
         while to_cover and len(cited) < MAX_CITED:
-            gains = [
-                (len(to_cover & self._units(i)), -i) for i in range(len(self.stems)) if i not in cited
-            ]
+            gains = [(len(to_cover & self._units(i)), -i) for i in range(len(self.stems)) if i not in cited]
             if not gains:
                 break
             gain, best = max(gains)

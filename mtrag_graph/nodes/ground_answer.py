@@ -27,7 +27,9 @@ def ground_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     passages = state.get("kept_passages") or []
     if context.grounding == "off" or not answer:
         return {}
-    conversation = format_conversation([*(state.get("history") or []), {"speaker": "user", "text": state["question"]}])
+    conversation = format_conversation(
+        [*(state.get("history") or []), {"speaker": "user", "text": state["question"]}]
+    )
     support = sentence_support(
         answer, [p.get("text", "") for p in passages], conversation, context.grounding_min_support
     )

@@ -52,7 +52,7 @@ GENERATE_AFTER_DECLINE = (
 GENERATE_EVIDENCE_FIRST = (
     "Question: {question}\n\n"
     "First copy, word for word, the one to three sentences of the documents above that answer this "
-    "question, each on its own line starting with \"Quote: \". Then write \"Answer: \" followed by the "
+    'question, each on its own line starting with "Quote: ". Then write "Answer: " followed by the '
     "answer in one to three complete sentences that use only what the quotes say. If no sentence in the "
     "documents answers the question, reply exactly: {idk}"
 )

@@ -46,7 +46,9 @@ def test_gate_no_skips_generation_unless_asked(gate_set):
 
 
 def test_an_answer_the_passages_do_not_back_is_declined_by_the_grounding_check(gate_set):
-    context = fake_context(gate=["yes"], generate=["Bees perform the round dance since 1921 in Ohio."], grounding="facts")
+    context = fake_context(
+        gate=["yes"], generate=["Bees perform the round dance since 1921 in Ohio."], grounding="facts"
+    )
     outcome = run.decide_gate(gate_set[0], context)
     assert outcome["declined"] is True and outcome["abstain_reason"] == "ungrounded"
     assert outcome["unsupported_facts"] == []  # the answer given is the "I don't know"
