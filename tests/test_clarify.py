@@ -191,7 +191,8 @@ def test_an_empty_judgement_answers_and_is_recorded():
 def test_in_chat_mode_the_reply_resumes_the_graph_with_the_disambiguated_question():
     graph = build_graph(checkpointer=InMemorySaver())
     # the node runs again from the top on resume, so it asks (the same question) twice
-    context = fake_context(clarify=True, clarify_model=judge(), clarify_interrupt=True)
+    context = fake_context(clarify=True, clarify_model=judge(), clarify_interrupt=True,
+                           generate=["The Alameda library opens at 9 am."])  # fmt: skip
     config = {"configurable": {"thread_id": "c1"}}
     paused = graph.invoke(
         {"task": titled(make_task(["When does this library open?"], LIBRARIES))}, config, context=context
@@ -202,7 +203,7 @@ def test_in_chat_mode_the_reply_resumes_the_graph_with_the_disambiguated_questio
     state = graph.invoke(Command(resume="the Alameda one"), config, context=context)
     assert state["question"] == "When does this library open? (the Alameda one)"
     assert state["clarification"]["reply"] == "the Alameda one"
-    assert state["answer"] == "The answer is stated in the passage."
+    assert state["answer"] == "The Alameda library opens at 9 am."
 
 
 def state_question_is_unchanged(graph, config) -> bool:

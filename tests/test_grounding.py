@@ -80,7 +80,7 @@ def test_sentence_spans_agree_with_sentences():
 
 def test_the_graph_drops_the_fabricated_sentence_and_keeps_its_support():
     task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
-    context = fake_context(generate=[
+    context = fake_context(grounding="facts", generate=[
         "The national anthem has been played before NFL games since the Second World War. "
         "The NFL started playing it in 1921."
     ])  # fmt: skip
@@ -97,7 +97,9 @@ def test_the_graph_drops_the_fabricated_sentence_and_keeps_its_support():
 
 def test_an_answer_with_no_supported_sentence_is_an_abstention():
     task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
-    context = fake_context(generate=["The NFL started playing the national anthem in 1921."])
+    context = fake_context(
+        grounding="facts", generate=["The NFL started playing the national anthem in 1921."]
+    )
     state = GRAPH.invoke({"task": task}, context=context)
     assert state["abstain_reason"] == AbstainReason.UNGROUNDED
     assert state["answer"] == context.idk_answer
@@ -124,9 +126,26 @@ def test_evidence_first_answers_only_from_quotes_found_in_the_passages():
 def test_evidence_first_in_the_graph_declines_an_invented_quote():
     task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
     context = fake_context(
-        answer_mode="evidence_first", retry_declines=False,
+        answer_mode="evidence_first", retry_declines=False, grounding="facts",
         generate=["Quote: The NFL began playing the anthem in 1921.\nAnswer: In 1921, the NFL began."],
     )  # fmt: skip
     state = GRAPH.invoke({"task": task}, context=context)
     assert state["abstain_reason"] == AbstainReason.GENERATOR_DECLINED
     assert state["evidence_quotes"]["quotes_not_found"] == ["The NFL began playing the anthem in 1921."]
+
+
+def test_citation_markers_are_no_facts():
+    (support,) = sentence_support("Bees dance [Passage 1].", ["Bees dance."], "", 0.5)
+    assert support.supported and support.unsupported_facts == []
+
+
+def test_the_check_is_on_by_default():
+    from mtrag_graph.context import Context
+
+    assert Context().grounding == "facts"
+
+
+def test_an_answer_without_a_claim_stands():
+    task = make_task(["Is the anthem played before games?"], ANTHEM)
+    state = GRAPH.invoke({"task": task}, context=fake_context(grounding="facts", generate=["Yes."]))
+    assert state["answer"] == "Yes." and state.get("abstain_reason") is None

@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
+from mtrag_graph.answers import strip_citations
 from mtrag_graph.judging.text import content_stems, sentence_spans, words
 
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
@@ -101,8 +102,9 @@ class _Evidence:
         self.said_numbers = numbers_in(conversation)
 
     def support(self, sentence: str, start: int, end: int, min_support: float) -> SentenceSupport:
-        stems = set(content_stems(sentence))
-        numbers, names = facts_in(sentence)
+        bare = strip_citations(sentence)  # "[Passage 1]" markers are no claim of the answer's
+        stems = set(content_stems(bare))
+        numbers, names = facts_in(bare)
         if not stems and not numbers:
             return SentenceSupport(sentence, start, end, True, 1.0, claim=False)
         all_stems = set().union(self.said_stems, *self.stems)

@@ -33,15 +33,12 @@ def generate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]
         # (quotes, then the answer) comes whole
         stream=not evidence_first,
     )
-    update = {
-        "draft": candidate.finish(str(reply.content), context.citation_markers),
-        "draft_finish_reason": (reply.response_metadata or {}).get("finish_reason"),
-    }
+    draft = candidate.finish(str(reply.content), context.citation_markers)
+    update: dict[str, Any] = {"draft_finish_reason": (reply.response_metadata or {}).get("finish_reason")}
     if evidence_first:
         passages = [p.get("text", "") for p in state.get("kept_passages") or []]
-        update["draft"], update["evidence_quotes"] = parse_evidence_first(
-            update["draft"], passages, context.idk_answer
-        )
+        draft, update["evidence_quotes"] = parse_evidence_first(draft, passages, context.idk_answer)
+    update["draft"] = draft
     return update
 
 

@@ -2,7 +2,7 @@
 
 A sentence is backed when its facts (numbers, names) are found in the passages or the conversation and
 enough of its content words are (``mtrag_graph.judging.grounding``). Unsupported sentences are cut;
-an answer left with no supported claim becomes the abstention (``AbstainReason.UNGROUNDED``). The
+an answer whose claims are all unsupported becomes the abstention (one without a claim, "Yes.", stands) (``AbstainReason.UNGROUNDED``). The
 per-sentence support, with the passages that back each sentence, stays in ``grounding``: the raw
 material of citations.
 """
@@ -41,7 +41,8 @@ def ground_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     dropped = sum(1 for s in support if not s.supported)
     grounding = {"method": context.grounding, "min_support": context.grounding_min_support,
                  "sentences": sentences, "dropped": dropped, "answer_before": answer}  # fmt: skip
-    if not any(s.supported and s.claim for s in support):
+    claims = [s for s in support if s.claim]
+    if claims and not any(s.supported for s in claims):
         return {"grounding": grounding, "abstain_reason": AbstainReason.UNGROUNDED}
     if dropped:
         return {"grounding": grounding, "answer": keep_supported(answer, support)}
