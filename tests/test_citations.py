@@ -42,7 +42,9 @@ def test_the_graph_writes_the_grounding_check_the_predictions_cite():
     task = make_task(["When did the Eiffel Tower open?"], [p["text"] for p in PASSAGES])
     state = build_graph().invoke(
         {"task": task},
-        context=fake_context(generate=["The Eiffel Tower opened to the public on 15 May 1889."]),
+        context=fake_context(
+            grounding="facts", generate=["The Eiffel Tower opened to the public on 15 May 1889."]
+        ),
     )
     assert state["grounding"]["sentences"][0]["passages"] == [0]
     assert [c["document_ids"] for c in answer_citations(state)] == [["d0"]]
