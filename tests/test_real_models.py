@@ -87,3 +87,29 @@ def test_reply_cache_answers_a_repeated_real_call_without_the_model(tmp_path):
     longer = model.invoke(question, max_tokens=5)  # other options: another key, a real call
     assert again.content == first.content and again.response_metadata["cached"] is True
     assert "cached" not in first.response_metadata and "cached" not in longer.response_metadata
+
+
+@pytest.mark.parametrize(
+    ("question", "max_tokens"),
+    [
+        ("Name three colours of the rainbow, one sentence.", 64),
+        ("Write a long story about a cat.", 12),
+        ("Say é, ü, 日本 and a bee emoji.", 40),
+    ],  # fmt: skip
+)
+def test_a_streamed_local_reply_has_the_text_and_token_counts_of_a_whole_one(question, max_tokens):
+    from langchain_core.messages import HumanMessage
+
+    model = get_chat_model(SMALL)
+    messages = [HumanMessage(content=question)]
+    model.invoke([HumanMessage(content="Say one word.")], max_tokens=2)  # another prompt in the context
+    whole = model.invoke(messages, max_tokens=max_tokens)
+    model.invoke([HumanMessage(content="Say one word.")], max_tokens=2)  # the same state before each
+    chunks = list(model.stream(messages, max_tokens=max_tokens))
+    streamed = chunks[0]
+    for chunk in chunks[1:]:
+        streamed += chunk
+    assert len([c for c in chunks if c.content]) > 3  # token by token, not one piece
+    assert streamed.content == whole.content
+    keys = ("finish_reason", "prompt_tokens", "prompt_tokens_processed", "completion_tokens")
+    assert {k: streamed.response_metadata[k] for k in keys} == {k: whole.response_metadata[k] for k in keys}
