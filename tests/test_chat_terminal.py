@@ -55,6 +55,7 @@ def test_chat_in_a_terminal_shows_the_step_streams_the_answer_and_cites_it(tmp_p
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     final = screens[-1]
+    print(final.rstrip())
     bot_lines = [line for line in final.splitlines() if line.startswith("bot> ")]
     assert bot_lines, final
     answer = bot_lines[-1][len("bot> ") :]  # a declined first draft stays above the retried answer
