@@ -1,4 +1,4 @@
-"""Choose the answer judge's feature sets: 4-fold task cross-validation within the tuning half only.
+"""Choose the answer judge's feature sets: 4-fold cross-validation by conversation within the tuning half.
 
     python benchmarks/answer_judge_cv.py ../shared/data/mtrag/eval/reference_subset_with_human_evaluations.json
 
@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mtrag_graph.evaluation.agreement import spearman, top1_agreement  # noqa: E402
-from mtrag_graph.evaluation.golden import by_task, load_golden  # noqa: E402
+from mtrag_graph.evaluation.golden import by_task, conversation_of, load_golden  # noqa: E402
 from mtrag_graph.judging.answer_judge import AnswerJudge, LinearModel  # noqa: E402
 from mtrag_graph.judging.embedding_cache import default_embedding_cache  # noqa: E402
 from mtrag_graph.judging.fit import fit_least_squares, fit_pairwise_logistic  # noqa: E402
@@ -56,9 +56,12 @@ def main() -> int:
         item = group[0].item
         rows = judge.features(item.question, item.passages, [r.item.response for r in group])
         features.update({r.key: row for r, row in zip(group, rows, strict=True)})
-    tasks = sorted(by_task(tune))
-    random.Random(0).shuffle(tasks)
-    folds = [set(tasks[i::FOLDS]) for i in range(FOLDS)]
+    # folds by conversation, as the tuning / report split: no conversation's turns in two folds
+    conversations = sorted({conversation_of(r.task_id) for r in tune})
+    random.Random(0).shuffle(conversations)
+    folds = [
+        {r.task_id for r in tune if conversation_of(r.task_id) in conversations[i::FOLDS]} for i in range(FOLDS)
+    ]
 
     def out_of_fold(names, kind):
         values = {}

@@ -111,6 +111,7 @@ def training_rows(golden: str | Path, harness_scores: str | Path, split: str = "
 
 
 def main(argv: list[str] | None = None) -> int:
+    from mtrag_graph.evaluation.golden import SPLIT_RULE
     from mtrag_graph.judging.fit import RIDGE, fit_least_squares
 
     parser = argparse.ArgumentParser(prog="python -m mtrag_graph.evaluation.fitted", description=__doc__)
@@ -135,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             "command": f"python -m mtrag_graph.evaluation.fitted GOLDEN HARNESS -o {args.output}",
             "data": Path(args.golden).name,
             "data_sha256": hashlib.sha256(Path(args.golden).read_bytes()).hexdigest(),
-            "split": "tune: tasks whose sha256(task_id) is even (mtrag_graph.evaluation.golden.split_of)",
+            "split": "tune half of the golden file, " + SPLIT_RULE,
             "responses": len(rows),
             "tasks": len({k.split("/")[0] for k in keys}),
             "target": "official rb_llm of each response (GPT-class judge, 0.1-1); ridge least squares",

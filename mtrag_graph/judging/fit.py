@@ -2,8 +2,8 @@
 
     python -m mtrag_graph.judging.fit GOLDEN.json -o mtrag_graph/judging/data/answer_judge.json
 
-GOLDEN is ``eval/reference_subset_with_human_evaluations.json``. Only tasks whose sha256(task_id) is
-even (``golden.split_of``) are read for fitting; the report half stays unseen.
+GOLDEN is ``eval/reference_subset_with_human_evaluations.json``. Only the tuning half is read for
+fitting (``golden.split_of``: by conversation); the report half stays unseen.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def fit_pairwise_logistic(
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
-    from mtrag_graph.evaluation.golden import by_task, load_golden
+    from mtrag_graph.evaluation.golden import SPLIT_RULE, by_task, load_golden
     from mtrag_graph.judging.answer_judge import AnswerJudge, LinearModel
 
     parser = argparse.ArgumentParser(prog="python -m mtrag_graph.judging.fit", description=__doc__)
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             "command": "python -m mtrag_graph.judging.fit GOLDEN -o " + args.output,
             "data": Path(args.golden).name,
             "data_sha256": hashlib.sha256(golden_bytes).hexdigest(),
-            "split": "tune: tasks whose sha256(task_id) is even (mtrag_graph.evaluation.golden.split_of)",
+            "split": "tune half of the golden file, " + SPLIT_RULE,
             "tasks": len(groups),
             "responses": len(responses),
             "faithfulness_target": "mean human faithfulness (1-4) over annotators; ridge least squares",
