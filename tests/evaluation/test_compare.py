@@ -120,7 +120,7 @@ def test_the_comparison_report_marks_the_shared_columns_and_lists_the_independen
     assert "| system | n | HM3 † | RB_alg^c | RB_llm^c † | RL_F^c † |" in text
     assert "## Scores the candidate selector never saw" in text
     assert "`duo` 4 by answer-judge" in text and "`ncl` none" in text
-    assert "| duo | 0.500 | +0.000 | [+0.000, +0.000]" in text
+    assert "| duo | 0.500 | 0.000 | [+0.000, +0.000] | 0.000 |" in text
 
 
 def test_judge_picks_counts_the_answers_a_judge_chose(tmp_path):
