@@ -60,7 +60,8 @@ def main() -> int:
     conversations = sorted({conversation_of(r.task_id) for r in tune})
     random.Random(0).shuffle(conversations)
     folds = [
-        {r.task_id for r in tune if conversation_of(r.task_id) in conversations[i::FOLDS]} for i in range(FOLDS)
+        {r.task_id for r in tune if conversation_of(r.task_id) in conversations[i::FOLDS]}
+        for i in range(FOLDS)
     ]
 
     def out_of_fold(names, kind):

@@ -20,13 +20,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mtrag_graph.evaluation.agreement import accuracy, cohen_kappa  # noqa: E402
 from mtrag_graph.evaluation.golden import GoldenResponse, load_golden  # noqa: E402
+
 # the module (the package exports a function of the same name)
 declines = importlib.import_module("mtrag_graph.judging.declines")
 
 CANDIDATES = (5, 10, 15, 20, 25, 30, 40, 60)
 
 
-def scan(responses: list[GoldenResponse], candidates=CANDIDATES) -> dict[int, tuple[float | None, float | None]]:
+def scan(
+    responses: list[GoldenResponse], candidates=CANDIDATES
+) -> dict[int, tuple[float | None, float | None]]:
     """``{remark_words: (accuracy, kappa)}`` of the detector against the official IDK verdicts."""
     actual = [r.official_idk for r in responses]
     result = {}

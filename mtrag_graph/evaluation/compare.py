@@ -109,7 +109,9 @@ def selector_overlap(config: dict[str, Any]) -> dict[str, str]:
     return {
         "HM3": "yes, through RB_llm^c and RL_F^c" if fitted else ("partly: " + idk if pattern_idk else "no"),
         "RB_alg^c": "no; " + idk if pattern_idk else "no",
-        "RB_llm^c": "yes: 0.385 x the selector's faithfulness" if fitted else ("partly: " + idk if pattern_idk else "no"),
+        "RB_llm^c": "yes: 0.385 x the selector's faithfulness"
+        if fitted
+        else ("partly: " + idk if pattern_idk else "no"),
         "RL_F^c": shared_faith if fitted else ("partly: " + idk if pattern_idk else "no"),
         "ROUGE-L": "no (against the reference)",
         "Bert-Rec": "no (against the reference)",
@@ -273,7 +275,7 @@ def _selector_section(result: dict[str, Any]) -> list[str]:
         "## Scores the candidate selector never saw",
         "",
         "A system whose answers a fitted answer judge picked (the `duo` / `ensemble-local` candidates, "
-        "`judge_method=\"answer\"`) is favoured by any score that reads what that judge reads. Answers "
+        '`judge_method="answer"`) is favoured by any score that reads what that judge reads. Answers '
         "picked by a judge, per system: "
         + "; ".join(
             f"`{s['name']}` "
@@ -289,7 +291,9 @@ def _selector_section(result: dict[str, Any]) -> list[str]:
         "Selector-independent scores (against the reference answer; RB_alg adds BERTScore K-precision "
         "against the passages), each system minus the baseline with the same paired bootstrap:",
         "",
-        "| system | " + " | ".join(f"{label} | Δ | 95% CI | P(Δ>0)" for _, _, label in SELECTOR_INDEPENDENT) + " |",
+        "| system | "
+        + " | ".join(f"{label} | Δ | 95% CI | P(Δ>0)" for _, _, label in SELECTOR_INDEPENDENT)
+        + " |",
         "|---|" + "---|---|---|---|" * len(SELECTOR_INDEPENDENT),
     ]
     for s in result["systems"]:

@@ -160,7 +160,9 @@ def main(argv: list[str] | None = None) -> int:
             "ridge": RIDGE,
             "scores_in_sample": {
                 "rho_vs_official_rb_llm": round(spearman(fitted, targets)[0] or 0.0, 4),
-                "mean_absolute_error": round(sum(abs(f - t) for f, t in zip(fitted, targets, strict=True)) / len(rows), 4),  # type: ignore[operator]
+                "mean_absolute_error": round(
+                    sum(abs((f or 0.0) - t) for f, t in zip(fitted, targets, strict=True)) / len(rows), 4
+                ),
             },
             "caveat": "one of the three golden systems is the reference itself (bert_rec 1.0); it is kept, "
             "since the official judge also rated it",
