@@ -109,13 +109,19 @@ def selector_overlap(config: dict[str, Any]) -> dict[str, str]:
     return {
         "HM3": "yes, through RB_llm^c and RL_F^c" if fitted else ("partly: " + idk if pattern_idk else "no"),
         "RB_alg^c": "no; " + idk if pattern_idk else "no",
-        "RB_llm^c": "yes: 0.385 x the selector's faithfulness"
+        "RB_llm^c": f"yes: {_faithfulness_weight():.3f} x the selector's faithfulness"
         if fitted
         else ("partly: " + idk if pattern_idk else "no"),
         "RL_F^c": shared_faith if fitted else ("partly: " + idk if pattern_idk else "no"),
         "ROUGE-L": "no (against the reference)",
         "Bert-Rec": "no (against the reference)",
     }
+
+
+def _faithfulness_weight() -> float:
+    from mtrag_graph.evaluation.fitted import shipped_reference_rating
+
+    return shipped_reference_rating().weights.get("faithfulness", 0.0)
 
 
 def paired_bootstrap_mean(
