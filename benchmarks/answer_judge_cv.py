@@ -24,7 +24,12 @@ from mtrag_graph.evaluation.agreement import spearman, top1_agreement  # noqa: E
 from mtrag_graph.evaluation.golden import by_task, conversation_of, load_golden  # noqa: E402
 from mtrag_graph.judging.answer_judge import AnswerJudge, LinearModel  # noqa: E402
 from mtrag_graph.judging.embedding_cache import default_embedding_cache  # noqa: E402
-from mtrag_graph.judging.fit import fit_least_squares, fit_pairwise_logistic  # noqa: E402
+from mtrag_graph.judging.fit import (  # noqa: E402
+    FAITHFULNESS_FEATURES,
+    PREFERENCE_FEATURES,
+    fit_least_squares,
+    fit_pairwise_logistic,
+)
 from mtrag_graph.judging.support import FEATURES  # noqa: E402
 
 FOLDS = 4
@@ -100,6 +105,10 @@ def main() -> int:
         print(f"\n{kind}: out-of-fold rho vs faithfulness, pairwise (ties half), top-1 on the tuning half")
         for _, rho, pairwise, top1, names in results[: args.top]:
             print(f"  {rho:.3f} {pairwise:.3f} {top1:.3f}  {', '.join(names)}")
+        shipped = set(FAITHFULNESS_FEATURES if kind == "faithfulness" else PREFERENCE_FEATURES)
+        for rank, (_, rho, pairwise, top1, names) in enumerate(results, start=1):
+            if set(names) == shipped:
+                print(f"  shipped set, rank {rank} of {len(results)}: {rho:.3f} {pairwise:.3f} {top1:.3f}")
     return 0
 
 
