@@ -193,7 +193,10 @@ def test_compare_puts_systems_side_by_side_with_a_bootstrap_ci(tmp_path):
     result = json.loads((out / "compare.json").read_text())
     assert [s["name"] for s in result["systems"]] == ["a", "b"]
     assert result["systems"][1]["vs_baseline"]["n_tasks"] == 5
-    assert "ΔHM3" in (out / "compare.md").read_text()
+    assert result["systems"][1]["selector_independent"]["ROUGE-L"]["vs_baseline"]["n_tasks"] == 5
+    assert result["shares_selector_inputs"]["RL_F^c"].startswith("no")  # LLM-judged: not the selector's
+    text = (out / "compare.md").read_text()
+    assert "ΔHM3" in text and "## Scores the candidate selector never saw" in text
 
 
 def test_unknown_metric_is_a_usage_error(tmp_path):
