@@ -155,3 +155,47 @@ def answer_problems(answer: str, question: str, truncated: bool, min_words: int)
     ):
         problems.append("no quantity in an answer to a how-many question")
     return problems
+
+
+_QUOTE_LINE = re.compile(r"^\s*[-*]?\s*quote\s*\d*\s*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+_ANSWER_PART = re.compile(r"^\s*answer\s*:\s*", re.IGNORECASE | re.MULTILINE)
+_QUOTE_MARKS = "\"'“”‘’`"
+QUOTE_MATCH = 0.9  # share of a quote's words that must appear, in order, in one passage
+
+
+def _quote_found(quote: str, passages: list[str]) -> bool:
+    """Is the quote (give or take punctuation and a word or two) a span of one of the passages?"""
+    wanted = _words(quote.strip().strip(_QUOTE_MARKS))
+    if not wanted:
+        return False
+    for passage in passages:
+        have = _words(passage)
+        if " ".join(wanted) in " ".join(have):
+            return True
+        # the quote's words found in order in the passage (a small model drops or adds a word)
+        matched, position = 0, 0
+        for word in wanted:
+            try:
+                position = have.index(word, position) + 1
+            except ValueError:
+                continue
+            matched += 1
+        if matched >= QUOTE_MATCH * len(wanted):
+            return True
+    return False
+
+
+def parse_evidence_first(reply: str, passages: list[str], idk: str) -> tuple[str, dict]:
+    """The answer of an evidence-first reply, and what its quotes were. No quote, a quote that the
+    passages do not hold, or no answer part: the reply is taken as a decline (``idk``)."""
+    quotes = [m.group(1).strip() for m in _QUOTE_LINE.finditer(reply)]
+    parts = _ANSWER_PART.split(reply, maxsplit=1)
+    answer = parts[1].strip() if len(parts) == 2 else ""
+    missing = [q for q in quotes if not _quote_found(q, passages)]
+    evidence = {"quotes": quotes, "quotes_not_found": missing}
+    if says_idk(reply) and not answer:
+        return idk, {**evidence, "outcome": "declined"}
+    if not quotes or missing or not answer:
+        reason = "no quote" if not quotes else "quote not in the passages" if missing else "no answer part"
+        return idk, {**evidence, "outcome": f"declined: {reason}"}
+    return answer, {**evidence, "outcome": "answered"}

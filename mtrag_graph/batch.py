@@ -81,8 +81,19 @@ def _task_key(record: dict[str, Any]) -> str | None:
 
 
 def prediction_record(task: dict[str, Any], state: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """The task with its prediction and route. A task whose passages were retrieved (full RAG) carries
+    the kept passages as ``contexts`` (what the answer was written from, as in MTRAG's Task C
+    submissions, so ``evaluate`` scores against them); its own contexts move to ``reference_contexts``."""
     route = {**route_of(state), "seconds": round(seconds, 3)}
-    return {**task, "predictions": [{"text": state["answer"]}], "route": route, "status": "ok"}
+    record = {**task, "predictions": [{"text": state["answer"]}], "route": route, "status": "ok"}
+    if state.get("retrieve") or task.get("contexts") is None:
+        if task.get("contexts") is not None:
+            record["reference_contexts"] = task["contexts"]
+        record["contexts"] = [
+            {key: p[key] for key in ("document_id", "title", "text", "url", "score") if key in p}
+            for p in state.get("kept_passages") or []
+        ]
+    return record
 
 
 def answer_tasks(
@@ -97,12 +108,14 @@ def answer_tasks(
     config: dict[str, Any] | None = None,
     concurrency: int = 1,
     endpoint_concurrency: int | None = None,
+    retrieve: bool = False,
 ) -> RunSummary:
     """Answer every task of ``tasks_path`` into ``output_path`` (one line per task, resumable).
 
     ``concurrency``: tasks in flight at once (see ``mtrag_graph.concurrency``); ``endpoint_concurrency``:
     requests in flight per remote endpoint (default: one per task in flight, times the ensemble's
-    candidates). Lines come in finishing order.
+    candidates). Lines come in finishing order. ``retrieve``: retrieve passages for every task (full
+    RAG, MTRAG Task C), whatever contexts it has.
     """
     if graph is None:
         from mtrag_graph.graph import build_graph
@@ -127,7 +140,8 @@ def answer_tasks(
                 raise TaskError(task_label(raw, line), "<line>", error)
             parse_task(raw, line)
             assert isinstance(raw, dict)  # parse_task accepted it
-            state = graph.invoke({"task": raw}, context=context, config=config)
+            inputs = {"task": raw, "retrieve": True} if retrieve else {"task": raw}
+            state = graph.invoke(inputs, context=context, config=config)
             seconds = time.perf_counter() - started
             return prediction_record(raw, state, seconds), seconds
         except TaskError as failure:

@@ -63,6 +63,16 @@ class Context:
     min_answer_words: int = 3
     max_generate_retries: int = 1
     retry_declines: bool = True  # a decline after a gate "yes" is retried once, asking for the supported part
+    # the same with retrieved passages (full RAG): decided apart, on numbers of that setting
+    retry_declines_retrieved: bool = True
+    # grounding check after the answer (nodes/ground_answer.py): "facts" drops sentences whose numbers
+    # or names the passages and conversation do not hold, or whose content-word support is below
+    # grounding_min_support (chosen on the tuning split, benchmarks/results/trust.md); "off": no check
+    grounding: str = "facts"
+    # "direct": answer at once; "evidence_first": copy the answering passage sentences, then answer from
+    # them (a quote the passages do not hold, or none, is a decline); measured in results/trust.md
+    answer_mode: str = "direct"
+    grounding_min_support: float = 0.5
     passage_max_chars: int = 2000  # each passage is cut to this many characters in prompts
     # prompts are fitted to this window before each call (see mtrag_graph.budget); the default is the
     # window the local models are built with (settings.n_ctx), so the two agree
@@ -81,10 +91,15 @@ class Context:
     clarify_interrupt: bool = False
     clarify_max_tokens: int = 60
     clarify_fallback_question: str = "Could you say more precisely what you are asking about?"
+    # the question when the passages hold alternatives: {kind} (the reference's noun, or "one"), {options}
+    clarify_alternatives_question: str = "Which {kind} do you mean: {options}?"
     # with a value, clarify also asks the model and calls a turn underspecified when its "unclear"
     # probability reaches it (calibrated on the tuning split: 0.723 keeps false clarifications under 3%);
     # None (default): the model-free rule alone (benchmarks/results/decisions.md)
     clarify_threshold: float | None = None
+    # the passages must speak of at least this many different things (titles; for "the <noun>", names
+    # of that kind) before a reference the conversation does not resolve is asked about
+    clarify_min_things: int = 2
     # answerability gate: a classifier file ("default": the one shipped in mtrag_graph/data, model-free:
     # no LLM call), or (gate_classifier=None) a threshold on the model's "yes" probability; neither:
     # the model's yes/no reply decides. Measured in benchmarks/results/decisions.md.
@@ -100,6 +115,7 @@ class Context:
     gate_instruction: str = grounded.GATE
     generate_instruction: str = grounded.GENERATE
     strict_generate_instruction: str = grounded.GENERATE_STRICT
+    evidence_first_instruction: str = grounded.GENERATE_EVIDENCE_FIRST
     # the retry after a decline that followed a gate "yes" ("" = the strict instruction above)
     decline_retry_instruction: str = grounded.GENERATE_AFTER_DECLINE
     extractive_instruction: str = answer_variants.EXTRACTIVE
@@ -145,6 +161,10 @@ class Context:
             self.candidates = tuple(Candidate.coerce(c) for c in self.candidates)
         if self.citation_markers not in ("strip", "keep"):
             raise ValueError(f"citation_markers must be 'strip' or 'keep', not '{self.citation_markers}'")
+        if self.grounding not in ("facts", "off"):
+            raise ValueError(f"grounding must be 'facts' or 'off', not '{self.grounding}'")
+        if self.answer_mode not in ("direct", "evidence_first"):
+            raise ValueError(f"answer_mode must be 'direct' or 'evidence_first', not '{self.answer_mode}'")
         if self.judge_method not in ("answer", "llm"):
             raise ValueError(f"judge_method must be 'answer' or 'llm', not '{self.judge_method}'")
         unknown = set(self.judge_weights) - set(DEFAULT_JUDGE_WEIGHTS)

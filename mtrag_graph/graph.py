@@ -1,6 +1,6 @@
 """The controller graph: validate, (clarify), precheck, rewrite, classify, select history, (retrieve),
 rerank, gate, generate (or, with two or more candidates configured, fan out to the candidates and
-judge them), check (retry once), abstain.
+judge them), check (retry once), ground (drop unsupported sentences), abstain.
 
 Routing lives here and only here: ``ROUTES`` says where each node goes next. Every route comes from
 one factory, ``next_or_abstain``: go on to the next node (or the one a small ``choose`` function
@@ -28,6 +28,7 @@ from mtrag_graph.nodes.classify_relation import classify_relation
 from mtrag_graph.nodes.evidence_precheck import evidence_precheck, needs_retrieval
 from mtrag_graph.nodes.generate import generate
 from mtrag_graph.nodes.generate_candidate import PAYLOAD_FIELDS, generate_candidate
+from mtrag_graph.nodes.ground_answer import ground_answer
 from mtrag_graph.nodes.judge_candidates import judge_candidates
 from mtrag_graph.nodes.load_task import load_task
 from mtrag_graph.nodes.rerank import rerank
@@ -71,6 +72,11 @@ def _answered_or(next_node: str) -> Choose:
     return lambda state, runtime: END if state.get("answer") else next_node
 
 
+def _answered_or_retry(state: State, runtime: Runtime[Context]) -> str:
+    """After check_answer: an accepted answer goes to the grounding check, a rejected draft back to generate."""
+    return "ground_answer" if state.get("answer") else "generate"
+
+
 def _clarify_when_on(state: State, runtime: Runtime[Context]) -> str:
     return "clarify" if runtime is not None and runtime.context.clarify else "evidence_precheck"
 
@@ -105,6 +111,7 @@ NODES: tuple[Callable[..., Any], ...] = (
     judge_candidates,
     generate,
     check_answer,
+    ground_answer,
     abstain,
 )
 ROUTES: dict[str, Route] = {
@@ -121,7 +128,8 @@ ROUTES: dict[str, Route] = {
     "answerability_gate": next_or_abstain("generate", "generate_candidate", choose=_answer_or_fan_out),
     "judge_candidates": next_or_abstain("check_answer"),
     "generate": next_or_abstain("check_answer"),
-    "check_answer": next_or_abstain("generate", END, choose=_answered_or("generate")),
+    "check_answer": next_or_abstain("generate", "ground_answer", choose=_answered_or_retry),
+    "ground_answer": next_or_abstain(END),
 }
 # Every destination each router can return (for the drawn graph and for insertions).
 DESTINATIONS: dict[str, tuple[str, ...]] = {

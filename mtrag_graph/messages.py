@@ -142,6 +142,8 @@ def answer_instruction(candidate: Candidate, question: str, context: Context) ->
         )
     if candidate.variant == "citation":
         return context.citation_instruction.format(question=question, idk=idk)
+    if context.answer_mode == "evidence_first":
+        return context.evidence_first_instruction.format(question=question, idk=idk)
     return context.generate_instruction.format(question=question, idk=idk)
 
 

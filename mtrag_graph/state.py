@@ -21,6 +21,7 @@ class AbstainReason:
     GATE_NO = "gate_no"
     FAILED_RETRY = "failed_retry"
     GENERATOR_DECLINED = "generator_declined"
+    UNGROUNDED = "ungrounded"  # no sentence of the answer is backed by the passages (nodes/ground_answer.py)
     CANDIDATES_FAILED = "candidates_failed"  # every candidate of the ensemble failed
     ERROR = "error"
 
@@ -56,6 +57,11 @@ class State(InputState, total=False):
     draft_finish_reason: str | None
     answer_problems: list[str]
     retries: int
+    evidence_quotes: dict[str, Any]  # answer_mode "evidence_first": the quotes, those not found, the outcome
+    decline_retried: bool  # check_answer asked once more after a whole-answer decline
+    # grounding check: per-sentence support ({"text", "supported", "score", "passages", "document_ids",
+    # "unsupported_facts", ...}), sentences dropped, the answer before the check
+    grounding: dict[str, Any]
     # answer ensemble (only when two or more candidates are configured)
     candidate_answers: Annotated[list[dict[str, Any]], operator.add]  # one entry per candidate branch
     judgement: dict[str, Any]  # the judge's scores for every candidate and the reason for the pick

@@ -54,6 +54,9 @@ def fake_context(
         "generate_model": ScriptedChatModel(responses=generate or ["The answer is stated in the passage."]),
         "reranker": "lexical",
         "gate_classifier": None,  # the scripted gate model decides (the default classifier needs no model)
+        # scripted answers are rarely in the scripted passages: routing tests leave the grounding check
+        # out; tests/test_grounding.py runs it (grounding="facts", the default of Context)
+        "grounding": "off",
     }
     return Context(**{**defaults, **overrides})
 

@@ -111,3 +111,16 @@ def test_cli_exit_code_is_zero_when_all_tasks_succeed(tmp_path):
     )  # fmt: skip
     assert code == 0
     assert read_lines(out)[0]["predictions"][0]["text"] == "Yes."
+
+
+def test_retrieved_passages_become_the_predictions_contexts():
+    from mtrag_graph.batch import prediction_record
+
+    task = make_task(["How do bees find flowers?"], PASSAGES, "r<::>1")
+    kept = [{"document_id": "d9", "text": "Bees dance.", "title": "Bees", "score": 0.5, "extra": 1}]
+    state = {"answer": "Bees dance.", "retrieve": True, "kept_passages": kept}
+    record = prediction_record(task, state, 1.0)
+    assert record["contexts"] == [{"document_id": "d9", "title": "Bees", "text": "Bees dance.", "score": 0.5}]
+    assert record["reference_contexts"] == task["contexts"]
+    given = prediction_record(task, {**state, "retrieve": False}, 1.0)
+    assert given["contexts"] == task["contexts"] and "reference_contexts" not in given

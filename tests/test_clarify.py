@@ -10,7 +10,15 @@ from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.testing import fake_context, make_task
 
 LIBRARIES = ["The Alameda library opens at 9 am.", "The Monterey library opens at 10 am."]
-QUESTION_ASKED = "Do you mean the Alameda library or the Monterey library?"
+TITLES = ["Alameda Free Library", "Monterey Public Library"]
+QUESTION_ASKED = "Which library do you mean: Alameda Free Library or Monterey Public Library?"
+
+
+def titled(task: dict) -> dict:
+    """The task with the library passages' titles, as the corpora give them."""
+    for passage, title in zip(task.get("contexts", []), TITLES, strict=False):
+        passage["title"] = title
+    return task
 
 
 def judge(*replies: str) -> ScriptedChatModel:
@@ -26,18 +34,24 @@ GRAPH = build_graph()
 
 
 def test_a_first_turn_pointing_at_an_unnamed_thing_is_answered_with_a_clarifying_question():
-    context = fake_context(clarify=True, clarify_model=judge(QUESTION_ASKED))
-    state = GRAPH.invoke({"task": make_task(["When does this library open?"], LIBRARIES)}, context=context)
+    context = fake_context(clarify=True, clarify_model=judge())
+    state = GRAPH.invoke(
+        {"task": titled(make_task(["When does this library open?"], LIBRARIES))}, context=context
+    )
     assert state["answer"] == QUESTION_ASKED
     assert state["clarification"]["asked"] is True
-    assert state["clarification"]["evidence"] == "unresolved reference 'this library'"
+    assert (
+        state["clarification"]["evidence"]
+        == "rule: unresolved reference 'this library', 2 things in the passages"
+    )
+    assert context.clarify_model.calls == []  # the question names the passages' alternatives, no model
     assert context.gate_model.calls == [] and context.generate_model.calls == []
 
 
 def test_a_later_turn_pointing_at_something_the_last_exchange_never_named_is_clarified():
     turns = ["Which clinics are open?", "The Causeway clinic is open.", "When does this library open?"]
-    context = fake_context(clarify=True, clarify_model=judge(QUESTION_ASKED))
-    state = GRAPH.invoke({"task": make_task(turns, LIBRARIES)}, context=context)
+    context = fake_context(clarify=True, clarify_model=judge())
+    state = GRAPH.invoke({"task": titled(make_task(turns, LIBRARIES))}, context=context)
     assert state["answer"] == QUESTION_ASKED and state["clarification"]["asked"] is True
 
 
@@ -83,16 +97,75 @@ def test_a_turn_without_an_unresolved_reference_costs_no_model_call():
     assert model.calls == []
 
 
-def test_an_underspecified_turn_without_passages_is_asked_about_not_abstained():
-    context = fake_context(clarify=True, clarify_model=judge(QUESTION_ASKED))
+def test_an_unresolved_reference_without_passages_to_choose_from_is_not_asked_about():
+    # an UNANSWERABLE turn has no passages: it must stay "I don't know", never become a question
+    context = fake_context(clarify=True, clarify_model=judge())
     state = GRAPH.invoke({"task": make_task(["When does this library open?"], [])}, context=context)
-    assert state["answer"] == QUESTION_ASKED
-    assert state["abstain_reason"] is None
+    assert state["clarification"] == {"asked": False}
+    assert state["abstain_reason"] == "no_evidence"
+
+
+def test_passages_about_one_thing_resolve_the_reference():
+    context = fake_context(clarify=True, clarify_model=judge(), generate=["It opens at 9 am."])
+    task = titled(make_task(["When does this library open?"], LIBRARIES[:1]))
+    state = GRAPH.invoke({"task": task}, context=context)
+    assert state["clarification"] == {"asked": False}
+
+
+CLINICS = [
+    {
+        "document_id": "a",
+        "title": "Hibbing VA Clinic | VA Minneapolis",
+        "text": "Hibbing VA Clinic offers labs.",
+    },
+    {
+        "document_id": "b",
+        "title": "Hayward VA Clinic | VA Minneapolis",
+        "text": "Hayward VA Clinic offers care.",
+    },
+]
+
+
+def test_the_definite_noun_with_several_things_of_that_kind_in_the_passages_is_clarified():
+    task = make_task(
+        ["When are night courts held?", "On Wednesdays.", "What services does the clinic provide?"]
+    )
+    task["contexts"] = CLINICS
+    state = GRAPH.invoke({"task": task}, context=fake_context(clarify=True, clarify_model=judge()))
+    assert state["answer"] == "Which clinic do you mean: Hibbing VA Clinic or Hayward VA Clinic?"
+    assert state["clarification"]["evidence"].startswith("passages: 'the clinic' with 2 of that kind")
+
+
+def test_the_definite_noun_named_in_the_last_exchange_is_not_clarified():
+    from mtrag_graph.nodes.clarify import is_underspecified
+
+    history = [{"speaker": "user", "text": "Tell me about the Hibbing clinic."},
+               {"speaker": "agent", "text": "The Hibbing clinic offers labs."}]  # fmt: skip
+    decided, _ = is_underspecified(history, "What services does the clinic provide?", CLINICS, fake_context())
+    assert decided is False
+
+
+def test_a_model_question_that_restates_the_users_is_replaced_by_the_fallback():
+    from mtrag_graph.nodes.clarify import clarifying_question, restates
+
+    question = "Does this outpatient clinic provide mental health services to veterans in Minneapolis?"
+    assert restates("Does this outpatient clinic provide mental health services to veterans?", question)
+    assert not restates("Do you mean the Causeway clinic or the Hibbing clinic?", question)
+    context = fake_context(clarify_model=judge("Does this clinic provide mental health services?"))
+    state = {"history": [], "question": question, "passages": []}
+    assert clarifying_question(state, context) == context.clarify_fallback_question
+
+
+def test_a_first_turn_pronoun_is_unresolved_unless_the_question_names_someone():
+    from mtrag_graph.nodes.clarify import unresolved_reference
+
+    assert unresolved_reference([], "How many film adaptations of it are there?") == "it"
+    assert unresolved_reference([], "Were Shakespeare's plays popular when he was alive?") is None
 
 
 def test_a_clear_turn_goes_on_to_the_usual_answer():
     context = fake_context(
-        clarify=True, clarify_model=judge(QUESTION_ASKED), generate=["The Alameda library opens at 9 am."]
+        clarify=True, clarify_model=judge(), generate=["The Alameda library opens at 9 am."]
     )
     task = make_task(["When does the Alameda library open?"], LIBRARIES)
     state = GRAPH.invoke({"task": task}, context=context)
@@ -101,7 +174,7 @@ def test_a_clear_turn_goes_on_to_the_usual_answer():
 
 
 def test_a_clear_turn_without_passages_still_abstains():
-    context = fake_context(clarify=True, clarify_model=judge(QUESTION_ASKED))
+    context = fake_context(clarify=True, clarify_model=judge())
     state = GRAPH.invoke({"task": make_task(["When does the Alameda library open?"], [])}, context=context)
     assert state["abstain_reason"] == "no_evidence"
 
@@ -118,23 +191,29 @@ def test_an_empty_judgement_answers_and_is_recorded():
 def test_in_chat_mode_the_reply_resumes_the_graph_with_the_disambiguated_question():
     graph = build_graph(checkpointer=InMemorySaver())
     # the node runs again from the top on resume, so it asks (the same question) twice
-    context = fake_context(clarify=True, clarify_model=judge(QUESTION_ASKED), clarify_interrupt=True)
+    context = fake_context(clarify=True, clarify_model=judge(), clarify_interrupt=True,
+                           generate=["The Alameda library opens at 9 am."])  # fmt: skip
     config = {"configurable": {"thread_id": "c1"}}
     paused = graph.invoke(
-        {"task": make_task(["When does this library open?"], LIBRARIES)}, config, context=context
+        {"task": titled(make_task(["When does this library open?"], LIBRARIES))}, config, context=context
     )
     assert paused["__interrupt__"][0].value == {"clarifying_question": QUESTION_ASKED}
+    assert state_question_is_unchanged(graph, config)
     assert context.generate_model.calls == []
     state = graph.invoke(Command(resume="the Alameda one"), config, context=context)
     assert state["question"] == "When does this library open? (the Alameda one)"
     assert state["clarification"]["reply"] == "the Alameda one"
-    assert state["answer"] == "The answer is stated in the passage."
+    assert state["answer"] == "The Alameda library opens at 9 am."
+
+
+def state_question_is_unchanged(graph, config) -> bool:
+    return graph.get_state(config).values["question"] == "When does this library open?"
 
 
 def test_clarify_is_off_unless_the_context_switches_it_on():
     model = judge()
     state = GRAPH.invoke(
-        {"task": make_task(["When does this library open?"], LIBRARIES)},
+        {"task": titled(make_task(["When does this library open?"], LIBRARIES))},
         context=fake_context(clarify_model=model),
     )
     assert model.calls == [] and "clarification" not in state

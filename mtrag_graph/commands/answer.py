@@ -98,6 +98,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="switch the clarify node on (Context.clarify: asks when unclear)",
     )
+    parser.add_argument(
+        "--retrieve",
+        action="store_true",
+        help="full RAG (MTRAG Task C): retrieve passages for every task from --index, ignoring its contexts; "
+        "the retrieved passages are written as the prediction's contexts (the reference ones as "
+        "reference_contexts)",
+    )
     add_concurrency_options(parser)
     add_model_options(parser)
     parser.set_defaults(func=run)
@@ -125,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         config={"callbacks": tracing_callbacks(args.trace_file)},
         concurrency=args.concurrency,
         endpoint_concurrency=args.endpoint_concurrency,
+        retrieve=args.retrieve,
     )
     print("\n" + summary.render(), file=sys.stderr)
     return 1 if summary.failed else 0

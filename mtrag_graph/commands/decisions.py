@@ -26,6 +26,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--data", default=os.environ.get("MTRAG_DATA"), help="benchmark data (MTRAG_DATA)")
     parser.add_argument("--split", choices=["tuning", "report"], default="report")
+    parser.add_argument(
+        "--tasks",
+        metavar="FILE.jsonl",
+        help="score on this task file instead of the split's (e.g. the clarify twins of `mtrag-graph "
+        "clarify-twins`); --split then only names the run",
+    )
     parser.add_argument("--only", nargs="+", choices=DECISION_NAMES, default=list(DECISION_NAMES))
     parser.add_argument("-o", "--output", required=True, metavar="DIR", help="tables, JSON and item cache")
     parser.add_argument("--limit-per-kind", type=int, help="subsample each item kind / class (CPU budget)")
@@ -107,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
     markdown = run_benchmark(
         data_dir=args.data,
         split=args.split,
+        tasks_file=args.tasks,
         decisions=args.only,
         context=context,
         out_dir=Path(args.output),

@@ -83,6 +83,7 @@ def run_benchmark(
     data_dir: str | Path,
     split: str,
     decisions: Sequence[str],
+    tasks_file: str | Path | None = None,
     context: Context,
     out_dir: Path,
     index_dir: str | None = None,
@@ -96,10 +97,13 @@ def run_benchmark(
     ask_model: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> str:
-    tasks = sets.load_split(data_dir, split)
+    tasks = sets.load_tasks(tasks_file) if tasks_file else sets.load_split(data_dir, split)
+    if tasks_file:  # its sets and results must not mix with the split's
+        split = f"{split}-{Path(tasks_file).stem}"
     suffix = f"-limit{limit_per_kind}-seed{seed}" if limit_per_kind else ""
     fp = fingerprint(context)
     label = label or fp
+    source_name = str(tasks_file) if tasks_file else sets.SPLITS[split]
     reports: dict[str, dict[str, Any]] = {}
     fitted: dict[str, Any] | None = None
     for name in decisions:
@@ -126,7 +130,7 @@ def run_benchmark(
                 results,
                 max_positive_loss=max_positive_loss,
                 features=features,
-                trained_on=f"{sets.SPLITS[split]}{suffix}",
+                trained_on=f"{source_name}{suffix}",
                 seed=seed,
             )
             set_file = out_dir / "sets" / f"{split}-{SET_OF.get(name, name)}{suffix}.jsonl"
@@ -140,17 +144,17 @@ def run_benchmark(
             card = {
                 "trained": datetime.date.today().isoformat(),
                 "command": command,
-                "data": sets.SPLITS[split],
-                "data_sha256": _sha256(Path(data_dir) / sets.SPLITS[split]),
+                "data": source_name,
+                "data_sha256": _sha256(Path(tasks_file) if tasks_file else Path(data_dir) / source_name),
                 "set_sha256": _sha256(set_file),
-                "split": f"{split}: {sets.SPLITS[split]} (never the report split)",
+                "split": f"{split}: {source_name} (never the report split)",
                 "items": dict(sorted(Counter(str(i.get("kind")) for i in items).items())),
                 **summary,
             }
             classifier = dataclasses.replace(classifier, card=card)
             classifier.save(fit_gate)
             fitted = {"path": str(fit_gate), "fitted_on": name, **summary}
-    header = f"# Decision benchmark: split {split} ({sets.SPLITS[split]}), run '{label}' (context {fp})" + (
+    header = f"# Decision benchmark: split {split} ({source_name}), run '{label}' (context {fp})" + (
         f", at most {limit_per_kind} items per kind" if limit_per_kind else ""
     )
     markdown = report.render(reports, header)

@@ -2,8 +2,10 @@
 
 Gate / decline results: one dict per item with ``label`` (True: the passages hold the answer),
 ``kind``, ``domain``, ``gate`` ("yes" / "no") and ``declined`` (the generator declined or failed
-its retry; None when it was not run because the gate said no). The pipeline answers an item when the
-gate says yes and the generator does not decline.
+its retry, or the grounding check dropped every sentence; None when it was not run because the gate
+said no), and ``unsupported_facts`` (numbers and names of the answer that neither the passages nor the
+conversation hold). The pipeline answers an item when the gate says yes and the generator does not
+decline.
 """
 
 from __future__ import annotations
@@ -42,6 +44,17 @@ def gate_scores(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "balanced_accuracy": None if recall is None or specificity is None else (recall + specificity) / 2,
         "gate_balanced_accuracy": _gate_only_balanced_accuracy(positives, negatives),
     }
+    # fabrication: answered items whose answer holds a number or name found in neither the passages nor
+    # the conversation (results without the field, from before the measure existed, are left out)
+    answered_positives = [r for r in positives if answered(r) and "unsupported_facts" in r]
+    scores["answered_positives"] = len(answered_positives)
+    scores["fabrication_positives"] = _rate(
+        sum(bool(r["unsupported_facts"]) for r in answered_positives), len(answered_positives)
+    )
+    answered_negatives = [r for r in negatives if answered(r) and "unsupported_facts" in r]
+    scores["fabrication_negatives"] = _rate(
+        sum(bool(r["unsupported_facts"]) for r in answered_negatives), len(answered_negatives)
+    )
     by_kind = Counter(r["kind"] for r in negatives)
     scores["negatives_declined_by_kind"] = {
         kind: _rate(sum(not answered(r) for r in negatives if r["kind"] == kind), n)
@@ -91,13 +104,21 @@ def clarify_scores(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
         false_rate[answerability] = _rate(sum(bool(r.get("clarify")) for r in of_class), len(of_class))
     seconds = [r["seconds"] for r in results if r.get("seconds") is not None]
     negative_scores = [p for r in results if not r["label"] and (p := unclear_probability(r)) is not None]
-    asked_model = any(str(r.get("evidence", "")).startswith("p_unclear=") for r in results)
+    asked_model = any(str(r.get("evidence", "")).startswith("model: p_unclear=") for r in results)
     calibrated = {
         f"threshold_false_{rate:.2f}": negative_threshold(negative_scores, rate) if asked_model else None
         for rate in (0.03, 0.05)
     }
+    signals = Counter(signal_of(r) for r in results if r.get("clarify"))
     return {
         **calibrated,
+        "signal_share": {name: _rate(n, sum(asked)) for name, n in sorted(signals.items())},
+        "false_on_answered": _rate(
+            sum(
+                bool(r.get("clarify")) for r in results if r.get("answerability") in ("ANSWERABLE", "PARTIAL")
+            ),
+            sum(r.get("answerability") in ("ANSWERABLE", "PARTIAL") for r in results),
+        ),
         "underspecified": sum(labels),
         "others": len(labels) - sum(labels),
         "recall": _rate(true_positive, sum(labels)),
@@ -120,10 +141,15 @@ def negative_threshold(scores: Iterable[float], max_false_rate: float) -> float:
     return float(ordered[allowed]) + 1e-6
 
 
+def signal_of(result: dict[str, Any]) -> str:
+    """Which signal decided a clarification: ``rule``, ``passages`` or ``model`` (its evidence's prefix)."""
+    return str(result.get("evidence") or "").partition(":")[0] or "unknown"
+
+
 def unclear_probability(result: dict[str, Any]) -> float | None:
     evidence = str(result.get("evidence") or "")
-    if evidence.startswith("p_unclear="):
-        return float(evidence.removeprefix("p_unclear="))
+    if evidence.startswith("model: p_unclear="):
+        return float(evidence.removeprefix("model: p_unclear="))
     return 0.0 if evidence in ("no determiner or pronoun", "no unresolved reference") else None
 
 

@@ -16,8 +16,8 @@ def _num(value: float | None, digits: int = 3) -> str:
 def gate_table(report: dict[str, Any]) -> str:
     rows = [
         "| scope | pos | neg | balanced acc. | gate-only bal. acc. | positives lost | gate no | declined "
-        "| negatives declined | unanswerable (retrieved) | other conversation |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| negatives declined | unanswerable (retrieved) | other conversation | fabrication (answered positives) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     scopes = [("all", report["overall"]), *report["by_domain"].items()]
     for scope, s in scopes:
@@ -27,7 +27,7 @@ def gate_table(report: dict[str, Any]) -> str:
             f"| {_num(s['gate_balanced_accuracy'])} | {_pct(s['positives_lost'])} "
             f"| {_pct(s['positives_gate_no'])} | {_pct(s['positives_declined'])} "
             f"| {_pct(s['negatives_declined'])} | {_pct(kinds.get('unanswerable_retrieved'))} "
-            f"| {_pct(kinds.get('other_conversation'))} |"
+            f"| {_pct(kinds.get('other_conversation'))} | {_pct(s.get('fabrication_positives'))} |"
         )
     rows.append(f"\nmean seconds per item (gate + generation): {_num(report['mean_seconds'], 1)}")
     return "\n".join(rows)
@@ -42,6 +42,10 @@ def clarify_table(report: dict[str, Any]) -> str:
             f"| {report['underspecified']} | {report['others']} | {_pct(report['recall'])} "
             f"| {_pct(report['precision'])} | {_pct(false.get('ANSWERABLE'))} | {_pct(false.get('PARTIAL'))} "
             f"| {_num(report['mean_seconds'], 1)} |",
+            "\nANSWERABLE + PARTIAL clarified: "
+            + _pct(report.get("false_on_answered"))
+            + "; clarifications by signal: "
+            + (", ".join(f"{k} {_pct(v)}" for k, v in report.get("signal_share", {}).items()) or "none"),
         ]
         + (
             [

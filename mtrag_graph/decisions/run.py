@@ -20,12 +20,14 @@ from typing import Any
 from mtrag_graph.context import Context
 from mtrag_graph.decisions.gate import evidence_features, gate_decision
 from mtrag_graph.jsonl_out import open_resumable
-from mtrag_graph.messages import question_for_answering
+from mtrag_graph.judging.grounding import unsupported_facts
+from mtrag_graph.messages import format_conversation, question_for_answering
 from mtrag_graph.nodes._common import user_and_agent_pairs
 from mtrag_graph.nodes.check_answer import check_answer
-from mtrag_graph.nodes.clarify import is_underspecified
+from mtrag_graph.nodes.clarify import clarifying_question, is_underspecified
 from mtrag_graph.nodes.classify_relation import judge_relation
 from mtrag_graph.nodes.generate import generate
+from mtrag_graph.nodes.ground_answer import ground_answer
 from mtrag_graph.state import AbstainReason
 
 logger = logging.getLogger("mtrag_graph.decisions")
@@ -39,13 +41,16 @@ READS = {
     "gate": (
         "gate_model", "generate_model", "embedder", "grounded_system_prompt", "grounded_context_template",
         "no_conversation_text", "gate_instruction", "generate_instruction", "strict_generate_instruction",
-        "decline_retry_instruction", "retry_declines", "gate_classifier", "gate_threshold", "gate_fallback", "use_gate", "check_answers", "candidates",
+        "decline_retry_instruction", "retry_declines", "retry_declines_retrieved", "grounding", "grounding_min_support", "answer_mode", "evidence_first_instruction",
+        "gate_classifier", "gate_threshold", "gate_fallback", "use_gate", "check_answers", "candidates",
         "passage_max_chars", "context_window_tokens", "answer_max_tokens", "idk_answer", "min_answer_words",
         "max_generate_retries", "parse_retries",
     ),
     "evidence": ("embedder",),
     "clarify": (
         "clarify_model", "clarify_system_prompt", "clarify_instruction", "clarify_threshold",
+        "clarify_min_things", "clarify_alternatives_question", "clarify_question_instruction",
+        "clarify_fallback_question",
         "no_conversation_text", "parse_retries",
     ),
     "relation": (
@@ -73,11 +78,13 @@ def grounded_state(item: dict[str, Any]) -> dict[str, Any]:
         "selected_history": item["history"],
         "kept_passages": item.get("passages") or [],
         "retries": 0,
+        # passages our retrieval found (full RAG) rather than passages given with the turn
+        "retrieve": item.get("kind") == "unanswerable_retrieved",
     }
 
 
 def generate_and_check(state: dict[str, Any], context: Context) -> dict[str, Any]:
-    """The generate -> check_answer loop (with its retry), as the graph runs it."""
+    """The generate -> check_answer loop (with its retry), then the grounding check, as the graph runs them."""
     runtime = SimpleNamespace(context=context)
     state = dict(state)
     while True:
@@ -86,13 +93,28 @@ def generate_and_check(state: dict[str, Any], context: Context) -> dict[str, Any
         state.update(update)
         if update.get("abstain_reason") or "answer" in update:
             break
+    if not state.get("abstain_reason"):
+        state.update(ground_answer(state, runtime))
     reason = state.get("abstain_reason")
+    grounding = state.get("grounding") or {}
+    passages = [p.get("text", "") for p in state.get("kept_passages") or []]
+    said = format_conversation([*state["history"], {"speaker": "user", "text": state["question"]}])
+    before = grounding.get("answer_before") or state.get("answer")
     return {
-        "answer": state.get("answer"),
+        "answer": state.get("answer") if not reason else context.idk_answer,
+        "answer_before_grounding": grounding.get("answer_before"),
         "abstain_reason": reason,
-        "declined": reason in (AbstainReason.GENERATOR_DECLINED, AbstainReason.FAILED_RETRY),
+        "declined": reason in DECLINE_REASONS,
         "retries": state.get("retries", 0),
+        "decline_retried": bool(state.get("decline_retried")),
+        "sentences_dropped": grounding.get("dropped", 0),
+        "unsupported_facts": [] if reason else unsupported_facts(state.get("answer") or "", passages, said),
+        "unsupported_facts_before_grounding": unsupported_facts(before, passages, said) if before else [],
     }
+
+
+# what the generate -> check -> ground loop ends in when it does not answer
+DECLINE_REASONS = (AbstainReason.GENERATOR_DECLINED, AbstainReason.FAILED_RETRY, AbstainReason.UNGROUNDED)
 
 
 GENERATE_MODES = ("after-yes", "always", "never")
@@ -129,12 +151,16 @@ def decide_evidence(item: dict[str, Any], context: Context) -> dict[str, Any]:
 
 
 def decide_clarify(item: dict[str, Any], context: Context) -> dict[str, Any]:
+    """The decision, and for a clarified turn the question the node would ask."""
     decision, evidence = is_underspecified(item["history"], item["question"], item.get("passages"), context)
-    return {
+    result = {
         "clarify": bool(decision),
         "parsed": decision is not None,
         "evidence": evidence[-1] if evidence else "",
     }
+    if decision:
+        result["question_asked"] = clarifying_question(item, context)
+    return result
 
 
 def decide_relation(item: dict[str, Any], context: Context) -> dict[str, Any]:

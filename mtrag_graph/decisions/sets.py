@@ -38,7 +38,12 @@ def split_path(data_dir: str | Path, split: str) -> Path:
 
 def load_split(data_dir: str | Path, split: str) -> list[dict[str, Any]]:
     """The split's raw task dicts; a line that is not valid JSON raises, naming the file and line."""
-    path = split_path(data_dir, split)
+    return load_tasks(split_path(data_dir, split))
+
+
+def load_tasks(path: str | Path) -> list[dict[str, Any]]:
+    """A task file's raw task dicts, validated; a bad line raises, naming the file and line."""
+    path = Path(path)
     tasks: list[dict[str, Any]] = []
     for line, raw, error in read_jsonl(path):
         if error is not None or not isinstance(raw, dict):

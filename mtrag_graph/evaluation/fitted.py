@@ -58,7 +58,7 @@ class ReferenceRating:
         """The rating, or None when a feature is missing."""
         if any(features.get(n) is None for n in self.weights):
             return None
-        value = self.bias + sum(w * float(features[n]) for n, w in self.weights.items())  # type: ignore[arg-type]
+        value = self.bias + sum(w * float(features[n] or 0.0) for n, w in self.weights.items())
         return min(1.0, max(0.0, value))
 
 

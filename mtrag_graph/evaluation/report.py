@@ -39,6 +39,8 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "raw": raw,
         "idk_rate": mean(r["scores"].get("idk") for r in rows),
         "clarify_rate": mean(r["scores"].get("clarify") for r in rows),
+        # share of the answering responses with a number or name the passages and conversation lack
+        "fabrication_rate": mean(r["scores"].get("fabrication") for r in rows),
     }
 
 
@@ -124,13 +126,14 @@ def _table(groups: dict[str, dict[str, Any]], first: str) -> list[str]:
         "RL_F",
         "IDK rate",
         "clarify rate",
+        "fabrication",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, s in groups.items():
         cells = [name, str(s["n"]), _fmt(s["hm3"])]
         cells += [_fmt(s["conditioned"][m]) for m in CONDITIONED]
         cells += [_fmt(s["raw"][m]) for m in RAW]
-        cells += [_fmt(s["idk_rate"]), _fmt(s["clarify_rate"])]
+        cells += [_fmt(s["idk_rate"]), _fmt(s["clarify_rate"]), _fmt(s.get("fabrication_rate"))]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 

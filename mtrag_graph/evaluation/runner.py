@@ -103,6 +103,18 @@ def idk_verdict(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
     return {**scorers.judge.idk(item.question, item.response), "by": "judge"}
 
 
+def fabrication(item: EvalItem) -> float | None:
+    """1.0 when an answering response holds a number, date, amount or name found in neither the passages
+    nor the conversation, else 0.0; None for a response that declines (model-free, always computed)."""
+    from mtrag_graph.judging.declines import declines
+    from mtrag_graph.judging.grounding import unsupported_facts
+
+    if declines(item.response):
+        return None
+    said = "\n".join([*(text for _, text in item.history), item.question])
+    return 1.0 if unsupported_facts(item.response, item.passages, said) else 0.0
+
+
 def _timed(seconds: dict[str, float], name: str, compute: Callable[[], Any]) -> Any:
     started = time.perf_counter()
     value = compute()
@@ -128,6 +140,7 @@ def score_item(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
         scores["bert_rec"], scores["bert_kprec"] = rec, kprec
         if "rouge_l" in scores:
             scores["rb_alg"] = rb_alg(rec, scores["rouge_l"] or 0.0, kprec)
+    scores["fabrication"] = fabrication(item)
     judge = scorers.judge
     if "idk" in metrics:
         verdict = _timed(seconds, "idk", lambda: idk_verdict(item, scorers))
@@ -265,6 +278,9 @@ def score_items(
         stored = done.get(item.task_id)
         if stored is not None and not _same_inputs(stored, item):
             stored = None
+        if stored is not None and "fabrication" not in stored.get("scores", {}):
+            # rows stored before the measure existed: add it (model-free), keep the rest
+            stored = {**stored, "scores": {**stored["scores"], "fabrication": fabrication(item)}}
         if stored is not None and reusable(stored, scorers):
             rows[index] = {**stored, "reused": True}
         elif (completed := completed_with_fitted(stored, scorers)) is not None:

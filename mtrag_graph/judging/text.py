@@ -40,7 +40,26 @@ def bigrams(text: str) -> list[tuple[str, str]]:
     return list(zip(tokens, tokens[1:], strict=False))
 
 
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence and list item of ``text``, without its bullet or surrounding space."""
+    spans = []
+    start = 0
+    for boundary in [*_SENTENCE_END.finditer(text), None]:
+        end = boundary.start() if boundary else len(text)
+        part = text[start:end]
+        lead = len(part) - len(part.lstrip())
+        bullet = _BULLET.match(part[lead:])
+        lead += bullet.end() if bullet else 0
+        body = part[lead:].strip()
+        if body:
+            first = start + lead + (len(part[lead:]) - len(part[lead:].lstrip()))
+            spans.append((first, first + len(body)))
+        if boundary:
+            start = boundary.end()
+    return spans
+
+
 def sentences(text: str) -> list[str]:
     """Sentences and list items of a text that hold at least one content word (the claims it makes)."""
-    parts = (_BULLET.sub("", p).strip() for p in _SENTENCE_END.split(text.strip()))
-    return [p for p in parts if p and content_stems(p)]
+    parts = (text[s:e] for s, e in sentence_spans(text))
+    return [p for p in parts if content_stems(p)]

@@ -18,6 +18,7 @@ from mtrag_graph.answers import (
 from mtrag_graph.context import Context
 from mtrag_graph.messages import DECLINED_DESPITE_EVIDENCE
 from mtrag_graph.nodes._common import guarded
+from mtrag_graph.nodes.evidence_precheck import retrieved_setting
 from mtrag_graph.state import AbstainReason
 
 
@@ -31,8 +32,10 @@ def check_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, 
     retries = state.get("retries", 0)
     if declines_entirely(answer):
         # the gate judged the passages relevant: ask once for the part they support before declining
-        if context.retry_declines and state.get("gate") == "yes" and retries < context.max_generate_retries:
-            return {"answer_problems": [DECLINED_DESPITE_EVIDENCE], "retries": retries + 1}
+        retry = context.retry_declines_retrieved if retrieved_setting(state) else context.retry_declines
+        if retry and state.get("gate") == "yes" and retries < context.max_generate_retries:
+            return {"answer_problems": [DECLINED_DESPITE_EVIDENCE], "retries": retries + 1,
+                    "decline_retried": True}  # fmt: skip
         return {
             "answer": context.idk_answer,
             "answer_problems": [],

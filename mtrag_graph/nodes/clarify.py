@@ -29,7 +29,11 @@ from mtrag_graph.words import FUNCTION_WORDS
 # Closed-class words only (determiners, pronouns, auxiliaries): no list of topic nouns. A phrase
 # "this/that/these/those <word>" or "the <word>'s" points at one particular thing; when that word
 # does not occur in the last exchange, nothing in the conversation says which one.
-_DEMONSTRATIVE = re.compile(r"\b(this|that|these|those)\s+([a-z][\w-]*)", re.IGNORECASE)
+# "that" is left out: it is mostly a relative pronoun or conjunction ("sources that affect ...")
+_DEMONSTRATIVE = re.compile(r"\b(this|these|those)\s+([a-z][\w-]*)", re.IGNORECASE)
+# a third-person pronoun on a first turn points at something nobody has named yet
+_NAMES_ONE = re.compile(r"(?<=[a-z,] )[A-Z]")  # a capitalised word inside the sentence
+_PRONOUN = re.compile(r"\b(it|its|he|him|his|she|her|they|them|their)\b", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"\bthe\s+([a-z][\w-]*)'s\b", re.IGNORECASE)
 _A_SPECIFIC = re.compile(r"\ba specific\s+[a-z]+", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+")
@@ -52,9 +56,7 @@ def _stem(word: str) -> str:
 
 def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> str | None:
     """A phrase of the question that points at one thing the last exchange never names, or None."""
-    named = {
-        _stem(w) for turn in list(history)[-LAST_EXCHANGE_TURNS:] for w in _WORD.findall(turn["text"].lower())
-    }
+    named = _named(history)
     for match in _DEMONSTRATIVE.finditer(question):
         noun = match.group(2)
         if noun.lower() not in _NOT_A_NOUN and _stem(noun) not in named:
@@ -63,7 +65,79 @@ def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> st
         if _stem(match.group(1)) not in named:
             return match.group(0)
     found = _A_SPECIFIC.search(question)
-    return found.group(0) if found else None
+    if found:
+        return found.group(0)
+    # ... unless the question names someone itself ("Were Shakespeare's plays popular when he was alive?")
+    pronoun = _PRONOUN.search(question) if not history and not _NAMES_ONE.search(question) else None
+    return pronoun.group(0) if pronoun else None
+
+
+_DEFINITE = re.compile(r"\bthe\s+([a-z][a-z-]+)\b(?!\s+of\b)(?!'s)")
+_CAPITALISED = r"[A-Z][\w'.&-]*[\w]"
+_TITLE_HEAD = re.compile(r"\s+[|\u2013-]\s+")
+MAX_NAME_WORDS = 6
+
+
+def unresolved_definite(history: Sequence[dict[str, str]], question: str) -> list[str]:
+    """Nouns of "the <noun>" phrases that the last exchange never names ("the clinic", "the park")."""
+    named = _named(history)
+    nouns = []
+    for match in _DEFINITE.finditer(question):
+        noun = match.group(1).lower()
+        if noun not in _NOT_A_NOUN and _stem(noun) not in named and noun not in nouns:
+            nouns.append(noun)
+    return nouns
+
+
+def _named(history: Sequence[dict[str, str]]) -> set[str]:
+    return {
+        _stem(w) for turn in list(history)[-LAST_EXCHANGE_TURNS:] for w in _WORD.findall(turn["text"].lower())
+    }
+
+
+def passage_things(passages: Sequence[dict[str, Any]] | None) -> list[str]:
+    """The different things the passages speak of, by title: its first part and, in brackets, its
+    second ("Adults (Monterey Park, CA)"), once per first part (one name inside another: the same)."""
+    things: list[str] = []
+    heads: list[str] = []
+    for passage in passages or []:
+        title = " ".join(str(passage.get("title") or "").split())
+        if not title:  # an untitled passage: its first words name what it speaks of
+            title = " ".join(str(passage.get("text", "")).split()[:UNTITLED_WORDS])
+        parts = [p for p in _TITLE_HEAD.split(title) if p]
+        if parts and not any(_is_same(parts[0], head) for head in heads):
+            heads.append(parts[0])
+            things.append(parts[0] if len(parts) == 1 else f"{parts[0]} ({parts[1]})")
+    return things
+
+
+def alternatives(noun: str, passages: Sequence[dict[str, Any]] | None) -> list[str]:
+    """Names in the passages that carry the noun as a capitalised word ("Hibbing VA Clinic",
+    "Hurricane Katrina" for "clinic", "hurricane"): the things of that kind, each once, in order."""
+    stem = _stem(noun)
+    word = rf"{stem[0].upper()}{re.escape(stem[1:])}\w*"
+    name = re.compile(rf"((?:{_CAPITALISED}\s+){{0,4}}{word}(?:\s+(?:of\s+)?{_CAPITALISED}){{0,3}})")
+    found: list[str] = []
+    for passage in passages or []:
+        for source in (str(passage.get("title") or ""), str(passage.get("text", ""))[:PASSAGE_HEAD_CHARS]):
+            for piece in _TITLE_HEAD.split(source):
+                for match in name.finditer(piece):
+                    words = match.group(1).split()
+                    if 2 <= len(words) <= MAX_NAME_WORDS and not any(
+                        _is_same(" ".join(words), seen) for seen in found
+                    ):
+                        found.append(" ".join(words))
+    return found
+
+
+PASSAGE_HEAD_CHARS = 300
+UNTITLED_WORDS = 4
+
+
+def _is_same(a: str, b: str) -> bool:
+    """One name inside the other ("State Library" in "California State Library"): the same thing."""
+    a, b = a.lower(), b.lower()
+    return a in b or b in a
 
 
 def unclear_probability(
@@ -89,41 +163,87 @@ def is_underspecified(
 ) -> tuple[bool | None, list[str]]:
     """The clarify decision alone: True = underspecified, None when the model gave no usable reply.
 
-    1. A demonstrative or possessive phrase whose words the last exchange never mentions ("this
-       library" after an exchange about a clinic, "the hurricane's" on a first turn), or "a specific
-       ...": underspecified, with no model call.
-    2. Only with ``Context.clarify_threshold`` set: a message with a determiner or pronoun gets one
-       yes/no ("does it point at something neither it nor the conversation identifies?"), and the
-       turn is underspecified when the "yes" probability reaches the threshold. Off by default: on the
-       1.5B model that probability did not separate underspecified from answerable turns
+    A reference the conversation does not resolve, and passages that speak of several different
+    things, is the sign that the user must say which. Each evidence line starts with the signal that
+    decided (``rule``, ``passages``, ``model``), so the benchmark can report each signal's share:
+
+    1. ``rule``: a demonstrative or possessive phrase whose word the last exchange never mentions
+       ("this library" after an exchange about a clinic, "the hurricane's" on a first turn), or
+       "a specific ...", and passages about at least ``Context.clarify_min_things`` different things
+       (distinct titles). Without such passages the turn is answered (or declined) as usual: a
+       question with nothing to choose from helps no one, and an UNANSWERABLE turn has no passages.
+    2. ``passages``: "the <noun>" that the last exchange never names, and passages naming at least
+       ``clarify_min_things`` different things of that kind ("the clinic" with "Hibbing VA Clinic",
+       "Hayward VA Clinic").
+    3. ``model``: only with ``Context.clarify_threshold`` set, one yes/no ("does it point at something
+       neither it nor the conversation identifies?") on a message with a determiner or pronoun. Off
+       by default: on the 1.5B model that probability did not separate the classes
        (benchmarks/results/decisions.md).
-    ``passages`` are not used: the question is whether the user said which thing.
-    Returns the decision and the evidence (the phrase, the probability, or the rule that decided).
+    Returns the decision and the evidence.
     """
+    things = passage_things(passages)
     phrase = unresolved_reference(history, question)
-    if phrase is not None:
-        return True, [f"unresolved reference '{phrase}'"]
+    if phrase is not None and len(things) >= context.clarify_min_things:
+        return True, [f"rule: unresolved reference '{phrase}', {len(things)} things in the passages"]
+    for noun in unresolved_definite(history, question):
+        found = alternatives(noun, passages)
+        if len(found) >= context.clarify_min_things:
+            return True, [f"passages: 'the {noun}' with {len(found)} of that kind: {'; '.join(found[:3])}"]
     if context.clarify_threshold is None or not REFERRING_WORD.search(question):
-        return False, ["no unresolved reference"]
+        return False, ["no unresolved reference" if phrase is None else f"'{phrase}', too few things"]
     probability, raw = unclear_probability(history, question, context)
     if probability is None:
         return None, [raw]
-    return probability >= context.clarify_threshold, [f"p_unclear={probability:.3f}"]
+    return probability >= context.clarify_threshold, [f"model: p_unclear={probability:.3f}"]
+
+
+def _kind_and_names(
+    history: Sequence[dict[str, str]], question: str, passages: Sequence[dict[str, Any]] | None
+) -> tuple[str, list[str]]:
+    """The reference's noun and the names of that kind in the passages ("clinic", [...]); without two
+    such names, "one" and the passages' titles."""
+    phrase = unresolved_reference(history, question)
+    nouns = [phrase.split()[-1].removesuffix("'s").lower()] if phrase and " " in phrase else []
+    for noun in [*nouns, *unresolved_definite(history, question)]:
+        names = alternatives(noun, passages)
+        if len(names) >= 2:
+            return noun, names
+    return "one", passage_things(passages)
+
+
+MAX_OPTIONS = 3
+ASKING_WORDS = frozenset("mean meant referring refer asking specify specific clarify which one".split())
+
+
+def _options(names: Sequence[str]) -> str:
+    shown = list(names)[:MAX_OPTIONS]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+
+
+def restates(asked: str, question: str) -> bool:
+    """A question that adds no content word to the user's only repeats it ("Does this clinic ...?")."""
+    said = {_stem(w) for w in _WORD.findall(question.lower())}
+    added = {_stem(w) for w in _WORD.findall(asked.lower()) if len(w) > 2}
+    return not (added - said - {_stem(w) for w in _NOT_A_NOUN | ASKING_WORDS})
 
 
 def clarifying_question(state: dict[str, Any], context: Context) -> str:
-    messages = clarify_messages(
-        context.clarify_question_instruction,
-        state.get("history", []),
-        state["question"],
-        state.get("passages"),
-        context,
-    )
+    """Which one? Naming the alternatives the passages hold when they hold some (no model call):
+    names of the reference's kind ("Which clinic do you mean: Hibbing VA Clinic, ...?"), else the
+    passages' titles. Without two alternatives the model writes the question, and one that only
+    restates the user's question is replaced by ``Context.clarify_fallback_question``."""
+    history, question, passages = state.get("history", []), state["question"], state.get("passages")
+    kind, names = _kind_and_names(history, question, passages)
+    if len(names) >= 2:
+        return context.clarify_alternatives_question.format(kind=kind, options=_options(names))
+    messages = clarify_messages(context.clarify_question_instruction, history, question, passages, context)
     reply = invoke_text(
         get_chat_model(context.clarify_model), messages, max_tokens=context.clarify_max_tokens
     )
     text = " ".join(str(reply.content).split()).strip("\"' ")
-    return text if text.endswith("?") else context.clarify_fallback_question
+    if not text.endswith("?") or restates(text, question):
+        return context.clarify_fallback_question
+    return text
 
 
 @guarded

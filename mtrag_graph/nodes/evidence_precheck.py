@@ -14,6 +14,12 @@ def needs_retrieval(state: Mapping[str, Any]) -> bool:
     return state.get("passages") is None or bool(state.get("retrieve"))
 
 
+def retrieved_setting(state: Mapping[str, Any]) -> bool:
+    """The passages were retrieved (full RAG, MTRAG Task C), not given with the task (Task B)."""
+    task = state.get("task")
+    return bool(state.get("retrieve")) or (isinstance(task, Mapping) and task.get("contexts") is None)
+
+
 @guarded
 def evidence_precheck(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
     if needs_retrieval(state) or state.get("passages"):

@@ -2,6 +2,8 @@
 
 The model and prompt variant are the active candidate's: ``generate_model`` with the default prompt
 unless candidates are configured (one candidate, or the one the judge chose when a retry follows it).
+With ``Context.answer_mode="evidence_first"`` the first answer copies its evidence from the passages
+before answering; a quote the passages do not hold makes it a decline (``answers.parse_evidence_first``).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from mtrag_graph.answers import parse_evidence_first
 from mtrag_graph.candidates import active_candidate
 from mtrag_graph.context import Context
 from mtrag_graph.messages import answer_messages
@@ -21,12 +24,19 @@ from mtrag_graph.nodes._common import guarded
 def generate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     candidate = active_candidate(state, context)
+    evidence_first = context.answer_mode == "evidence_first" and not state.get("answer_problems")
     reply = invoke_text(
         get_chat_model(candidate.model),
         answer_messages(state, context, candidate),
-        max_tokens=context.answer_max_tokens,
+        max_tokens=context.answer_max_tokens + (EVIDENCE_EXTRA_TOKENS if evidence_first else 0),
     )
-    return {
-        "draft": candidate.finish(str(reply.content), context.citation_markers),
-        "draft_finish_reason": (reply.response_metadata or {}).get("finish_reason"),
-    }
+    draft = candidate.finish(str(reply.content), context.citation_markers)
+    update: dict[str, Any] = {"draft_finish_reason": (reply.response_metadata or {}).get("finish_reason")}
+    if evidence_first:
+        passages = [p.get("text", "") for p in state.get("kept_passages") or []]
+        draft, update["evidence_quotes"] = parse_evidence_first(draft, passages, context.idk_answer)
+    update["draft"] = draft
+    return update
+
+
+EVIDENCE_EXTRA_TOKENS = 160  # room for the quotes before the answer

@@ -109,6 +109,19 @@ def test_negative_threshold_lets_at_most_the_allowed_share_fire():
 
 
 def test_unclear_probability_reads_the_clarify_evidence():
-    assert metrics.unclear_probability({"evidence": "p_unclear=0.640"}) == 0.64
+    assert metrics.unclear_probability({"evidence": "model: p_unclear=0.640"}) == 0.64
     assert metrics.unclear_probability({"evidence": "no determiner or pronoun"}) == 0.0
     assert metrics.unclear_probability({"evidence": "NONE"}) is None
+
+
+def test_clarify_scores_give_each_signals_share_and_the_false_rate_on_answered_turns():
+    results = [
+        {"label": True, "answerability": "UNDERSPECIFIED", "clarify": True, "evidence": "rule: 'this x'"},
+        {"label": True, "answerability": "UNDERSPECIFIED", "clarify": True, "evidence": "passages: 'the x'"},
+        {"label": True, "answerability": "UNDERSPECIFIED", "clarify": False, "evidence": "none"},
+        {"label": False, "answerability": "ANSWERABLE", "clarify": True, "evidence": "rule: 'this y'"},
+        {"label": False, "answerability": "PARTIAL", "clarify": False, "evidence": "none"},
+    ]
+    scores = metrics.clarify_scores(results)
+    assert scores["signal_share"] == {"passages": 1 / 3, "rule": 2 / 3}
+    assert scores["false_on_answered"] == 0.5

@@ -40,9 +40,19 @@ def test_gate_yes_and_an_answer_is_not_declined(gate_set):
 
 
 def test_gate_no_skips_generation_unless_asked(gate_set):
-    context = fake_context(gate=["no"], generate=["An answer that is long enough to pass."])
+    context = fake_context(gate=["no"], generate=["Bees perform a round dance when flowers are near."])
     assert run.decide_gate(gate_set[0], context)["declined"] is None
     assert run.decide_gate(gate_set[0], context, generate="always")["declined"] is False
+
+
+def test_an_answer_the_passages_do_not_back_is_declined_by_the_grounding_check(gate_set):
+    context = fake_context(
+        gate=["yes"], generate=["Bees perform the round dance since 1921 in Ohio."], grounding="facts"
+    )
+    outcome = run.decide_gate(gate_set[0], context)
+    assert outcome["declined"] is True and outcome["abstain_reason"] == "ungrounded"
+    assert outcome["unsupported_facts"] == []  # the answer given is the "I don't know"
+    assert outcome["unsupported_facts_before_grounding"] == ["1921", "ohio"]
 
 
 def test_gate_without_log_probabilities_reports_the_parsed_choice_as_certain(gate_set):

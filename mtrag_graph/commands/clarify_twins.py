@@ -1,0 +1,50 @@
+"""``mtrag-graph clarify-twins``: build the clarify tuning set of underspecified and answerable twins."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "clarify-twins",
+        help="build the clarify tuning set: underspecified twins of tuning-split turns (docs/clarify_twins.md)",
+        description="From tuning-split turns whose answer depends on a named entity, write an underspecified "
+        "twin (the name replaced by a bare reference, the conversation that named it removed or changed) and "
+        "the original as its answerable twin, in task format. Seeded: the same seed and input give the same file.",
+    )
+    parser.add_argument("--data", default=os.environ.get("MTRAG_DATA"), help="benchmark data (MTRAG_DATA)")
+    parser.add_argument("-o", "--output", required=True, metavar="FILE.jsonl")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mtrag_graph.decisions.sets import load_split, split_path
+    from mtrag_graph.decisions.twins import build_twins, file_sha256
+
+    if not args.data:
+        print("error: pass --data or set MTRAG_DATA to the benchmark data folder", file=sys.stderr)
+        return 2
+    source = split_path(args.data, "tuning")
+    twins = build_twins(load_split(args.data, "tuning"), seed=args.seed)
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in twins), encoding="utf-8")
+    under = [t["twin"] for t in twins if t["twin"]["role"] == "underspecified"]
+    summary = {
+        "input": str(source),
+        "input_sha256": file_sha256(source),
+        "seed": args.seed,
+        "pairs": len(under),
+        "with_kind_word": sum(bool(t["kind"]) for t in under),
+        "history": dict(Counter(t["history"] for t in under)),
+        "output_sha256": file_sha256(out),
+    }
+    print(json.dumps(summary, indent=2))
+    return 0

@@ -1,0 +1,205 @@
+"""Underspecified twins: clarify tuning data made from the tuning split, which has no UNDERSPECIFIED turn.
+
+From a tuning-split turn whose answer depends on a named entity (a capitalised name in the user's
+turn that the turn's reference passages also hold), two items:
+
+- the **underspecified twin**: the name replaced by a bare reference ("this clinic", "the park",
+  "it"), and the conversation that named it removed (the turn becomes a first turn) or changed (the
+  last exchange of another conversation of the same domain that never names it);
+- the **answerable twin**: the original turn and conversation, unchanged.
+
+Both twins get the same passages: the turn's own, plus (when there is one) the passages of a turn of
+another conversation of the same domain whose named entity shares the reference word ("Hibbing VA
+Clinic" for "Causeway VA Clinic"), as MTRAG-UN's underspecified turns come with passages about several
+things of that kind. The twins then differ only in whether the user says which thing is meant.
+
+The reference word is a word of the name that the passages also use in lower case ("clinic" in
+"Causeway VA Clinic", "hurricane" in "Hurricane Katrina"): no list of topic nouns. A name with no such
+word becomes "it". Everything random is drawn from one seeded generator, so a seed and the input file
+give the same set (``build_twins``, ``mtrag-graph clarify-twins``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from mtrag_graph.tasks import answerability_of, domain_of
+from mtrag_graph.words import FUNCTION_WORDS
+
+ANSWERED = ("ANSWERABLE", "PARTIAL")
+# A capitalised name of one to five words ("Causeway VA Clinic", "Hurricane Katrina", "Bank of America").
+_NAME = re.compile(r"\b([A-Z][\w'&.-]*[\w]|[A-Z])((?:\s+(?:of\s+(?:the\s+)?)?[A-Z][\w'&.-]*[\w])*)")
+_SENTENCE_START = re.compile(r"(^|[.?!:]\s+|\n)\s*$")
+_WORD = re.compile(r"[a-z]+")
+MIN_NAME_CHARS = 4
+
+
+def _names(question: str) -> list[str]:
+    """Capitalised names of the question, leaving out a lone word that starts a sentence ("What", "Is")."""
+    names = []
+    for match in _NAME.finditer(question):
+        name = (match.group(1) + match.group(2)).strip()
+        words = name.split()
+        at_start = bool(_SENTENCE_START.search(question[: match.start()]))
+        if at_start and words[0].lower() in FUNCTION_WORDS:
+            words = words[1:]  # "Does Causeway VA Clinic" -> "Causeway VA Clinic"
+            name = " ".join(words)
+        elif at_start and len(words) == 1:  # a lone capitalised first word ("Tell", "Explain")
+            continue
+        if re.search(r"\ban?\s*$", question[: match.start()], re.IGNORECASE):  # "an Earth satellite"
+            continue
+        if not words or len(name) < MIN_NAME_CHARS or words[0].lower() in FUNCTION_WORDS:
+            continue
+        if len(words) == 1 and words[0].isupper():  # a lone acronym ("IBM", "VPC"): often a product name
+            continue
+        names.append(name)
+    return names
+
+
+def _passage_text(passages: Sequence[dict[str, Any]]) -> str:
+    return " ".join(f"{p.get('title') or ''} {p.get('text', '')}" for p in passages)
+
+
+def reference_word(name: str, passages_text: str) -> str | None:
+    """The name's head word when the passages also use it in lower case ("clinic"), else None."""
+    lowered = set(_WORD.findall(passages_text))
+    head = name.split(" of ")[0].split()[-1]  # the head of an English noun phrase: "Great Wall of China"
+    plain = head.strip("'.&-").lower()
+    if plain.isalpha() and len(plain) >= 3 and plain not in FUNCTION_WORDS and plain in lowered:
+        return plain
+    return None
+
+
+def named_entity(raw: dict[str, Any]) -> dict[str, str] | None:
+    """The first name of the user's turn that its passages hold, with its reference word, or None."""
+    question = raw["input"][-1]["text"]
+    passages = raw.get("contexts") or []
+    text = _passage_text(passages)
+    for name in _names(question):
+        if name in text:
+            return {"name": name, "kind": reference_word(name, text) or ""}
+    return None
+
+
+def bare_question(question: str, name: str, reference: str) -> str:
+    """The question with the name (and an article or possessive around it) replaced by ``reference``."""
+    pattern = re.compile(rf"\b(?:[Tt]he\s+)?{re.escape(name)}(?:'s\b)?")
+
+    def replace(match: re.Match[str]) -> str:
+        possessive = match.group(0).endswith("'s")
+        if reference == "it":
+            return "its" if possessive else "it"
+        return f"{reference}'s" if possessive else reference
+
+    replaced = pattern.sub(replace, question)
+    return replaced[:1].upper() + replaced[1:] if replaced else replaced
+
+
+def _conversation(raw: dict[str, Any]) -> str:
+    return str(raw.get("conversation_id") or raw["task_id"].split("<::>")[0])
+
+
+def _domain(raw: dict[str, Any]) -> str:
+    return domain_of(raw.get("Collection") or raw.get("collection")) or "unknown"
+
+
+def _mentions(turns: Iterable[dict[str, str]], words: Iterable[str]) -> bool:
+    text = " ".join(t["text"].lower() for t in turns)
+    return any(w and w.lower() in text for w in words)
+
+
+def build_twins(tasks: Sequence[dict[str, Any]], *, seed: int = 0) -> list[dict[str, Any]]:
+    """Underspecified and answerable twins (task format, with ``twin`` fields), in input order."""
+    rng = random.Random(seed)
+    sources = []
+    for raw in tasks:
+        if answerability_of(raw) not in ANSWERED or not raw.get("contexts"):
+            continue
+        entity = named_entity(raw)
+        if entity is not None:
+            sources.append((raw, entity))
+    by_domain_kind: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, str]]]] = defaultdict(list)
+    by_domain: dict[str, list[tuple[dict[str, Any], dict[str, str]]]] = defaultdict(list)
+    for raw, entity in sources:
+        by_domain[_domain(raw)].append((raw, entity))
+        if entity["kind"]:
+            by_domain_kind[(_domain(raw), entity["kind"])].append((raw, entity))
+    exchanges: dict[str, list[tuple[str, list[dict[str, str]]]]] = defaultdict(list)
+    for raw in tasks:
+        if len(raw["input"]) >= 3:
+            exchanges[_domain(raw)].append((_conversation(raw), raw["input"][-3:-1]))
+
+    twins: list[dict[str, Any]] = []
+    for raw, entity in sources:
+        name, kind = entity["name"], entity["kind"]
+        domain = _domain(raw)
+        reference = f"{rng.choice(['this', 'the'])} {kind}" if kind else "it"
+        question = raw["input"][-1]["text"]
+        # passages of several things of that kind: this turn's and another same-kind name's
+        others = [
+            (r, e)
+            for r, e in by_domain_kind.get((domain, kind), [])
+            if e["name"] != name and _conversation(r) != _conversation(raw)
+        ]
+        if not others:  # no other name of that kind: another named thing of the same domain
+            others = [
+                (r, e)
+                for r, e in by_domain[domain]
+                if e["name"] != name and _conversation(r) != _conversation(raw)
+            ]
+        passages = list(raw["contexts"])
+        other_name = ""
+        if others:
+            other, other_entity = rng.choice(others)
+            passages += other["contexts"]
+            other_name = other_entity["name"]
+        # the conversation that named it: removed, or replaced by another conversation's last exchange
+        candidates = [
+            turns
+            for conversation, turns in exchanges[domain]
+            if conversation != _conversation(raw) and not _mentions(turns, [name, kind])
+        ]
+        history_change = "removed" if not candidates or rng.random() < 0.5 else "changed"
+        history = [] if history_change == "removed" else [dict(t) for t in rng.choice(candidates)]
+        common = {
+            "Collection": raw.get("Collection"),
+            "contexts": passages,
+            "targets": raw.get("targets", []),
+        }
+        twin_fields = {"name": name, "kind": kind, "other_name": other_name, "source": raw["task_id"]}
+        twins.append(
+            {
+                "task_id": f"twin-answerable:{raw['task_id']}",
+                "conversation_id": f"twin-answerable:{_conversation(raw)}",
+                **common,
+                "input": raw["input"],
+                "answerability": ["ANSWERABLE"],
+                "twin": {**twin_fields, "role": "answerable"},
+            }
+        )
+        twins.append(
+            {
+                "task_id": f"twin-underspecified:{raw['task_id']}",
+                "conversation_id": f"twin-underspecified:{_conversation(raw)}",
+                **common,
+                "input": [*history, {"speaker": "user", "text": bare_question(question, name, reference)}],
+                "answerability": ["UNDERSPECIFIED"],
+                "twin": {
+                    **twin_fields,
+                    "role": "underspecified",
+                    "reference": reference,
+                    "history": history_change,
+                },  # fmt: skip
+            }
+        )
+    return twins
+
+
+def file_sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -1,0 +1,167 @@
+"""Which passages back each sentence of an answer, and which facts nothing backs.
+
+The support measure is the judging layer's lexical one (``support.lexical_features``): a claim (a
+sentence) is supported to the share of its content-word stems found in the passages. Two things are
+added for a single sentence: the text it may also draw on (the question and the conversation, which
+the user said), and its *facts*: numbers (dates, amounts, counts, versions) and names (capitalised
+words past a sentence's first word, acronyms). A fact must be found as such: "1921" is not supported
+by a passage that says "1920", however many of the sentence's other words it shares. This is what a
+fabricated answer from on-topic passages looks like: the topic's words are all there, the fact is not.
+
+A sentence is supported when every fact is found and its content-word support reaches a threshold
+(``Context.grounding_min_support``, chosen on the tuning split: benchmarks/results/trust.md). The
+passages it cites are the fewest that cover its words and facts (greedy set cover, best first).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+from mtrag_graph.answers import strip_citations
+from mtrag_graph.judging.text import content_stems, sentence_spans, words
+
+_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
+_CAPITALISED = re.compile(r"\b[A-Z][A-Za-z0-9&'-]*[A-Za-z0-9]\b|\b[A-Z]\b")
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+# capitalised words that are not names wherever they stand
+_NOT_NAMES = frozenset(
+    "i i'm i've i'll i'd yes no however therefore also additionally furthermore moreover please note "
+    "first second third finally overall then this that these those it its they there here the a an "
+    "in on at for to of and or but if when while after before during with without by from as so".split()
+)
+MAX_CITED = 3  # passages cited for one sentence at most
+
+
+@dataclass
+class SentenceSupport:
+    """One sentence of an answer: whether the passages back it, and which."""
+
+    text: str
+    start: int  # character span in the answer
+    end: int
+    supported: bool
+    score: float  # share of the sentence's content-word stems found in the passages or the conversation
+    passages: list[int] = field(default_factory=list)  # indices into the passages, best first
+    unsupported_facts: list[str] = field(default_factory=list)  # numbers and names found nowhere
+    claim: bool = True  # False: no content word (e.g. "Yes."): nothing to check, kept as it is
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _normalise_number(token: str) -> str:
+    token = token.replace(",", "")
+    return token.rstrip(".0") if "." in token and token.rstrip("0").endswith(".") else token
+
+
+def numbers_in(text: str) -> set[str]:
+    """Numbers as digit strings ("1,000" -> "1000"); number words up to twenty count as their digits."""
+    found = {_normalise_number(m.group()) for m in _NUMBER.finditer(text)}
+    found.update(_NUMBER_WORDS[w] for w in words(text) if w in _NUMBER_WORDS)
+    return found
+
+
+def names_in(sentence: str) -> set[str]:
+    """Lower-cased capitalised words past the sentence's first word, and acronyms anywhere."""
+    names = set()
+    for match in _CAPITALISED.finditer(sentence):
+        token = match.group()
+        lower = token.lower()
+        if lower in _NOT_NAMES:
+            continue
+        first_word = not sentence[: match.start()].strip(" \t\n\"'([*-•")
+        acronym = len(token) > 1 and token.isupper()
+        if first_word and not acronym:
+            continue
+        names.update(words(lower))
+    return names
+
+
+def facts_in(sentence: str) -> tuple[set[str], set[str]]:
+    """The sentence's numbers and names (see ``numbers_in``, ``names_in``)."""
+    return {_normalise_number(m.group()) for m in _NUMBER.finditer(sentence)}, names_in(sentence)
+
+
+class _Evidence:
+    """The passages and the conversation, indexed once for every sentence of an answer."""
+
+    def __init__(self, passages: Sequence[str], conversation: str) -> None:
+        self.stems = [set(content_stems(p)) for p in passages]
+        self.words = [set(words(p)) for p in passages]
+        self.numbers = [numbers_in(p) for p in passages]
+        self.said_stems = set(content_stems(conversation))
+        self.said_words = set(words(conversation))
+        self.said_numbers = numbers_in(conversation)
+
+    def support(self, sentence: str, start: int, end: int, min_support: float) -> SentenceSupport:
+        bare = strip_citations(sentence)  # "[Passage 1]" markers are no claim of the answer's
+        stems = set(content_stems(bare))
+        numbers, names = facts_in(bare)
+        if not stems and not numbers:
+            return SentenceSupport(sentence, start, end, True, 1.0, claim=False)
+        all_stems = set().union(self.said_stems, *self.stems)
+        all_words = set().union(self.said_words, *self.words)
+        all_numbers = set().union(self.said_numbers, *self.numbers)
+        missing = sorted(n for n in numbers if n not in all_numbers) + sorted(
+            n for n in names if n not in all_words
+        )
+        score = sum(s in all_stems for s in stems) / len(stems) if stems else 1.0
+        # what only the passages can back: words and facts the conversation did not already hold
+        to_cover = {("s", s) for s in stems - self.said_stems} | {
+            ("n", n) for n in numbers - self.said_numbers
+        }
+        to_cover |= {("w", w) for w in names - self.said_words}
+        cited: list[int] = []
+        while to_cover and len(cited) < MAX_CITED:
+            gains = [(len(to_cover & self._units(i)), -i) for i in range(len(self.stems)) if i not in cited]
+            if not gains:
+                break
+            gain, best = max(gains)
+            if gain == 0:
+                break
+            cited.append(-best)
+            to_cover -= self._units(-best)
+        supported = not missing and score >= min_support
+        return SentenceSupport(sentence, start, end, supported, round(score, 4), cited, missing)
+
+    def _units(self, i: int) -> set[tuple[str, str]]:
+        return (
+            {("s", s) for s in self.stems[i]}
+            | {("n", n) for n in self.numbers[i]}
+            | {("w", w) for w in self.words[i]}
+        )
+
+
+def sentence_support(
+    answer: str, passages: Sequence[str], conversation: str = "", min_support: float = 0.0
+) -> list[SentenceSupport]:
+    """Each sentence of ``answer`` with its support by ``passages`` (and by ``conversation``: the
+    question and the turns before it, which may supply words and facts but are never cited)."""
+    evidence = _Evidence(passages, conversation)
+    return [evidence.support(answer[s:e], s, e, min_support) for s, e in sentence_spans(answer)]
+
+
+def unsupported_facts(answer: str, passages: Sequence[str], conversation: str = "") -> list[str]:
+    """Numbers and names of ``answer`` found in neither the passages nor the conversation."""
+    return sorted({f for s in sentence_support(answer, passages, conversation) for f in s.unsupported_facts})
+
+
+def keep_supported(answer: str, support: Sequence[SentenceSupport]) -> str:
+    """The answer with its unsupported sentences cut out; the rest keeps its layout (lines, bullets)."""
+    text = answer
+    for sentence in sorted((s for s in support if not s.supported), key=lambda s: -s.start):
+        text = text[: sentence.start] + text[sentence.end :]
+    lines = [re.sub(r"[ \t]{2,}", " ", line).rstrip() for line in text.splitlines()]
+    kept = [line for line in lines if not _EMPTY_ITEM.fullmatch(line)]
+    return "\n".join(kept).strip()
+
+
+_EMPTY_ITEM = re.compile(r"\s*(?:[-*•]|\d+[.)])?\s*")

@@ -1,0 +1,49 @@
+"""Check every sentence of the answer against the passages; drop what they do not back.
+
+A sentence is backed when its facts (numbers, names) are found in the passages or the conversation and
+enough of its content words are (``mtrag_graph.judging.grounding``). Unsupported sentences are cut;
+an answer whose claims are all unsupported becomes the abstention (one without a claim, "Yes.", stands) (``AbstainReason.UNGROUNDED``). The
+per-sentence support, with the passages that back each sentence, stays in ``grounding``: the raw
+material of citations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mtrag_graph.context import Context
+from mtrag_graph.judging.grounding import keep_supported, sentence_support
+from mtrag_graph.messages import format_conversation
+from mtrag_graph.nodes._common import guarded
+from mtrag_graph.state import AbstainReason
+
+
+@guarded
+def ground_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    context = runtime.context
+    answer = state.get("answer") or ""
+    passages = state.get("kept_passages") or []
+    if context.grounding == "off" or not answer:
+        return {}
+    conversation = format_conversation(
+        [*(state.get("history") or []), {"speaker": "user", "text": state["question"]}]
+    )
+    support = sentence_support(
+        answer, [p.get("text", "") for p in passages], conversation, context.grounding_min_support
+    )
+    sentences = []
+    for s in support:
+        entry = s.as_dict()
+        entry["document_ids"] = [passages[i].get("document_id") for i in s.passages]
+        sentences.append(entry)
+    dropped = sum(1 for s in support if not s.supported)
+    grounding = {"method": context.grounding, "min_support": context.grounding_min_support,
+                 "sentences": sentences, "dropped": dropped, "answer_before": answer}  # fmt: skip
+    claims = [s for s in support if s.claim]
+    if claims and not any(s.supported for s in claims):
+        return {"grounding": grounding, "abstain_reason": AbstainReason.UNGROUNDED}
+    if dropped:
+        return {"grounding": grounding, "answer": keep_supported(answer, support)}
+    return {"grounding": grounding}

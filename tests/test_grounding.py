@@ -1,0 +1,151 @@
+"""The grounding check: per-sentence support, fact checks, dropping unsupported sentences, and the node."""
+
+from __future__ import annotations
+
+from mtrag_graph.answers import parse_evidence_first
+from mtrag_graph.graph import build_graph
+from mtrag_graph.judging.grounding import keep_supported, sentence_support, unsupported_facts
+from mtrag_graph.judging.text import sentence_spans, sentences
+from mtrag_graph.state import AbstainReason
+from mtrag_graph.testing import fake_context, make_task
+
+ANTHEM = [
+    "The national anthem has been played before NFL games since the Second World War.",
+    "Players stand on the sideline while the national anthem is played before the game.",
+]
+GRAPH = build_graph()
+
+
+def test_a_fact_the_passages_lack_is_unsupported_however_many_words_they_share():
+    support = sentence_support("The NFL started playing the national anthem in 1921.", ANTHEM, "", 0.5)
+    assert [s.supported for s in support] == [False]
+    assert support[0].unsupported_facts == ["1921"]
+    assert support[0].score >= 0.5  # the topic's words are all there: only the fact gives it away
+
+
+def test_names_past_the_first_word_and_acronyms_are_facts():
+    facts = unsupported_facts(
+        "In 1946 the Court appointed Justice Harry Stone.", ["The Court appointed a justice."]
+    )
+    assert facts == ["1946", "harry", "stone"]
+    assert unsupported_facts("IBM Cloud keeps backups.", ["Backups are kept."]) == ["cloud", "ibm"]
+
+
+def test_numbers_match_however_they_are_written():
+    passages = ["The plan costs $1,000 a year and covers two users."]
+    assert unsupported_facts("It costs 1000 dollars for 2 users.", passages) == []
+    assert unsupported_facts("It costs 1200 dollars.", passages) == ["1200"]
+
+
+def test_the_conversation_may_supply_facts_but_is_never_cited():
+    support = sentence_support("Harry Stone was appointed in 1946.", ["He was appointed that year."],
+                               "User: Who did Harry Stone replace in 1946?", 0.5)  # fmt: skip
+    assert support[0].supported
+    assert support[0].passages == [0]  # "appointed" comes from the passage
+
+
+def test_citations_are_the_fewest_passages_that_cover_the_sentence():
+    passages = [
+        "Bees perform a waggle dance.",
+        "Unrelated text about ants.",
+        "The dance shows where flowers are.",
+    ]
+    (support,) = sentence_support("Bees perform a dance that shows where flowers are.", passages, "", 0.5)
+    assert support.supported
+    assert support.passages == [0, 2]
+
+
+def test_unsupported_sentences_are_cut_and_the_layout_kept():
+    answer = (
+        "Bees perform a waggle dance.\n- The dance was discovered in 1927.\n- It shows where flowers are."
+    )
+    passages = ["Bees perform a waggle dance.", "The dance shows where flowers are."]
+    support = sentence_support(answer, passages, "", 0.5)
+    assert [s.supported for s in support] == [True, False, True]
+    assert keep_supported(answer, support) == "Bees perform a waggle dance.\n- It shows where flowers are."
+
+
+def test_a_sentence_without_content_words_is_no_claim():
+    (support,) = sentence_support("Yes.", ["Anything."], "", 0.9)
+    assert support.supported and not support.claim
+
+
+def test_sentence_spans_agree_with_sentences():
+    text = "  First claim here.  Second one!\n\n- third item\n1) fourth item"
+    assert [text[s:e] for s, e in sentence_spans(text)] == [
+        "First claim here.", "Second one!", "third item", "fourth item",
+    ]  # fmt: skip
+    assert sentences(text) == ["First claim here.", "Second one!", "third item", "fourth item"]
+
+
+def test_the_graph_drops_the_fabricated_sentence_and_keeps_its_support():
+    task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
+    context = fake_context(grounding="facts", generate=[
+        "The national anthem has been played before NFL games since the Second World War. "
+        "The NFL started playing it in 1921."
+    ])  # fmt: skip
+    state = GRAPH.invoke({"task": task}, context=context)
+    assert (
+        state["answer"] == "The national anthem has been played before NFL games since the Second World War."
+    )
+    grounding = state["grounding"]
+    assert grounding["dropped"] == 1
+    assert [s["supported"] for s in grounding["sentences"]] == [True, False]
+    assert grounding["sentences"][0]["document_ids"] == [task["contexts"][0]["document_id"]]
+    assert grounding["answer_before"].endswith("in 1921.")
+
+
+def test_an_answer_with_no_supported_sentence_is_an_abstention():
+    task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
+    context = fake_context(
+        grounding="facts", generate=["The NFL started playing the national anthem in 1921."]
+    )
+    state = GRAPH.invoke({"task": task}, context=context)
+    assert state["abstain_reason"] == AbstainReason.UNGROUNDED
+    assert state["answer"] == context.idk_answer
+
+
+def test_grounding_off_keeps_the_answer():
+    task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
+    context = fake_context(generate=["The NFL started playing the national anthem in 1921."], grounding="off")
+    state = GRAPH.invoke({"task": task}, context=context)
+    assert state["answer"] == "The NFL started playing the national anthem in 1921."
+    assert state.get("abstain_reason") is None
+
+
+def test_evidence_first_answers_only_from_quotes_found_in_the_passages():
+    reply = 'Quote: "Players stand on the sideline while the national anthem is played."\nAnswer: They stand.'
+    answer, evidence = parse_evidence_first(reply, ANTHEM, "IDK")
+    assert answer == "They stand."
+    assert evidence["outcome"] == "answered"
+    invented = "Quote: The NFL began playing the anthem in 1921.\nAnswer: In 1921."
+    assert parse_evidence_first(invented, ANTHEM, "IDK")[0] == "IDK"
+    assert parse_evidence_first("Answer: In 1921.", ANTHEM, "IDK")[1]["outcome"] == "declined: no quote"
+
+
+def test_evidence_first_in_the_graph_declines_an_invented_quote():
+    task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
+    context = fake_context(
+        answer_mode="evidence_first", retry_declines=False, grounding="facts",
+        generate=["Quote: The NFL began playing the anthem in 1921.\nAnswer: In 1921, the NFL began."],
+    )  # fmt: skip
+    state = GRAPH.invoke({"task": task}, context=context)
+    assert state["abstain_reason"] == AbstainReason.GENERATOR_DECLINED
+    assert state["evidence_quotes"]["quotes_not_found"] == ["The NFL began playing the anthem in 1921."]
+
+
+def test_citation_markers_are_no_facts():
+    (support,) = sentence_support("Bees dance [Passage 1].", ["Bees dance."], "", 0.5)
+    assert support.supported and support.unsupported_facts == []
+
+
+def test_the_check_is_on_by_default():
+    from mtrag_graph.context import Context
+
+    assert Context().grounding == "facts"
+
+
+def test_an_answer_without_a_claim_stands():
+    task = make_task(["Is the anthem played before games?"], ANTHEM)
+    state = GRAPH.invoke({"task": task}, context=fake_context(grounding="facts", generate=["Yes."]))
+    assert state["answer"] == "Yes." and state.get("abstain_reason") is None
