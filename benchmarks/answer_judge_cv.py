@@ -1,4 +1,4 @@
-"""Choose the answer judge's feature sets: 4-fold task cross-validation within the tuning half only.
+"""Choose the answer judge's feature sets: 4-fold cross-validation by conversation within the tuning half.
 
     python benchmarks/answer_judge_cv.py ../shared/data/mtrag/eval/reference_subset_with_human_evaluations.json
 
@@ -21,10 +21,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mtrag_graph.evaluation.agreement import spearman, top1_agreement  # noqa: E402
-from mtrag_graph.evaluation.golden import by_task, load_golden  # noqa: E402
+from mtrag_graph.evaluation.golden import by_task, conversation_of, load_golden  # noqa: E402
 from mtrag_graph.judging.answer_judge import AnswerJudge, LinearModel  # noqa: E402
 from mtrag_graph.judging.embedding_cache import default_embedding_cache  # noqa: E402
-from mtrag_graph.judging.fit import fit_least_squares, fit_pairwise_logistic  # noqa: E402
+from mtrag_graph.judging.fit import (  # noqa: E402
+    FAITHFULNESS_FEATURES,
+    PREFERENCE_FEATURES,
+    fit_least_squares,
+    fit_pairwise_logistic,
+)
 from mtrag_graph.judging.support import FEATURES  # noqa: E402
 
 FOLDS = 4
@@ -56,9 +61,13 @@ def main() -> int:
         item = group[0].item
         rows = judge.features(item.question, item.passages, [r.item.response for r in group])
         features.update({r.key: row for r, row in zip(group, rows, strict=True)})
-    tasks = sorted(by_task(tune))
-    random.Random(0).shuffle(tasks)
-    folds = [set(tasks[i::FOLDS]) for i in range(FOLDS)]
+    # folds by conversation, as the tuning / report split: no conversation's turns in two folds
+    conversations = sorted({conversation_of(r.task_id) for r in tune})
+    random.Random(0).shuffle(conversations)
+    folds = [
+        {r.task_id for r in tune if conversation_of(r.task_id) in conversations[i::FOLDS]}
+        for i in range(FOLDS)
+    ]
 
     def out_of_fold(names, kind):
         values = {}
@@ -96,6 +105,10 @@ def main() -> int:
         print(f"\n{kind}: out-of-fold rho vs faithfulness, pairwise (ties half), top-1 on the tuning half")
         for _, rho, pairwise, top1, names in results[: args.top]:
             print(f"  {rho:.3f} {pairwise:.3f} {top1:.3f}  {', '.join(names)}")
+        shipped = set(FAITHFULNESS_FEATURES if kind == "faithfulness" else PREFERENCE_FEATURES)
+        for rank, (_, rho, pairwise, top1, names) in enumerate(results, start=1):
+            if set(names) == shipped:
+                print(f"  shipped set, rank {rank} of {len(results)}: {rho:.3f} {pairwise:.3f} {top1:.3f}")
     return 0
 
 

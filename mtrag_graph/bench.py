@@ -3,8 +3,13 @@
 Per preset: seconds per task (mean, p50, p95), model seconds per node, model calls per task, prompt
 tokens submitted / processed / unique (processed < submitted is KV-cache reuse; unique is what an
 ideal prefix cache would still process), generated tokens, orchestration overhead (wall time outside
-model and embedder calls, as a share), the process's peak memory, and tasks per second of wall time
+model and embedder calls, as a share), peak resident memory, and tasks per second of wall time
 (``concurrency`` tasks in flight).
+
+Presets run one after another in one process, so the per-preset counters are started afresh before
+each: the "unique" count forgets the prompts of earlier presets, and peak memory is the peak resident
+set during the preset (Linux: ``/proc/self/clear_refs``; models an earlier preset loaded stay resident
+and count). Where the peak cannot be reset it is the process's peak so far, and marked so.
 """
 
 from __future__ import annotations
@@ -89,6 +94,29 @@ def set_prefix_cache(context: Any, enabled: bool) -> None:
             model.reuse_prefix = enabled
 
 
+def start_preset_counters(context: Any) -> bool:
+    """Forget the prompts local models saw in earlier presets (the "unique" tokens count) and reset the
+    process's peak resident memory; False when the peak cannot be reset here."""
+    for role in ("rewrite_model", "classify_model", "gate_model", "generate_model"):
+        model = get_chat_model(getattr(context, role))
+        if isinstance(model, ChatLlamaCpp):
+            model.forget_recent_prompts()
+    try:
+        Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM, the peak resident set
+        return True
+    except OSError:
+        return False
+
+
+def peak_memory_mb(since_reset: bool) -> float:
+    """Peak resident memory in MB: since the last reset (VmHWM), or of the whole process (ru_maxrss)."""
+    if since_reset:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def run_bench(
     tasks: str | Path,
     presets: list[str],
@@ -110,6 +138,7 @@ def run_bench(
     for label, preset, cache in runs:
         context = Context.from_preset(preset, **(overrides or {}))
         set_prefix_cache(context, cache)
+        peak_reset = start_preset_counters(context)
         predictions = out_dir / f"{label}.jsonl"
         summary = answer_tasks(
             tasks,
@@ -127,7 +156,8 @@ def run_bench(
         # wall-clock throughput of the tasks answered by this call (resumed ones took no time now)
         stats["concurrency"] = concurrency
         stats["tasks_per_second"] = summary.answered / summary.wall_seconds if summary.answered else None
-        stats["peak_memory_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        stats["peak_memory_mb"] = peak_memory_mb(since_reset=peak_reset)
+        stats["peak_memory_scope"] = "preset" if peak_reset else "process so far"
         stats["predictions"] = str(predictions)
         results[label] = stats
         set_prefix_cache(context, True)
@@ -139,10 +169,15 @@ def _rate(value: float | None) -> str:
     return f"{value:.2f}" if value else "-"
 
 
+def _peak(stats: dict[str, Any]) -> str:
+    scope = stats.get("peak_memory_scope", "preset")
+    return f"{stats['peak_memory_mb']:.0f}" + ("" if scope == "preset" else f" ({scope})")
+
+
 def render(results: dict[str, Any]) -> str:
     header = (
         "| preset | tasks | s/task mean | p50 | p95 | calls/task | prompt tok submitted | processed | unique "
-        "| processed/unique | generated | overhead | abstained | peak MB | concurrency | tasks/s |"
+        "| processed/unique | generated | overhead | abstained | peak RSS MB | concurrency | tasks/s |"
     )
     lines = [header, "|" + "---|" * 16]
     for label, s in results.items():
@@ -154,7 +189,7 @@ def render(results: dict[str, Any]) -> str:
             f"| {label} | {s['tasks']} | {s['seconds_mean']:.1f} | {s['seconds_p50']:.1f} | {s['seconds_p95']:.1f} "
             f"| {s['model_calls_per_task']:.1f} | {s['prompt_tokens_submitted']:.0f} | {s['prompt_tokens_processed']:.0f} "
             f"| {s['prompt_tokens_unique']:.0f} | {ratio} | {s['generated_tokens']:.0f} | {100 * s['overhead_share']:.1f}% "
-            f"| {s['abstentions']} | {s['peak_memory_mb']:.0f} | {s.get('concurrency', 1)} "
+            f"| {s['abstentions']} | {_peak(s)} | {s.get('concurrency', 1)} "
             f"| {_rate(s.get('tasks_per_second'))} |"
         )
     lines.append("")

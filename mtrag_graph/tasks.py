@@ -67,11 +67,18 @@ def domain_of(collection: str | None) -> str | None:
 
 
 def answerability_of(raw: dict[str, Any]) -> str | None:
-    """The task's answerability label, from ``answerability`` or ``Answerability`` (a list or a string)."""
-    value = raw.get("answerability", raw.get("Answerability"))
-    if isinstance(value, list):
-        value = value[0] if value else None
-    return value if isinstance(value, str) else None
+    """The task's answerability label, from ``answerability`` or ``Answerability`` (a list or a string).
+
+    Both spellings are read (upstream's scorer once skipped the IDK conditioning when the key was
+    capitalised: IBM mt-rag-benchmark issue #23); an empty or null one does not hide the other.
+    """
+    for key in ("answerability", "Answerability"):
+        value = raw.get(key)
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
 
 
 def task_label(raw: Any, line: int | None = None) -> str:

@@ -118,3 +118,51 @@ def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path)
     assert 0 < stats["first_token_p50"] <= stats["seconds_p50"]
     assert "| ncl |" in render(results).split("Time to the first answer token")[1]
     assert "| 1 of 1 |" in render(results)
+
+
+def test_peak_memory_is_reset_between_presets():
+    from mtrag_graph.bench import peak_memory_mb, start_preset_counters
+
+    assert start_preset_counters(Context())  # Linux: the peak resident set can be reset
+    block = bytearray(200 * 1024 * 1024)  # touched: 200 MB resident
+    during = peak_memory_mb(since_reset=True)
+    del block
+    start_preset_counters(Context())
+    after = peak_memory_mb(since_reset=True)
+    assert during - after > 150
+
+
+def test_each_preset_counts_unique_tokens_afresh(monkeypatch):
+    import mtrag_graph.bench as bench
+    from mtrag_graph.models.llama import ChatLlamaCpp
+
+    model = ChatLlamaCpp(model_path="/nonexistent.gguf")  # never loaded: only its prompt history is used
+    model._recent = [[1, 2, 3]]
+    monkeypatch.setattr(bench, "get_chat_model", lambda spec: model)
+    bench.start_preset_counters(Context())
+    assert model._recent == []
+
+
+def test_run_bench_reports_each_presets_own_peak_memory(tmp_path, monkeypatch):
+    import mtrag_graph.bench as bench
+
+    peaks = iter([900.0, 300.0])
+    monkeypatch.setattr(bench, "peak_memory_mb", lambda since_reset: next(peaks))
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(make_task(["How do bees dance?"], ["Bees dance the waggle dance."])) + "\n")
+    fake = ScriptedChatModel(responses=["yes", "Bees dance the waggle dance."])
+    overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
+                 "reranker": "lexical"}  # fmt: skip
+    results = run_bench(tasks, ["ncl", "fiveting"], tmp_path / "out", limit=1, overrides=overrides)
+    assert [results[p]["peak_memory_mb"] for p in ("ncl", "fiveting")] == [900.0, 300.0]
+    assert results["fiveting"]["peak_memory_scope"] == "preset"
+    assert "peak RSS MB" in render(results) and "| 300 |" in render(results)
+
+
+def test_a_peak_that_could_not_be_reset_is_labelled_as_the_process_peak():
+    stats = {"tasks": 1, "seconds_mean": 1.0, "seconds_p50": 1.0, "seconds_p95": 1.0,
+             "model_calls_per_task": 1.0, "prompt_tokens_submitted": 1, "prompt_tokens_processed": 1,
+             "prompt_tokens_unique": 1, "processed_over_unique": 1.0, "generated_tokens": 1,
+             "overhead_share": 0.1, "abstentions": 0, "peak_memory_mb": 512.0,
+             "peak_memory_scope": "process so far"}  # fmt: skip
+    assert "| 512 (process so far) |" in render({"ncl": stats})

@@ -152,6 +152,7 @@ def _scorers(args, metrics):
 
 
 def _evaluate_one(predictions: str, args, scorers, out_dir: Path):
+    from mtrag_graph.evaluation.compare import judge_picks
     from mtrag_graph.evaluation.inputs import load_items
     from mtrag_graph.evaluation.report import build_report, write_report
     from mtrag_graph.evaluation.runner import score_items
@@ -175,6 +176,7 @@ def _evaluate_one(predictions: str, args, scorers, out_dir: Path):
         "answer_judge": scorers.provenance["answer_judge"],
         "idk_method": scorers.provenance["idk_method"],
         "ratings": scorers.provenance["ratings"],
+        "judge_picks": judge_picks(predictions),
     }
     if scorers.judge:
         config["judge_settings"] = vars(scorers.judge.settings)

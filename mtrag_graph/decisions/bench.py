@@ -10,8 +10,12 @@ Output folder layout:
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import functools
+import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,6 +61,10 @@ def build_set(
     if name == "relation":
         return sets.relation_items(tasks, limit_per_label=limit_per_kind, seed=seed)
     raise ValueError(f"unknown decision '{name}': use one of {', '.join(SCORERS)}")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def load_or_build_set(path: Path, build: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -117,13 +125,33 @@ def run_benchmark(
                 raise ValueError("the gate classifier is fitted on the tuning split only")
             from mtrag_graph.decisions.fit import fit_gate_classifier
 
+            features = tuple(gate_features or FEATURES)
             classifier, summary = fit_gate_classifier(
                 results,
                 max_positive_loss=max_positive_loss,
-                features=gate_features or FEATURES,
+                features=features,
                 trained_on=f"{source_name}{suffix}",
                 seed=seed,
             )
+            set_file = out_dir / "sets" / f"{split}-{SET_OF.get(name, name)}{suffix}.jsonl"
+            command = (
+                f"mtrag-graph decisions --split {split} --only {name} --index INDEX"
+                + (f" --limit-per-kind {limit_per_kind}" if limit_per_kind else "")
+                + (f" --seed {seed}" if seed else "")
+                + (f" --max-positive-loss {max_positive_loss}" if max_positive_loss != 0.03 else "")
+                + f" -o OUT --fit-gate {fit_gate} --gate-features {' '.join(features)}"
+            )
+            card = {
+                "trained": datetime.date.today().isoformat(),
+                "command": command,
+                "data": source_name,
+                "data_sha256": _sha256(Path(tasks_file) if tasks_file else Path(data_dir) / source_name),
+                "set_sha256": _sha256(set_file),
+                "split": f"{split}: {source_name} (never the report split)",
+                "items": dict(sorted(Counter(str(i.get("kind")) for i in items).items())),
+                **summary,
+            }
+            classifier = dataclasses.replace(classifier, card=card)
             classifier.save(fit_gate)
             fitted = {"path": str(fit_gate), "fitted_on": name, **summary}
     header = f"# Decision benchmark: split {split} ({source_name}), run '{label}' (context {fp})" + (

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -66,6 +66,8 @@ class GateClassifier:
     intercept: float
     threshold: float
     trained_on: str = ""
+    # data card: command, input hashes, split, counts, cross-validated score, date (decisions.bench)
+    card: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def probability(self, values: dict[str, float]) -> float:
         z = self.intercept + sum(

@@ -215,7 +215,7 @@ def render_fidelity(report: dict[str, Any]) -> str:
     lines = [
         f"# Judge fidelity on {config.get('golden', 'the golden file')}",
         "",
-        f"- responses: {report['responses']} ({report['tasks']} tasks); split by sha256(task_id): "
+        f"- responses: {report['responses']} ({report['tasks']} tasks); split by conversation (sha256 of the conversation id): "
         + ", ".join(f"{s} {n} tasks" for s, n in report["split_sizes"].items()),
         f"- harness metrics: {', '.join(config.get('metrics', []))}; judge: {config.get('judge') or 'none'}; "
         f"BERTScore encoder: {config.get('encoder') or 'none'}; IDK method: {config.get('idk_method')}",

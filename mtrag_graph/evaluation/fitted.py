@@ -32,7 +32,7 @@ from typing import Any
 JUDGES = ("llm", "fitted")
 MODEL_FILE = "reference_rating.json"
 FEATURES = ("bert_rec", "faithfulness")
-VERSION = "reference-rating-v1"
+VERSION = "reference-rating-v2"  # v2: fitted on the conversation-level split
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,19 @@ def training_rows(golden: str | Path, harness_scores: str | Path, split: str = "
     return rows, targets, keys
 
 
+def _answer_judges(harness_scores: str | Path) -> list[str]:
+    """The answer judges (name and version) that gave the harness rows their faithfulness."""
+    names = set()
+    with open(harness_scores, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                names.add(str(json.loads(line).get("answer_judge")))
+    return sorted(names)
+
+
 def main(argv: list[str] | None = None) -> int:
+    from mtrag_graph.evaluation.agreement import spearman
+    from mtrag_graph.evaluation.golden import SPLIT_RULE
     from mtrag_graph.judging.fit import RIDGE, fit_least_squares
 
     parser = argparse.ArgumentParser(prog="python -m mtrag_graph.evaluation.fitted", description=__doc__)
@@ -126,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: only {len(rows)} tuning responses with {FEATURES} in {args.harness}", file=sys.stderr)
         return 2
     weights, bias = fit_least_squares(rows, targets, FEATURES)
+    rating = ReferenceRating(weights, bias)
+    fitted = [rating(row) for row in rows]
     model = {
         "weights": weights,
         "bias": bias,
@@ -135,13 +149,21 @@ def main(argv: list[str] | None = None) -> int:
             "command": f"python -m mtrag_graph.evaluation.fitted GOLDEN HARNESS -o {args.output}",
             "data": Path(args.golden).name,
             "data_sha256": hashlib.sha256(Path(args.golden).read_bytes()).hexdigest(),
-            "split": "tune: tasks whose sha256(task_id) is even (mtrag_graph.evaluation.golden.split_of)",
+            "harness_sha256": hashlib.sha256(Path(args.harness).read_bytes()).hexdigest(),
+            "answer_judge": _answer_judges(args.harness),
+            "split": "tune half of the golden file, " + SPLIT_RULE,
             "responses": len(rows),
             "tasks": len({k.split("/")[0] for k in keys}),
             "target": "official rb_llm of each response (GPT-class judge, 0.1-1); ridge least squares",
             "features": "bert_rec: BERTScore recall against the reference (the harness's encoder, bundled "
             "MiniLM); faithfulness: the answer judge's (judging/data/answer_judge.json)",
             "ridge": RIDGE,
+            "scores_in_sample": {
+                "rho_vs_official_rb_llm": round(spearman(fitted, targets)[0] or 0.0, 4),
+                "mean_absolute_error": round(
+                    sum(abs((f or 0.0) - t) for f, t in zip(fitted, targets, strict=True)) / len(rows), 4
+                ),
+            },
             "caveat": "one of the three golden systems is the reference itself (bert_rec 1.0); it is kept, "
             "since the official judge also rated it",
         },

@@ -2,8 +2,10 @@
 
 Each of its evaluations becomes a ``GoldenResponse``: the task as an ``EvalItem`` (passages resolved from
 the file's ``documents``), the mean human rating of each dimension over the annotators, and the official
-metric values. The tuning / report split is kept here, by task: a task whose sha256(task_id) is even is
-for tuning, odd for reporting.
+metric values. The tuning / report split is kept here, by conversation: a task whose conversation id
+(the part of its task_id before ``<::>``) has an even sha256 is for tuning, odd for reporting. All the
+turns of a conversation (and so the passages they share) fall in one half: an earlier split by
+sha256(task_id) put turns of 19 of the 20 conversations in both halves.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mtrag_graph.evaluation.inputs import EvalItem
-from mtrag_graph.tasks import TaskError, domain_of, parse_task
+from mtrag_graph.tasks import ANSWERABILITY, TaskError, domain_of, parse_task
 
 HUMAN_DIMENSIONS = ("faithfulness", "completeness", "appropriateness", "naturalness", "win-rate")
 OFFICIAL_METRICS = ("RougeL", "Bert-Rec", "Bert-KPrec", "rb_llm", "rl_f", "rb_agg", "conditional_idk")
@@ -24,9 +26,21 @@ IDK_CLASSES = ("UNANSWERABLE", "CONVERSATIONAL")
 Split = Literal["tune", "report"]
 
 
+SPLIT_RULE = (
+    "by conversation: tune when sha256(conversation id, the task_id before '<::>') is even, else report "
+    "(mtrag_graph.evaluation.golden.split_of)"
+)
+
+
+def conversation_of(task_id: str) -> str:
+    """The conversation id: the part of ``task_id`` before ``<::>`` (the whole id when it has none)."""
+    return task_id.split("<::>", 1)[0]
+
+
 def split_of(task_id: str) -> Split:
-    """``tune`` when sha256(task_id) is even, else ``report``."""
-    return "tune" if int(hashlib.sha256(task_id.encode("utf-8")).hexdigest(), 16) % 2 == 0 else "report"
+    """``tune`` when sha256 of the task's conversation id is even, else ``report``."""
+    digest = hashlib.sha256(conversation_of(task_id).encode("utf-8")).hexdigest()
+    return "tune" if int(digest, 16) % 2 == 0 else "report"
 
 
 @dataclass(frozen=True)
@@ -65,6 +79,18 @@ def _value(annotation: dict[str, Any], where: str) -> float:
     return statistics.mean(numbers)
 
 
+def _label(task) -> str:
+    """The task's answerability label; a missing one is an error (the IDK conditioning depends on it)."""
+    if task.answerability not in ANSWERABILITY:
+        raise TaskError(
+            task.task_id,
+            "answerability",
+            f"missing or unknown ({task.answerability!r}): neither 'answerability' nor 'Answerability' "
+            f"holds one of {', '.join(ANSWERABILITY)}",
+        )
+    return task.answerability
+
+
 def load_golden(path: str | Path) -> list[GoldenResponse]:
     """Every evaluation of the golden file, in file order; a malformed one raises ``TaskError``."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -101,7 +127,7 @@ def load_golden(path: str | Path) -> list[GoldenResponse]:
                 item=EvalItem(
                     task_id=key,
                     line=n + 1,
-                    answerability=task.answerability or "ANSWERABLE",
+                    answerability=_label(task),
                     domain=domain_of(task.collection),
                     history=[(t.speaker, t.text) for t in task.history],
                     question=task.question,

@@ -2,7 +2,8 @@
 
 Targets and answerability come from the prediction row itself or, when it lacks them, from the
 ``--tasks`` file row with the same task_id (``<::>`` and ``::`` separators are treated alike).
-A malformed row is reported with its line / task_id and field, and skipped.
+A malformed row is reported with its line / task_id and field, and skipped; a row without a valid
+answerability label (``answerability`` or ``Answerability``) stops the evaluation (``LabelError``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ class EvalItem(BaseModel):
     response: str
     passage_ids: list[str] = []  # the passages' document ids, in the order of ``passages``
     citations: list[dict[str, Any]] | None = None  # ``predictions[0].citations``, when the file has them
+
+
+class LabelError(TaskError):
+    """A row without a valid answerability label: evaluation stops, since every conditioned metric (and
+    HM3) of the file would depend on which rows happened to carry one."""
 
 
 @dataclass(frozen=True)
@@ -78,8 +84,15 @@ def _item(raw: dict, line: int) -> EvalItem:
         raise TaskError(label, "predictions[0].text", "must be a string")
     if not task.targets:
         raise TaskError(label, "targets", "missing: a target answer is required (from the file or --tasks)")
+    if task.answerability is None:
+        raise LabelError(
+            label,
+            "answerability",
+            "missing: neither 'answerability' nor 'Answerability' holds a label (in the row or the --tasks "
+            "file); the IDK / clarification conditioning needs one",
+        )
     if task.answerability not in ANSWERABILITY:
-        raise TaskError(
+        raise LabelError(
             label, "answerability", f"must be one of {', '.join(ANSWERABILITY)}, got {task.answerability!r}"
         )
     return EvalItem(
@@ -117,6 +130,8 @@ def load_items(
         merged = {**base, **{k: v for k, v in obj.items() if not _missing(v)}}
         try:
             item = _item(merged, line)
+        except LabelError as problem:
+            raise LabelError(problem.task, problem.field, f"{problem.message} ({source}:{line})") from None
         except TaskError as problem:
             issues.append(RowIssue(source, line, problem.task, problem.field, problem.message))
             continue

@@ -2,8 +2,8 @@
 
     python -m mtrag_graph.judging.fit GOLDEN.json -o mtrag_graph/judging/data/answer_judge.json
 
-GOLDEN is ``eval/reference_subset_with_human_evaluations.json``. Only tasks whose sha256(task_id) is
-even (``golden.split_of``) are read for fitting; the report half stays unseen.
+GOLDEN is ``eval/reference_subset_with_human_evaluations.json``. Only the tuning half is read for
+fitting (``golden.split_of``: by conversation); the report half stays unseen.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-# The feature sets were chosen by 4-fold cross-validation over the tasks of the tuning half
+# The feature sets were chosen by 4-fold cross-validation within the tuning half
 # (benchmarks/answer_judge_cv.py): among all sets of up to five features, these are near the best and
 # read plainly. Faithfulness: how much of the answer the passages hold (a single answer has no
 # consensus); preference: support, its weakest claim, coverage of the passage sentences closest to the
@@ -27,7 +27,7 @@ import numpy as np
 FAITHFULNESS_FEATURES = ("lex_precision", "bigram_precision", "unsupported_words", "sem_claim_mean")
 PREFERENCE_FEATURES = ("lex_precision", "passage_coverage", "sem_claim_min", "declines")
 RIDGE = 1.0
-VERSION = "answer-judge-v1"
+VERSION = "answer-judge-v2"  # v2: fitted on the conversation-level split
 
 
 def fit_least_squares(rows: Sequence[dict[str, float]], target: Sequence[float], names: Sequence[str]):
@@ -73,10 +73,33 @@ def fit_pairwise_logistic(
     return dict(zip(names, w.round(6).tolist(), strict=True))
 
 
+def in_sample_scores(responses, features, faith_weights, faith_bias, preference) -> dict[str, float | None]:
+    """How the fitted models agree with people on the responses they were fitted on (the card's scores;
+    the held-out numbers are in benchmarks/results/judge_fidelity.md)."""
+    from mtrag_graph.evaluation.agreement import pairwise_agreement, spearman, top1_agreement
+    from mtrag_graph.evaluation.golden import by_task
+
+    def linear(weights, bias, row):
+        return bias + sum(w * row[n] for n, w in weights.items())
+
+    faith = [linear(faith_weights, faith_bias, features[r.key]) for r in responses]
+    groups = [
+        [(linear(preference, 0.0, features[r.key]), r.human["win-rate"]) for r in group]
+        for group in by_task(responses).values()
+    ]
+    rho = spearman(faith, [r.human["faithfulness"] for r in responses])[0]
+    pairwise, top1 = pairwise_agreement(groups)[0], top1_agreement(groups)[0]
+    return {
+        "faithfulness_rho_vs_human_faithfulness": None if rho is None else round(rho, 4),
+        "preference_pairwise_vs_human_win_rate": None if pairwise is None else round(pairwise, 4),
+        "preference_top1": None if top1 is None else round(top1, 4),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
-    from mtrag_graph.evaluation.golden import by_task, load_golden
+    from mtrag_graph.evaluation.golden import SPLIT_RULE, by_task, load_golden
     from mtrag_graph.judging.answer_judge import AnswerJudge, LinearModel
 
     parser = argparse.ArgumentParser(prog="python -m mtrag_graph.judging.fit", description=__doc__)
@@ -109,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         [[(features[r.key], r.human["win-rate"]) for r in g] for g in groups.values()], PREFERENCE_FEATURES
     )
     golden_bytes = Path(args.golden).read_bytes()
+    scores = in_sample_scores(responses, features, faith_weights, faith_bias, preference)
+    command = "python -m mtrag_graph.judging.fit GOLDEN -o " + args.output
+    if args.embedder != "minilm":
+        command += f" --embedder {args.embedder}"
     model = {
         "faithfulness": {"weights": faith_weights, "bias": faith_bias},
         "preference": {"weights": preference, "bias": 0.0},
@@ -116,17 +143,17 @@ def main(argv: list[str] | None = None) -> int:
         "card": {
             "version": VERSION,
             "trained": datetime.date.today().isoformat(),
-            "command": "python -m mtrag_graph.judging.fit GOLDEN -o " + args.output,
+            "command": command,
             "data": Path(args.golden).name,
             "data_sha256": hashlib.sha256(golden_bytes).hexdigest(),
-            "split": "tune: tasks whose sha256(task_id) is even (mtrag_graph.evaluation.golden.split_of)",
+            "split": "tune half of the golden file, " + SPLIT_RULE,
             "tasks": len(groups),
             "responses": len(responses),
             "faithfulness_target": "mean human faithfulness (1-4) over annotators; ridge least squares",
             "preference_target": "human win-rate order of same-task pairs; pairwise logistic, ridge",
             "ridge": RIDGE,
-            "feature_selection": "4-fold task cross-validation within the tuning half "
-            "(benchmarks/answer_judge_cv.py)",
+            "feature_selection": "4-fold cross-validation within the tuning half (benchmarks/answer_judge_cv.py)",
+            "scores_in_sample": scores,
             "systems": sorted({r.model_id for r in responses}),
         },
     }

@@ -99,6 +99,10 @@ class ChatLlamaCpp(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model_name": self.model_name, "n_ctx": self.n_ctx}
 
+    def forget_recent_prompts(self) -> None:
+        """Count ``prompt_tokens_unique`` afresh from here (the bench: one count per preset)."""
+        self._recent = []
+
     def _ensure_loaded(self) -> None:
         if self._llama is None:
             self._llama, self._lock = load_llama(self.model_path, self.n_ctx, self.n_threads)

@@ -93,3 +93,47 @@ def test_the_graph_gate_uses_the_shipped_classifier_without_a_gate_model_call():
     state = build_graph().invoke({"task": task}, context=context)
     assert context.gate_model.calls == []
     assert state["gate"] == "yes" and "score" in state["gate_evidence"]
+
+
+def test_the_gate_classifier_is_rebuilt_from_its_card_command_with_a_full_card(tmp_path, monkeypatch):
+    import json
+
+    from mtrag_graph.cli import main
+    from tests.decisions.conftest import task
+
+    questions = ["How do bees dance?", "Where do bees live?", "What do bees make?", "Why do bees sting?"]
+    rows = []
+    for n, question in enumerate(questions):  # 4 conversations: 2 answerable turns and 1 unanswerable each
+        word = question.split()[-1].rstrip("?")
+        rows += [
+            task(f"c{n}", 1, "ANSWERABLE", question, [f"Bees {word} in a well known way."]),
+            task(f"c{n}", 2, "PARTIAL", f"And wasps, {word}?", [f"Wasps {word} too."]),
+            task(f"c{n}", 3, "UNANSWERABLE", "What is the price of honey in 1900?", None),
+        ]
+    data = tmp_path / "data"
+    (data / "tasks").mkdir(parents=True)
+    (data / "tasks" / "mtrag_reference.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setattr("mtrag_graph.decisions.retrieval.index_retriever", lambda index_dir: fake_retriever)
+    model = tmp_path / "gate.json"
+    argv = ["decisions", "--data", str(data), "--split", "tuning", "--only", "evidence", "--index", "IDX",
+            "--limit-per-kind", "6", "-o", str(tmp_path / "out"), "--embedder", "hashing:64",
+            "--fit-gate", str(model), "--gate-features", "overlap_max", "overlap_all"]  # fmt: skip
+    assert main(argv) == 0
+    card = json.loads(model.read_text())["card"]
+    assert card["command"] == (
+        "mtrag-graph decisions --split tuning --only evidence --index INDEX --limit-per-kind 6 -o OUT "
+        f"--fit-gate {model} --gate-features overlap_max overlap_all"
+    )
+    assert card["data"] == "tasks/mtrag_reference.jsonl" and card["split"].startswith("tuning")
+    assert len(card["data_sha256"]) == len(card["set_sha256"]) == 64
+    assert card["items"] == {"other_conversation": 4, "positive": 6, "unanswerable_retrieved": 4}
+    assert card["positives"] == 6 and card["negatives"] == 8
+    assert 0 <= card["cv_balanced_accuracy"] <= 1 and card["trained"][:2] == "20"
+    assert gate.load_classifier(str(model)).card == card
+
+
+def test_the_shipped_gate_classifier_carries_a_card_with_its_command():
+    card = gate.load_classifier("default").card
+    assert "--limit-per-kind 60" in card["command"] and card["split"].startswith("tuning")
+    for key in ("trained", "data_sha256", "positives", "negatives", "cv_balanced_accuracy"):
+        assert card[key] is not None

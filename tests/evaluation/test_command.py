@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from mtrag_graph.cli import main
-from mtrag_graph.evaluation.inputs import load_items
+from mtrag_graph.evaluation.inputs import LabelError, load_items
 
 
 def _task(task_id, answerability="ANSWERABLE", prediction="Paris is the capital.", **extra):
@@ -34,16 +36,34 @@ def test_malformed_rows_are_reported_and_skipped(tmp_path):
             _task("a::1"),
             "{not json",
             _task("b::1", predictions=[{"txt": "x"}]),
-            _task("c::1", answerability="X"),
         ],
     )
     items, issues = load_items(path)
     assert [i.task_id for i in items] == ["a::1"]
-    assert [(i.line, i.field) for i in issues] == [
-        (2, "<row>"),
-        (3, "predictions[0].text"),
-        (4, "answerability"),
-    ]
+    assert [(i.line, i.field) for i in issues] == [(2, "<row>"), (3, "predictions[0].text")]
+
+
+def test_a_row_without_an_answerability_label_stops_loading_naming_the_task_and_field(tmp_path):
+    row = _task("b::1")
+    del row["answerability"]
+    path = _write(tmp_path / "p.jsonl", [_task("a::1"), row])
+    with pytest.raises(LabelError, match=r"task b::1: field 'answerability': missing.*p.jsonl:2"):
+        load_items(path)
+
+
+def test_an_unknown_answerability_label_stops_loading(tmp_path):
+    with pytest.raises(LabelError, match=r"task c::1: field 'answerability': must be one of .*'X'"):
+        load_items(_write(tmp_path / "p.jsonl", [_task("c::1", answerability="X")]))
+
+
+def test_evaluate_fails_on_a_missing_label_and_names_it(tmp_path, capsys):
+    row = _task("b::1")
+    del row["answerability"]
+    preds = _write(tmp_path / "p.jsonl", [_task("a::1"), row])
+    code = main(["evaluate", str(preds), "-o", str(tmp_path / "r"), "--metrics", "rouge", "--no-progress"])
+    assert code == 2
+    assert "task b::1: field 'answerability': missing" in capsys.readouterr().err
+    assert not (tmp_path / "r" / "report.json").exists()
 
 
 def test_targets_and_answerability_come_from_the_tasks_file(tmp_path):
@@ -55,10 +75,39 @@ def test_targets_and_answerability_come_from_the_tasks_file(tmp_path):
 
 
 def test_capitalised_answerability_key_is_accepted(tmp_path):
-    row = _task("a::1")
+    row = _task("a::1", answerability="UNANSWERABLE")
     row["Answerability"] = row.pop("answerability")
     items, _ = load_items(_write(tmp_path / "p.jsonl", [row]))
-    assert items[0].answerability == "ANSWERABLE"
+    assert items[0].answerability == "UNANSWERABLE"
+
+
+def test_capitalised_answerability_key_in_the_tasks_file_is_accepted(tmp_path):
+    task = _task("a<::>1", answerability="UNANSWERABLE")
+    task["Answerability"] = task.pop("answerability")
+    tasks = _write(tmp_path / "t.jsonl", [task])
+    preds = _write(tmp_path / "p.jsonl", [{"task_id": "a::1", "predictions": [{"text": "I don't know."}]}])
+    items, issues = load_items(preds, tasks)
+    assert issues == [] and items[0].answerability == "UNANSWERABLE"
+
+
+def test_an_empty_lower_case_label_does_not_hide_the_capitalised_one(tmp_path):
+    row = _task("a::1", answerability="PARTIAL")
+    row["Answerability"], row["answerability"] = row["answerability"], []
+    items, _ = load_items(_write(tmp_path / "p.jsonl", [row]))
+    assert items[0].answerability == "PARTIAL"
+
+
+def test_the_capitalised_label_conditions_the_idk_verdict_end_to_end(tmp_path):
+    # upstream's scorer once skipped the IDK conditioning for this spelling (mt-rag-benchmark #23)
+    row = _task("a::1", answerability="UNANSWERABLE", prediction="I do not have that information.")
+    row["Answerability"] = row.pop("answerability")
+    out = tmp_path / "r"
+    preds = _write(tmp_path / "p.jsonl", [row])
+    assert main(["evaluate", str(preds), "-o", str(out), "--metrics", "rouge,idk", "--no-progress"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["by_answerability"]["UNANSWERABLE"]["n"] == 1
+    row = json.loads((out / "scores.jsonl").read_text().splitlines()[0])
+    assert row["answerability"] == "UNANSWERABLE" and row["scores"]["idk"] == 1.0
 
 
 def test_rouge_only_run_needs_no_judge_and_writes_the_report(tmp_path):
@@ -144,7 +193,10 @@ def test_compare_puts_systems_side_by_side_with_a_bootstrap_ci(tmp_path):
     result = json.loads((out / "compare.json").read_text())
     assert [s["name"] for s in result["systems"]] == ["a", "b"]
     assert result["systems"][1]["vs_baseline"]["n_tasks"] == 5
-    assert "ΔHM3" in (out / "compare.md").read_text()
+    assert result["systems"][1]["selector_independent"]["ROUGE-L"]["vs_baseline"]["n_tasks"] == 5
+    assert result["shares_selector_inputs"]["RL_F^c"].startswith("no")  # LLM-judged: not the selector's
+    text = (out / "compare.md").read_text()
+    assert "ΔHM3" in text and "## Scores the candidate selector never saw" in text
 
 
 def test_unknown_metric_is_a_usage_error(tmp_path):

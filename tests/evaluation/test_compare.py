@@ -54,3 +54,86 @@ def test_comparison_reports_each_answerability_class_with_its_own_interval():
     assert answerable["n_tasks"] == unanswerable["n_tasks"] == 6
     assert answerable["delta"] == 0 and unanswerable["delta"] == pytest.approx(1.0)
     assert "| UNANSWERABLE | clarify | 6 |" in render_comparison(result)
+
+
+def _scored(rouge, faithfulness):
+    """Rows where a selector-shared score (RL_F^c = faithfulness) and an independent one (ROUGE-L) differ."""
+    return {
+        f"t{i}": {
+            "answerability": "ANSWERABLE",
+            "scores": {"rouge_l": r, "bert_rec": 0.5},
+            "conditioned": {"rb_alg": r, "rb_llm": f, "rl_f": f},
+        }
+        for i, (r, f) in enumerate(zip(rouge, faithfulness, strict=True))
+    }
+
+
+def _report(rows, **config):
+    overall = {"n": len(rows), "hm3": None, "conditioned": dict.fromkeys(("rb_alg", "rb_llm", "rl_f"))}
+    return {"overall": overall, "by_answerability": {}, "config": config}, rows
+
+
+def test_a_gain_only_on_selector_shared_scores_shows_no_gain_on_the_independent_ones():
+    from mtrag_graph.evaluation.compare import compare
+
+    config = {"ratings": "fitted (reference-rating-v1)", "idk_method": "pattern"}
+    base = _report(_scored([0.4, 0.5, 0.6] * 4, [0.5] * 12), **config)
+    picked = _report(_scored([0.4, 0.5, 0.6] * 4, [0.9] * 12), **config, judge_picks={"answer-judge": 12})
+    result = compare({"ncl": base, "duo": picked})
+    duo = result["systems"][1]
+    assert paired_bootstrap_hm3(base[1], picked[1])["delta"] > 0  # the judge-based HM3 rises
+    assert duo["selector_independent"]["ROUGE-L"]["vs_baseline"]["delta"] == 0
+    assert duo["selector_independent"]["ROUGE-L"]["vs_baseline"]["ci95"] == [0.0, 0.0]
+    assert duo["selector_independent"]["ROUGE-L"]["mean"] == pytest.approx(0.5)
+    assert duo["judge_picks"] == {"answer-judge": 12}
+
+
+def test_the_independent_delta_is_a_mean_difference_with_an_interval():
+    from mtrag_graph.evaluation.compare import paired_bootstrap_mean
+
+    a, b = _scored([0.2] * 10, [0.5] * 10), _scored([0.5] * 10, [0.5] * 10)
+    b["t0"]["scores"]["rouge_l"] = None  # a task without the score in one system is left out
+    result = paired_bootstrap_mean(a, b, "rouge_l", "raw")
+    assert result["n_tasks"] == 9 and result["delta"] == pytest.approx(0.3)
+    assert result["ci95"][0] == pytest.approx(0.3)
+
+
+def test_fitted_ratings_are_flagged_as_sharing_the_selector_inputs_and_llm_ratings_are_not():
+    from mtrag_graph.evaluation.compare import selector_overlap
+
+    fitted = selector_overlap({"ratings": "fitted (reference-rating-v1)", "idk_method": "pattern"})
+    assert fitted["RL_F^c"].startswith("yes") and fitted["RB_llm^c"].startswith("yes")
+    assert fitted["HM3"].startswith("yes")
+    assert fitted["ROUGE-L"].startswith("no") and fitted["Bert-Rec"].startswith("no")
+    assert "refusal detector" in fitted["RB_alg^c"]
+    llm = selector_overlap({"ratings": None, "idk_method": "judge"})
+    assert all(v.startswith("no") for v in llm.values())
+
+
+def test_the_comparison_report_marks_the_shared_columns_and_lists_the_independent_scores():
+    from mtrag_graph.evaluation.compare import compare, render_comparison
+
+    config = {"ratings": "fitted (reference-rating-v1)", "idk_method": "pattern"}
+    base = _report(_scored([0.5] * 6, [0.5] * 6), **config)
+    picked = _report(_scored([0.5] * 6, [0.9] * 6), **config, judge_picks={"answer-judge": 4})
+    text = render_comparison(compare({"ncl": base, "duo": picked}))
+    assert "| system | n | HM3 † | RB_alg^c | RB_llm^c † | RL_F^c † |" in text
+    assert "## Scores the candidate selector never saw" in text
+    assert "`duo` 4 by answer-judge" in text and "`ncl` none" in text
+    assert "| duo | 0.500 | 0.000 | [+0.000, +0.000] | 0.000 |" in text
+
+
+def test_judge_picks_counts_the_answers_a_judge_chose(tmp_path):
+    import json
+
+    from mtrag_graph.evaluation.compare import judge_picks
+
+    rows = [
+        {"task_id": "a", "route": {"judgement": {"judge": "answer-judge (v1)", "chosen": 1}}},
+        {"task_id": "b", "route": {"judgement": {"judge": "skipped", "chosen": 0}}},
+        {"task_id": "c", "route": {"gate": "no"}},
+        {"task_id": "d", "route": {"judgement": {"judge": "answer-judge (v1)", "chosen": 0}}},
+    ]
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert judge_picks(path) == {"answer-judge (v1)": 2}

@@ -116,6 +116,13 @@ def test_fit_reads_only_the_tuning_half(tmp_path):
     # the target is bert_rec itself: its weight is positive, the other's negative (they are opposites)
     assert model.weights["bert_rec"] > 0 > model.weights["faithfulness"]
     assert model.card["responses"] == len(rows)
+    import hashlib
+
+    assert model.card["command"].startswith("python -m mtrag_graph.evaluation.fitted GOLDEN HARNESS -o")
+    assert model.card["data_sha256"] == hashlib.sha256(golden.read_bytes()).hexdigest()
+    assert model.card["harness_sha256"] == hashlib.sha256(harness.read_bytes()).hexdigest()
+    assert "conversation" in model.card["split"] and model.card["trained"][:2] == "20"
+    assert model.card["scores_in_sample"]["rho_vs_official_rb_llm"] > 0.9  # the target is bert_rec
 
 
 def test_the_real_harness_rates_a_supported_answer_above_an_unsupported_one(tmp_path):

@@ -6,20 +6,25 @@ import json
 
 import pytest
 
-from mtrag_graph.evaluation.golden import by_task, load_golden, split_of
+from mtrag_graph.evaluation.golden import by_task, conversation_of, load_golden, split_of
 from mtrag_graph.tasks import TaskError
 from tests.conftest import mtrag_data_path
 from tests.evaluation.conftest import GOLDEN
 
 
-def test_split_is_by_the_parity_of_sha256_of_the_task_id():
-    # last hex digits of sha256: a<::>1 ...79, b<::>2 ...26, c<::>3 ...83, d<::>4 ...d3
+def test_split_is_by_the_parity_of_sha256_of_the_conversation_id():
+    # last hex digits of sha256: "a" ...bb (odd), "b" ...9d (odd), "c" ...c6 (even), "d" ...e4 (even)
     assert [split_of(t) for t in ("a<::>1", "b<::>2", "c<::>3", "d<::>4")] == [
         "report",
+        "report",
         "tune",
-        "report",
-        "report",
+        "tune",
     ]
+
+
+def test_every_turn_of_a_conversation_falls_in_the_same_half():
+    assert {split_of(f"c<::>{turn}") for turn in range(1, 30)} == {"tune"}
+    assert conversation_of("c<::>12") == "c" and conversation_of("plain-id") == "plain-id"
 
 
 def _golden(tmp_path, responses=("Paris.", "Lyon."), win=(100, 0), drop=None):
@@ -73,12 +78,26 @@ def test_a_missing_annotation_names_the_response_and_field(tmp_path):
         load_golden(_golden(tmp_path, drop="win-rate"))
 
 
-def test_the_golden_file_splits_into_92_tuning_and_67_report_tasks():
+def test_the_golden_file_splits_by_conversation_into_78_tuning_and_81_report_tasks():
     responses = load_golden(mtrag_data_path(GOLDEN))
     tasks = by_task(responses)
     assert len(responses) == 477 and len(tasks) == 159
-    assert sum(split_of(t) == "tune" for t in tasks) == 92
+    assert sum(split_of(t) == "tune" for t in tasks) == 78
+    halves: dict[str, set[str]] = {}
+    for task_id in tasks:
+        halves.setdefault(conversation_of(task_id), set()).add(split_of(task_id))
+    assert len(halves) == 20 and all(len(h) == 1 for h in halves.values())
+    assert sum(h == {"tune"} for h in halves.values()) == 10
     assert sum(r.official_idk for r in responses) == 21
+
+
+def test_a_golden_task_without_an_answerability_label_names_the_task_and_field(tmp_path):
+    path = _golden(tmp_path)
+    data = json.loads(path.read_text())
+    del data["tasks"][0]["Answerability"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(TaskError, match=r"task t<::>1: field 'answerability': missing"):
+        load_golden(path)
 
 
 def test_the_issue_anchor_table_is_reproduced_from_the_official_values():

@@ -54,3 +54,32 @@ def test_answers_are_answers(text):
 def test_a_long_answer_that_thanks_the_user_is_not_a_pleasantry():
     text = "You're welcome. " + "The form APP-001 explains the appeal procedure step by step. " * 6
     assert decline_verdict(text) == "answers"
+
+
+def test_the_threshold_scan_scores_each_remark_length_against_the_official_verdict():
+    """benchmarks/refusal_threshold.py: a refusal with a 25-word remark that people called a decline is
+    right under REMARK_WORDS 30, wrong under 20."""
+    import importlib.util
+    from pathlib import Path
+
+    from mtrag_graph.evaluation.golden import GoldenResponse
+    from mtrag_graph.evaluation.inputs import EvalItem
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "refusal_threshold.py"
+    spec = importlib.util.spec_from_file_location("refusal_threshold", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+
+    def response(text, official_idk):
+        item = EvalItem(task_id=text[:10], line=1, answerability="ANSWERABLE", domain=None, history=[],
+                        question="q?", passages=["p."], target="t.", response=text)  # fmt: skip
+        # answerable: conditional_idk 1 means it did not say IDK
+        return GoldenResponse(item, text[:10], "m", {}, {"conditional_idk": 1 - official_idk})
+
+    remark = " ".join(["word"] * 25)
+    responses = [
+        response(f"I do not have information on that. {remark}.", 1),
+        response("Paris is the capital of France.", 0),
+    ]
+    table = script.scan(responses, candidates=(20, 30))
+    assert table[30][0] == 1.0 and table[20][0] == 0.5

@@ -1,0 +1,84 @@
+"""The same run without the grounding check, and without the decline retry, from its own routes.
+
+The grounding check is the last node and model-free: a run's route keeps the answer before it
+(``grounding.answer_before``), so the run without the check is that answer, task for task, with every
+model call the same. A run without the decline retry is the run where every retried decline stands
+(``decline_retried``: the retry's answer is replaced by the "I don't know"). Both come from one run,
+so they are paired with it exactly; ``evaluate --compare`` then gives paired bootstrap intervals.
+
+    python benchmarks/trust_variants.py runs/taskc.jsonl -o runs/variants
+    mtrag-graph evaluate --compare runs/variants/taskc-no-grounding.jsonl runs/taskc.jsonl --ratings fitted -o runs/cmp-c
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+from mtrag_graph.context import Context
+
+
+def without_grounding(record: dict) -> dict:
+    grounding = (record.get("route") or {}).get("grounding") or {}
+    before = grounding.get("answer_before")
+    if before is None:
+        return record
+    route = {**record["route"]}
+    if route.get("abstain_reason") == "ungrounded":
+        route["abstain_reason"], route["abstained"] = None, False
+    return {**record, "predictions": [{"text": before}], "route": route}
+
+
+def without_decline_retry(record: dict, idk: str) -> dict:
+    route = record.get("route") or {}
+    if not route.get("decline_retried"):
+        return record
+    return {
+        **record,
+        "predictions": [{"text": idk}],
+        "route": {**route, "abstain_reason": "generator_declined", "abstained": True},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("predictions")
+    parser.add_argument("-o", "--output", required=True, metavar="DIR")
+    args = parser.parse_args(argv)
+    idk = Context.__dataclass_fields__["idk_answer"].default
+    rows = [json.loads(line) for line in Path(args.predictions).read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if r.get("status") == "ok"]
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = Path(args.predictions).stem
+    variants = {
+        "no-grounding": [without_grounding(r) for r in rows],
+        "no-decline-retry": [without_decline_retry(r, idk) for r in rows],
+        "no-grounding-no-decline-retry": [without_decline_retry(without_grounding(r), idk) for r in rows],
+    }
+    for name, records in variants.items():
+        path = out / f"{stem}-{name}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        changed = sum(a["predictions"] != b["predictions"] for a, b in zip(rows, records, strict=True))
+        print(f"{path}: {len(records)} tasks, {changed} answers differ from the run")
+    outcome: Counter = Counter()
+    for r in rows:
+        route = r.get("route") or {}
+        label = (r.get("answerability") or ["?"])[0]
+        grounding = route.get("grounding") or {}
+        if route.get("abstain_reason") == "ungrounded":
+            outcome[(label, "abstained: ungrounded")] += 1
+        elif grounding.get("dropped"):
+            outcome[(label, "sentences cut")] += 1
+        if route.get("decline_retried"):
+            outcome[(label, "decline retried")] += 1
+    print("\n| class | what the check / retry did | tasks |\n|---|---|---|")
+    for (label, what), n in sorted(outcome.items()):
+        print(f"| {label} | {what} | {n} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
