@@ -13,9 +13,13 @@ from langgraph.types import Command
 from mtrag_graph.chat import build_chat_graph, open_checkpointer, pending_question, user_turn
 from mtrag_graph.testing import fake_context
 from tests.conftest import REPO
-from tests.test_clarify import LIBRARIES, QUESTION_ASKED, judge
+from tests.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES, judge
 
-PASSAGES = [{"document_id": f"d{i}", "text": text} for i, text in enumerate(LIBRARIES)]
+# titled as the corpora title them: the clarifying question names the alternatives by title
+PASSAGES = [
+    {"document_id": f"d{i}", "text": text, "title": title}
+    for i, (text, title) in enumerate(zip(LIBRARIES, TITLES, strict=True))
+]
 MODELS = ["--small-model", "scripted:yes", "--large-model", "scripted:yes|The library opens at 9 am.",
           "--reranker", "lexical", "--no-clarify"]  # fmt: skip
 
