@@ -27,8 +27,9 @@ def main(path: str) -> int:
         flag = fabrication(item)
         if flag is None:  # the response declines
             continue
-        said = "\n".join([*(text for _, text in item.history), item.question])
-        claims = [s for s in sentence_support(item.response, item.passages, said, threshold) if s.claim]
+        said = "\n".join(text for _, text in item.history)
+        support = sentence_support(item.response, item.passages, said, threshold, question=item.question)
+        claims = [s for s in support if s.claim]
         supported = sum(s.supported for s in claims)
         check = "abstain" if claims and not supported else "cut" if supported < len(claims) else "keep"
         faithful = response.human["faithfulness"]

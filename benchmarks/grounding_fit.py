@@ -70,14 +70,14 @@ def main(argv: list[str] | None = None) -> int:
         given = [p.text for p in task.passages or []]
         given_ids = {p.document_id for p in task.passages or []}
         others = [p["text"] for p in retrieve(raw) if p.get("document_id") not in given_ids][:5]
-        said = format_conversation(
-            [*(t.model_dump() for t in task.history), {"speaker": "user", "text": task.question}]
-        )
+        said = format_conversation([t.model_dump() for t in task.history])
         rows.append(
             {
                 "task_id": task.task_id,
-                "positive": sentence_support(reference, given, said),
-                "negative": sentence_support(reference, others, said) if others else None,
+                "positive": sentence_support(reference, given, said, question=task.question),
+                "negative": sentence_support(reference, others, said, question=task.question)
+                if others
+                else None,
             }
         )
         if number % 25 == 0:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mtrag_graph.judging.grounding import sentence_support
+from mtrag_graph.judging.grounding import sentence_support, support_entries
 
 MIN_SUPPORT = 0.5  # the grounding check's default (Context.grounding_min_support)
 
@@ -25,13 +25,13 @@ def grounding_sentences(
     passages: Sequence[Mapping[str, Any]],
     conversation: str = "",
     min_support: float = MIN_SUPPORT,
+    question: str = "",
 ) -> list[dict[str, Any]]:
     """Each sentence of ``answer`` with the passages that back it, in the grounding check's shape."""
-    support = sentence_support(answer, [str(p.get("text", "")) for p in passages], conversation, min_support)
-    return [
-        {**s.as_dict(), "document_ids": [str(passages[i].get("document_id")) for i in s.passages]}
-        for s in support
-    ]
+    texts = [str(p.get("text", "")) for p in passages]
+    return support_entries(
+        sentence_support(answer, texts, conversation, min_support, question=question), passages
+    )
 
 
 def answer_citations(state: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -47,9 +47,11 @@ def answer_citations(state: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [dict(s) for s in grounding["sentences"] if s.get("supported")]
     from mtrag_graph.messages import format_conversation
 
-    turns = [*(state.get("history") or []), {"speaker": "user", "text": state.get("question") or ""}]
     return grounding_sentences(
-        str(state.get("answer") or ""), state.get("kept_passages") or [], format_conversation(turns)
+        str(state.get("answer") or ""),
+        state.get("kept_passages") or [],
+        format_conversation(state.get("history") or []),
+        question=state.get("question") or "",
     )
 
 

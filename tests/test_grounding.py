@@ -149,3 +149,14 @@ def test_an_answer_without_a_claim_stands():
     task = make_task(["Is the anthem played before games?"], ANTHEM)
     state = GRAPH.invoke({"task": task}, context=fake_context(grounding="facts", generate=["Yes."]))
     assert state["answer"] == "Yes." and state.get("abstain_reason") is None
+
+
+def test_restating_the_question_is_no_support_but_its_facts_may_be_used():
+    question = "Does the American government protect us from foreign scams?"
+    passages = ["Scam artists often pretend to be government officials."]
+    (restated,) = sentence_support("Yes, the American government protects us from foreign scams.", passages,
+                                   "", 0.5, question=question)  # fmt: skip
+    assert not restated.supported and restated.unsupported_facts == []  # "American" comes from the question
+    (answered,) = sentence_support("Scam artists pretend to be government officials.", passages, "", 0.5,
+                                   question=question)  # fmt: skip
+    assert answered.supported

@@ -2,8 +2,8 @@
 
 The support measure is the judging layer's lexical one (``support.lexical_features``): a claim (a
 sentence) is supported to the share of its content-word stems found in the passages. Two things are
-added for a single sentence: the text it may also draw on (the question and the conversation, which
-the user said), and its *facts*: numbers (dates, amounts, counts, versions) and names (capitalised
+added for a single sentence: the text it may also draw on (the earlier turns for words and facts, the
+question for facts only: restating the question is no support), and its *facts*: numbers (dates, amounts, counts, versions) and names (capitalised
 words past a sentence's first word, acronyms). A fact must be found as such: "1921" is not supported
 by a passage that says "1920", however many of the sentence's other words it shares. This is what a
 fabricated answer from on-topic passages looks like: the topic's words are all there, the fact is not.
@@ -16,8 +16,9 @@ passages it cites are the fewest that cover its words and facts (greedy set cove
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from mtrag_graph.answers import strip_citations
 from mtrag_graph.judging.text import content_stems, sentence_spans, words
@@ -48,7 +49,7 @@ class SentenceSupport:
     start: int  # character span in the answer
     end: int
     supported: bool
-    score: float  # share of the sentence's content-word stems found in the passages or the conversation
+    score: float  # share of the sentence's content-word stems found in the passages or the earlier turns
     passages: list[int] = field(default_factory=list)  # indices into the passages, best first
     unsupported_facts: list[str] = field(default_factory=list)  # numbers and names found nowhere
     claim: bool = True  # False: no content word (e.g. "Yes."): nothing to check, kept as it is
@@ -93,13 +94,17 @@ def facts_in(sentence: str) -> tuple[set[str], set[str]]:
 class _Evidence:
     """The passages and the conversation, indexed once for every sentence of an answer."""
 
-    def __init__(self, passages: Sequence[str], conversation: str) -> None:
+    def __init__(self, passages: Sequence[str], conversation: str, question: str = "") -> None:
         self.stems = [set(content_stems(p)) for p in passages]
         self.words = [set(words(p)) for p in passages]
         self.numbers = [numbers_in(p) for p in passages]
+        # the question may supply facts (names, numbers) but not the words that answer it: an answer
+        # that only restates the question ("Yes, the government protects us from scams") is backed by
+        # nothing unless the passages say it
         self.said_stems = set(content_stems(conversation))
-        self.said_words = set(words(conversation))
-        self.said_numbers = numbers_in(conversation)
+        said = f"{conversation}\n{question}"
+        self.said_words = set(words(said))
+        self.said_numbers = numbers_in(said)
 
     def support(self, sentence: str, start: int, end: int, min_support: float) -> SentenceSupport:
         bare = strip_citations(sentence)  # "[Passage 1]" markers are no claim of the answer's
@@ -141,17 +146,25 @@ class _Evidence:
 
 
 def sentence_support(
-    answer: str, passages: Sequence[str], conversation: str = "", min_support: float = 0.0
+    answer: str, passages: Sequence[str], conversation: str = "", min_support: float = 0.0, question: str = ""
 ) -> list[SentenceSupport]:
-    """Each sentence of ``answer`` with its support by ``passages`` (and by ``conversation``: the
-    question and the turns before it, which may supply words and facts but are never cited)."""
-    evidence = _Evidence(passages, conversation)
+    """Each sentence of ``answer`` with its support by ``passages``. ``conversation`` (the turns before
+    the question) may supply words and facts, ``question`` facts only; neither is ever cited."""
+    evidence = _Evidence(passages, conversation, question)
     return [evidence.support(answer[s:e], s, e, min_support) for s, e in sentence_spans(answer)]
 
 
 def unsupported_facts(answer: str, passages: Sequence[str], conversation: str = "") -> list[str]:
-    """Numbers and names of ``answer`` found in neither the passages nor the conversation."""
+    """Numbers and names of ``answer`` found in neither the passages nor the conversation (question included)."""
     return sorted({f for s in sentence_support(answer, passages, conversation) for f in s.unsupported_facts})
+
+
+def support_entries(support: Sequence[SentenceSupport], passages: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """The per-sentence support as plain dicts, each with the document ids of the passages it cites."""
+    return [
+        {**s.as_dict(), "document_ids": [str(passages[i].get("document_id")) for i in s.passages]}
+        for s in support
+    ]
 
 
 def keep_supported(answer: str, support: Sequence[SentenceSupport]) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.grounding import keep_supported, sentence_support
+from mtrag_graph.judging.grounding import keep_supported, sentence_support, support_entries
 from mtrag_graph.messages import format_conversation
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import AbstainReason
@@ -27,17 +27,14 @@ def ground_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     passages = state.get("kept_passages") or []
     if context.grounding == "off" or not answer:
         return {}
-    conversation = format_conversation(
-        [*(state.get("history") or []), {"speaker": "user", "text": state["question"]}]
-    )
     support = sentence_support(
-        answer, [p.get("text", "") for p in passages], conversation, context.grounding_min_support
+        answer,
+        [p.get("text", "") for p in passages],
+        format_conversation(state.get("history") or []),
+        context.grounding_min_support,
+        question=state["question"],
     )
-    sentences = []
-    for s in support:
-        entry = s.as_dict()
-        entry["document_ids"] = [passages[i].get("document_id") for i in s.passages]
-        sentences.append(entry)
+    sentences = support_entries(support, passages)
     dropped = sum(1 for s in support if not s.supported)
     grounding = {"method": context.grounding, "min_support": context.grounding_min_support,
                  "sentences": sentences, "dropped": dropped, "answer_before": answer}  # fmt: skip
