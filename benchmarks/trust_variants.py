@@ -3,7 +3,8 @@
 The grounding check is the last node and model-free: a run's route keeps the answer before it
 (``grounding.answer_before``), so the run without the check is that answer, task for task, with every
 model call the same. A run without the decline retry is the run where every retried decline stands
-(``decline_retried``: the retry's answer is replaced by the "I don't know"). Both come from one run,
+(``decline_retried``: the retry's answer is replaced by the "I don't know"). ``grounded`` is the run with
+the check as this code makes it (threshold and rules), from the same answers. All come from one run,
 so they are paired with it exactly; ``evaluate --compare`` then gives paired bootstrap intervals.
 
     python benchmarks/trust_variants.py runs/taskc.jsonl -o runs/variants
@@ -18,6 +19,8 @@ from collections import Counter
 from pathlib import Path
 
 from mtrag_graph.context import Context
+from mtrag_graph.judging.grounding import keep_supported, sentence_support, support_entries
+from mtrag_graph.messages import format_conversation
 
 
 def without_grounding(record: dict) -> dict:
@@ -29,6 +32,35 @@ def without_grounding(record: dict) -> dict:
     if route.get("abstain_reason") == "ungrounded":
         route["abstain_reason"], route["abstained"] = None, False
     return {**record, "predictions": [{"text": before}], "route": route}
+
+
+def regrounded(record: dict, context: Context) -> dict:
+    """The run's answer before the check, checked again with this code's grounding (``context``'s
+    threshold): a run made before a change to the check is scored as the graph now answers."""
+    route = record.get("route") or {}
+    before = (route.get("grounding") or {}).get("answer_before")
+    if before is None:
+        return record
+    kept_ids = [p.get("document_id") for p in route.get("kept_passages") or []]
+    by_id = {p.get("document_id"): p for p in record.get("contexts") or []}
+    passages = [by_id[i] for i in kept_ids if i in by_id]
+    turns = record.get("input") or []
+    support = sentence_support(
+        before,
+        [p.get("text", "") for p in passages],
+        format_conversation(turns[:-1]),
+        context.grounding_min_support,
+        question=turns[-1]["text"] if turns else "",
+    )
+    claims = [s for s in support if s.claim]
+    grounding = {**route["grounding"], "sentences": support_entries(support, passages),
+                 "dropped": sum(not s.supported for s in support), "min_support": context.grounding_min_support}  # fmt: skip
+    if claims and not any(s.supported for s in claims):
+        text, reason = context.idk_answer, "ungrounded"
+    else:
+        text, reason = keep_supported(before, support), None
+    route = {**route, "grounding": grounding, "abstain_reason": reason, "abstained": reason is not None}
+    return {**record, "predictions": [{"text": text}], "route": route}
 
 
 def without_decline_retry(record: dict, idk: str) -> dict:
@@ -47,21 +79,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("predictions")
     parser.add_argument("-o", "--output", required=True, metavar="DIR")
     args = parser.parse_args(argv)
-    idk = Context.__dataclass_fields__["idk_answer"].default
     rows = [json.loads(line) for line in Path(args.predictions).read_text().splitlines() if line.strip()]
     rows = [r for r in rows if r.get("status") == "ok"]
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     stem = Path(args.predictions).stem
+    context = Context(rewrite_model="scripted:x", classify_model="scripted:x", gate_model="scripted:x",
+                      generate_model="scripted:x", clarify_model="scripted:x", judge_model="scripted:x")  # fmt: skip
+    run, rows = rows, [regrounded(r, context) for r in rows]
     variants = {
+        "grounded": rows,
         "no-grounding": [without_grounding(r) for r in rows],
-        "no-decline-retry": [without_decline_retry(r, idk) for r in rows],
-        "no-grounding-no-decline-retry": [without_decline_retry(without_grounding(r), idk) for r in rows],
+        "no-decline-retry": [without_decline_retry(r, context.idk_answer) for r in rows],
+        "no-grounding-no-decline-retry": [
+            without_decline_retry(without_grounding(r), context.idk_answer) for r in rows
+        ],
     }
     for name, records in variants.items():
         path = out / f"{stem}-{name}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in records))
-        changed = sum(a["predictions"] != b["predictions"] for a, b in zip(rows, records, strict=True))
+        changed = sum(a["predictions"] != b["predictions"] for a, b in zip(run, records, strict=True))
         print(f"{path}: {len(records)} tasks, {changed} answers differ from the run")
     outcome: Counter = Counter()
     for r in rows:

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mtrag_graph.judging.grounding import sentence_support, support_entries
+from mtrag_graph.judging.grounding import DEFAULT_MIN_SUPPORT, sentence_support, support_entries
 
-MIN_SUPPORT = 0.5  # the grounding check's default (Context.grounding_min_support)
+MIN_SUPPORT = DEFAULT_MIN_SUPPORT  # the grounding check's default (Context.grounding_min_support)
 
 
 def grounding_sentences(

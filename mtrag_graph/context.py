@@ -7,6 +7,7 @@ from typing import Any
 
 from mtrag_graph import settings
 from mtrag_graph.candidates import Candidate, load_candidates
+from mtrag_graph.judging.grounding import DEFAULT_MIN_SUPPORT
 from mtrag_graph.models.calls import PARSE_RETRIES
 from mtrag_graph.models.factory import ModelSpec
 from mtrag_graph.presets import DEFAULT_PRESET, load_preset
@@ -72,7 +73,7 @@ class Context:
     # "direct": answer at once; "evidence_first": copy the answering passage sentences, then answer from
     # them (a quote the passages do not hold, or none, is a decline); measured in results/trust.md
     answer_mode: str = "direct"
-    grounding_min_support: float = 0.5
+    grounding_min_support: float = DEFAULT_MIN_SUPPORT
     passage_max_chars: int = 2000  # each passage is cut to this many characters in prompts
     # prompts are fitted to this window before each call (see mtrag_graph.budget); the default is the
     # window the local models are built with (settings.n_ctx), so the two agree
