@@ -57,8 +57,10 @@ def regrounded(record: dict, context: Context) -> dict:
                  "dropped": sum(not s.supported for s in support), "min_support": context.grounding_min_support}  # fmt: skip
     if claims and not any(s.supported for s in claims):
         text, reason = context.idk_answer, "ungrounded"
-    else:
+    elif grounding["dropped"]:
         text, reason = keep_supported(before, support), None
+    else:
+        text, reason = before, None
     route = {**route, "grounding": grounding, "abstain_reason": reason, "abstained": reason is not None}
     return {**record, "predictions": [{"text": text}], "route": route}
 

@@ -160,3 +160,13 @@ def test_restating_the_question_is_no_support_but_its_facts_may_be_used():
     (answered,) = sentence_support("Scam artists pretend to be government officials.", passages, "", 0.5,
                                    question=question)  # fmt: skip
     assert answered.supported
+
+
+def test_a_list_number_split_off_a_sentence_is_no_claim():
+    answer = "Index funds track an index. 2. Mutual funds are managed."
+    support = sentence_support(answer, ["Index funds track an index.", "Mutual funds are managed."], "", 0.4)
+    assert [s.text for s in support if s.claim] == [
+        "Index funds track an index.",
+        "Mutual funds are managed.",
+    ]
+    assert unsupported_facts(answer, ["Index funds track an index.", "Mutual funds are managed."]) == []

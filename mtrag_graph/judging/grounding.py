@@ -38,6 +38,7 @@ _NOT_NAMES = frozenset(
     "first second third finally overall then this that these those it its they there here the a an "
     "in on at for to of and or but if when while after before during with without by from as so".split()
 )
+_LIST_NUMBER = re.compile(r"\s*\d+[.)]\s*")  # "2." left alone by a sentence split: a list's number, no claim
 MAX_CITED = 3  # passages cited for one sentence at most
 # content-word support a sentence needs (Context.grounding_min_support): the highest threshold that turns
 # at most 3% of the tuning split's reference answers into "I don't know" and cuts a sentence from at most
@@ -114,7 +115,7 @@ class _Evidence:
         bare = strip_citations(sentence)  # "[Passage 1]" markers are no claim of the answer's
         stems = set(content_stems(bare))
         numbers, names = facts_in(bare)
-        if not stems and not numbers:
+        if (not stems and not numbers) or _LIST_NUMBER.fullmatch(bare):
             return SentenceSupport(sentence, start, end, True, 1.0, claim=False)
         all_stems = set().union(self.said_stems, *self.stems)
         all_words = set().union(self.said_words, *self.words)
