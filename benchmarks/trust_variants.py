@@ -100,7 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, records in variants.items():
         path = out / f"{stem}-{name}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in records))
-        changed = sum(a["predictions"] != b["predictions"] for a, b in zip(run, records, strict=True))
+        changed = sum(
+            a["predictions"][0]["text"] != b["predictions"][0]["text"]
+            for a, b in zip(run, records, strict=True)
+        )
         print(f"{path}: {len(records)} tasks, {changed} answers differ from the run")
     outcome: Counter = Counter()
     for r in rows:
