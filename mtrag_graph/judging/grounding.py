@@ -43,7 +43,7 @@ MAX_CITED = 3  # passages cited for one sentence at most
 # content-word support a sentence needs (Context.grounding_min_support): the highest threshold that turns
 # at most 3% of the tuning split's reference answers into "I don't know" and cuts a sentence from at most
 # 25% of them (benchmarks/grounding_fit.py, benchmarks/results/trust.md)
-DEFAULT_MIN_SUPPORT = 0.4
+DEFAULT_MIN_SUPPORT = 0.5
 
 
 @dataclass
