@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.grounding import keep_supported, sentence_support, support_entries
+from mtrag_graph.judging.grounding import grounded_answer, sentence_support, support_entries
 from mtrag_graph.messages import format_conversation
 
 
@@ -52,15 +52,10 @@ def regrounded(record: dict, context: Context) -> dict:
         context.grounding_min_support,
         question=turns[-1]["text"] if turns else "",
     )
-    claims = [s for s in support if s.claim]
     grounding = {**route["grounding"], "sentences": support_entries(support, passages),
                  "dropped": sum(not s.supported for s in support), "min_support": context.grounding_min_support}  # fmt: skip
-    if claims and not any(s.supported for s in claims):
-        text, reason = context.idk_answer, "ungrounded"
-    elif grounding["dropped"]:
-        text, reason = keep_supported(before, support), None
-    else:
-        text, reason = before, None
+    kept = grounded_answer(before, support)
+    text, reason = (context.idk_answer, "ungrounded") if kept is None else (kept, None)
     route = {**route, "grounding": grounding, "abstain_reason": reason, "abstained": reason is not None}
     return {**record, "predictions": [{"text": text}], "route": route}
 

@@ -110,6 +110,9 @@ class _Evidence:
         said = f"{conversation}\n{question}"
         self.said_words = set(words(said))
         self.said_numbers = numbers_in(said)
+        self.all_stems = set().union(self.said_stems, *self.stems)
+        self.all_words = set().union(self.said_words, *self.words)
+        self.all_numbers = set().union(self.said_numbers, *self.numbers)
 
     def support(self, sentence: str, start: int, end: int, min_support: float) -> SentenceSupport:
         bare = strip_citations(sentence)  # "[Passage 1]" markers are no claim of the answer's
@@ -117,13 +120,10 @@ class _Evidence:
         numbers, names = facts_in(bare)
         if (not stems and not numbers) or _LIST_NUMBER.fullmatch(bare):
             return SentenceSupport(sentence, start, end, True, 1.0, claim=False)
-        all_stems = set().union(self.said_stems, *self.stems)
-        all_words = set().union(self.said_words, *self.words)
-        all_numbers = set().union(self.said_numbers, *self.numbers)
-        missing = sorted(n for n in numbers if n not in all_numbers) + sorted(
-            n for n in names if n not in all_words
+        missing = sorted(n for n in numbers if n not in self.all_numbers) + sorted(
+            n for n in names if n not in self.all_words
         )
-        score = sum(s in all_stems for s in stems) / len(stems) if stems else 1.0
+        score = sum(s in self.all_stems for s in stems) / len(stems) if stems else 1.0
         # what only the passages can back: words and facts the conversation did not already hold
         to_cover = {("s", s) for s in stems - self.said_stems} | {
             ("n", n) for n in numbers - self.said_numbers
@@ -170,6 +170,15 @@ def support_entries(support: Sequence[SentenceSupport], passages: Sequence[Mappi
         {**s.as_dict(), "document_ids": [str(passages[i].get("document_id")) for i in s.passages]}
         for s in support
     ]
+
+
+def grounded_answer(answer: str, support: Sequence[SentenceSupport]) -> str | None:
+    """The answer the check lets through: as it was when every sentence stands, without its unsupported
+    sentences otherwise, None when it has claims and none of them is supported (the graph abstains)."""
+    claims = [s for s in support if s.claim]
+    if claims and not any(s.supported for s in claims):
+        return None
+    return keep_supported(answer, support) if any(not s.supported for s in support) else answer
 
 
 def keep_supported(answer: str, support: Sequence[SentenceSupport]) -> str:

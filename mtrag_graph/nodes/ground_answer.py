@@ -14,7 +14,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.grounding import keep_supported, sentence_support, support_entries
+from mtrag_graph.judging.grounding import grounded_answer, sentence_support, support_entries
 from mtrag_graph.messages import format_conversation
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import AbstainReason
@@ -38,9 +38,9 @@ def ground_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     dropped = sum(1 for s in support if not s.supported)
     grounding = {"method": context.grounding, "min_support": context.grounding_min_support,
                  "sentences": sentences, "dropped": dropped, "answer_before": answer}  # fmt: skip
-    claims = [s for s in support if s.claim]
-    if claims and not any(s.supported for s in claims):
+    kept = grounded_answer(answer, support)
+    if kept is None:
         return {"grounding": grounding, "abstain_reason": AbstainReason.UNGROUNDED}
-    if dropped:
-        return {"grounding": grounding, "answer": keep_supported(answer, support)}
+    if kept != answer:
+        return {"grounding": grounding, "answer": kept}
     return {"grounding": grounding}
