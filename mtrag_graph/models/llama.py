@@ -18,6 +18,8 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
+from mtrag_graph.models.chunks import whole_reply
+
 _INSTANCES: dict[tuple[str, int], Any] = {}
 _RECENT_PROMPTS = 32  # prompts remembered per model to count tokens no earlier prompt shared
 _LOCKS: dict[tuple[str, int], threading.Lock] = {}
@@ -214,18 +216,7 @@ class ChatLlamaCpp(BaseChatModel):
         streaming: they come as one chunk from ``_generate``, exactly as when not streamed.
         """
         if kwargs.get("choices") or kwargs.get("json_schema") or kwargs.get("logprobs"):
-            result = self._generate(messages, stop, None, **kwargs)
-            message = result.generations[0].message
-            chunk = ChatGenerationChunk(
-                message=AIMessageChunk(
-                    content=message.content,
-                    response_metadata=message.response_metadata,
-                    usage_metadata=getattr(message, "usage_metadata", None),
-                )
-            )
-            if run_manager:
-                run_manager.on_llm_new_token(str(chunk.message.content), chunk=chunk)
-            yield chunk
+            yield whole_reply(self._generate(messages, stop, None, **kwargs), run_manager)
             return
         self._ensure_loaded()
         options = self._options(stop, kwargs)

@@ -27,6 +27,7 @@ from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 
+from mtrag_graph.models.chunks import whole_reply
 from mtrag_graph.models.constraints import rejects_constraint
 
 _CLIENTS: dict[str, httpx.Client] = {}
@@ -74,22 +75,6 @@ def streams_text_only(kwargs: dict[str, Any]) -> bool:
     return not (kwargs.get("response_format") or kwargs.get("logprobs"))
 
 
-def _whole_reply(result: ChatResult, run_manager: CallbackManagerForLLMRun | None) -> ChatGenerationChunk:
-    """A whole (not streamed) reply as the one chunk of a stream."""
-    message = result.generations[0].message
-    chunk = ChatGenerationChunk(
-        message=AIMessageChunk(
-            content=message.content,
-            response_metadata=message.response_metadata,
-            usage_metadata=getattr(message, "usage_metadata", None),
-        ),
-        generation_info=result.generations[0].generation_info,
-    )
-    if run_manager:
-        run_manager.on_llm_new_token(chunk.text, chunk=chunk)
-    return chunk
-
-
 class ChatOpenAIStreamingText(ChatOpenAI):
     """``ChatOpenAI`` (``openai:`` specs) that streams free-text replies only (see the module doc)."""
 
@@ -97,7 +82,7 @@ class ChatOpenAIStreamingText(ChatOpenAI):
         if streams_text_only(kwargs):
             yield from super()._stream(messages, stop=stop, run_manager=run_manager, **kwargs)
             return
-        yield _whole_reply(self._generate(messages, stop=stop, **kwargs), run_manager)
+        yield whole_reply(self._generate(messages, stop=stop, **kwargs), run_manager)
 
 
 class ChatOpenAICompatible(ChatOpenAI):
@@ -144,7 +129,7 @@ class ChatOpenAICompatible(ChatOpenAI):
     ) -> Iterator[ChatGenerationChunk]:
         """The reply as server-sent events, parsed by ``ChatOpenAI``'s own chunk conversion."""
         if not streams_text_only(kwargs):
-            yield _whole_reply(self._generate(messages, stop=stop, **kwargs), run_manager)
+            yield whole_reply(self._generate(messages, stop=stop, **kwargs), run_manager)
             return
         payload = self._get_request_payload(messages, stop=stop, **kwargs)
         payload["stream"] = True
