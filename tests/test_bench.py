@@ -60,13 +60,18 @@ def test_preset_stats_aggregates_time_tokens_and_overhead():
     assert stats["abstentions"] == 1
 
 
-def test_run_bench_writes_predictions_per_preset_and_a_json_report(tmp_path):
+def bench_two_presets(tmp_path):
+    """``run_bench`` of ncl and fiveting over one task, every model a scripted fake."""
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(json.dumps(make_task(["How do bees dance?"], ["Bees dance the waggle dance."])) + "\n")
     fake = ScriptedChatModel(responses=["yes", "Bees dance the waggle dance."])
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
                  "reranker": "lexical"}  # fmt: skip
-    results = run_bench(tasks, ["ncl", "fiveting"], tmp_path / "out", limit=1, overrides=overrides)
+    return run_bench(tasks, ["ncl", "fiveting"], tmp_path / "out", limit=1, overrides=overrides)
+
+
+def test_run_bench_writes_predictions_per_preset_and_a_json_report(tmp_path):
+    results = bench_two_presets(tmp_path)
     assert set(results) == {"ncl", "fiveting"}
     assert (tmp_path / "out" / "ncl.jsonl").exists() and (tmp_path / "out" / "bench.json").exists()
     assert "| ncl | 1 |" in render(results)
@@ -148,12 +153,7 @@ def test_run_bench_reports_each_presets_own_peak_memory(tmp_path, monkeypatch):
 
     peaks = iter([900.0, 300.0])
     monkeypatch.setattr(bench, "peak_memory_mb", lambda since_reset: next(peaks))
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(json.dumps(make_task(["How do bees dance?"], ["Bees dance the waggle dance."])) + "\n")
-    fake = ScriptedChatModel(responses=["yes", "Bees dance the waggle dance."])
-    overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
-                 "reranker": "lexical"}  # fmt: skip
-    results = run_bench(tasks, ["ncl", "fiveting"], tmp_path / "out", limit=1, overrides=overrides)
+    results = bench_two_presets(tmp_path)
     assert [results[p]["peak_memory_mb"] for p in ("ncl", "fiveting")] == [900.0, 300.0]
     assert results["fiveting"]["peak_memory_scope"] == "preset"
     assert "peak RSS MB" in render(results) and "| 300 |" in render(results)
