@@ -75,6 +75,11 @@ class Context:
     # them (a quote the passages do not hold, or none, is a decline); measured in results/trust.md
     answer_mode: str = "direct"
     grounding_min_support: float = DEFAULT_MIN_SUPPORT
+    # an answer written only by the decline retry (no "I don't know" escape) is kept only when the model,
+    # asked yes/no whether the documents state it, gives "yes" a probability >= verify_threshold
+    # (nodes/ground_answer.py); "off", "retrieved" (only with retrieved passages) or "always"
+    verify_retried_answers: str = "off"
+    verify_threshold: float = 0.5
     passage_max_chars: int = 2000  # each passage is cut to this many characters in prompts
     # prompts are fitted to this window before each call (see mtrag_graph.budget); the default is the
     # window the local models are built with (settings.n_ctx), so the two agree
@@ -120,6 +125,7 @@ class Context:
     evidence_first_instruction: str = grounded.GENERATE_EVIDENCE_FIRST
     # the retry after a decline that followed a gate "yes" ("" = the strict instruction above)
     decline_retry_instruction: str = grounded.GENERATE_AFTER_DECLINE
+    verify_instruction: str = grounded.VERIFY_ANSWER
     extractive_instruction: str = answer_variants.EXTRACTIVE
     fewshot_instruction: str = answer_variants.FEWSHOT
     fewshot_rules_instruction: str = answer_variants.FEWSHOT_BASE
@@ -165,6 +171,10 @@ class Context:
             raise ValueError(f"citation_markers must be 'strip' or 'keep', not '{self.citation_markers}'")
         if self.grounding not in ("facts", "off"):
             raise ValueError(f"grounding must be 'facts' or 'off', not '{self.grounding}'")
+        if self.verify_retried_answers not in ("off", "retrieved", "always"):
+            raise ValueError(
+                f"verify_retried_answers must be 'off', 'retrieved' or 'always', not '{self.verify_retried_answers}'"
+            )
         if self.answer_mode not in ("direct", "evidence_first"):
             raise ValueError(f"answer_mode must be 'direct' or 'evidence_first', not '{self.answer_mode}'")
         if self.judge_method not in ("answer", "llm"):

@@ -113,6 +113,14 @@ def gate_messages(state: Mapping[str, Any], context: Context) -> list[BaseMessag
     )
 
 
+def verify_messages(state: Mapping[str, Any], context: Context, answer: str) -> list[BaseMessage]:
+    """The gate's prefix, then: do the documents state this answer? (the retried answer's check)"""
+    tail = context.verify_instruction.format(
+        question=question_for_answering(state), answer=cut(answer, QUESTION_CHARS)
+    )
+    return grounded_messages(state, context, tail)
+
+
 def _examples(context: Context) -> str:
     rendered = []
     for n, example in enumerate(load_exemplars(context.exemplars_file), start=1):

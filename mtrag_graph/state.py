@@ -22,6 +22,7 @@ class AbstainReason:
     FAILED_RETRY = "failed_retry"
     GENERATOR_DECLINED = "generator_declined"
     UNGROUNDED = "ungrounded"  # no sentence of the answer is backed by the passages (nodes/ground_answer.py)
+    UNVERIFIED = "unverified"  # an answer forced by the decline retry that the model did not confirm
     CANDIDATES_FAILED = "candidates_failed"  # every candidate of the ensemble failed
     ERROR = "error"
 

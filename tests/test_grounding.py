@@ -170,3 +170,40 @@ def test_a_list_number_split_off_a_sentence_is_no_claim():
         "Mutual funds are managed.",
     ]
     assert unsupported_facts(answer, ["Index funds track an index.", "Mutual funds are managed."]) == []
+
+
+FORCED = "The national anthem has been played before NFL games since the Second World War."
+
+
+def _retried(verify_reply: str, **overrides):
+    """A run whose first answer declines and whose retry (no "I don't know" way out) answers."""
+    task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
+    context = fake_context(grounding="facts", generate=["I don't know.", FORCED, verify_reply], **overrides)
+    return context, GRAPH.invoke({"task": task, "retrieve": False}, context=context)
+
+
+def test_a_forced_answer_the_model_does_not_confirm_is_an_abstention():
+    context, state = _retried("no", verify_retried_answers="always")
+    assert state["abstain_reason"] == AbstainReason.UNVERIFIED
+    assert state["answer"] == context.idk_answer
+    assert state["grounding"]["verify"]["p_yes"] == 0.0
+
+
+def test_a_forced_answer_the_model_confirms_stands():
+    _, state = _retried("yes", verify_retried_answers="always")
+    assert state["answer"] == FORCED
+    assert state["grounding"]["verify"] == {"p_yes": 1.0, "threshold": 0.5, "kept": True}
+
+
+def test_retrieved_scope_leaves_answers_from_given_passages_unchecked():
+    _, state = _retried("no", verify_retried_answers="retrieved")
+    assert state["answer"] == FORCED
+    assert "verify" not in state["grounding"]
+
+
+def test_an_answer_written_at_the_first_try_is_not_verified():
+    task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
+    context = fake_context(grounding="facts", generate=[FORCED, "no"], verify_retried_answers="always")
+    state = GRAPH.invoke({"task": task}, context=context)
+    assert state["answer"] == FORCED
+    assert "verify" not in state["grounding"]

@@ -5,6 +5,11 @@ enough of its content words are (``mtrag_graph.judging.grounding``). Unsupported
 an answer whose claims are all unsupported becomes the abstention (one without a claim, "Yes.", stands) (``AbstainReason.UNGROUNDED``). The
 per-sentence support, with the passages that back each sentence, stays in ``grounding``: the raw
 material of citations.
+
+An answer written only by the decline retry (the model first said "I don't know", the retry took that
+way out away) is also checked by the model itself when ``Context.verify_retried_answers`` says so: asked
+yes/no whether the documents state it, a "yes" probability under ``verify_threshold`` makes it the
+abstention (``AbstainReason.UNVERIFIED``); the probability is kept in ``grounding["verify"]``.
 """
 
 from __future__ import annotations
@@ -15,8 +20,11 @@ from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
 from mtrag_graph.judging.grounding import grounded_answer, sentence_support, support_entries
-from mtrag_graph.messages import format_conversation
+from mtrag_graph.messages import format_conversation, verify_messages
+from mtrag_graph.models import get_chat_model
+from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodes._common import guarded
+from mtrag_graph.nodes.evidence_precheck import retrieved_setting
 from mtrag_graph.state import AbstainReason
 
 
@@ -41,6 +49,41 @@ def ground_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     kept = grounded_answer(answer, support)
     if kept is None:
         return {"grounding": grounding, "abstain_reason": AbstainReason.UNGROUNDED}
+    if _verifies(state, context):
+        grounding["verify"] = verified = verify_answer(state, context, kept)
+        if not verified["kept"]:
+            return {"grounding": grounding, "abstain_reason": AbstainReason.UNVERIFIED}
     if kept != answer:
         return {"grounding": grounding, "answer": kept}
     return {"grounding": grounding}
+
+
+def _verifies(state: dict[str, Any], context: Context) -> bool:
+    scope = context.verify_retried_answers
+    if scope == "off" or not state.get("decline_retried"):
+        return False
+    return scope == "always" or retrieved_setting(state)
+
+
+def verify_answer(state: dict[str, Any], context: Context, answer: str) -> dict[str, Any]:
+    """The model's yes-probability that the documents state ``answer``; kept when it reaches the
+    threshold. No usable reply keeps the answer (the grounding check already passed it) and says so."""
+    _, probabilities, raws = score_choice(
+        get_chat_model(context.generate_model),
+        verify_messages(state, context, answer),
+        ["yes", "no"],
+        retries=context.parse_retries,
+    )
+    if probabilities is None:
+        return {
+            "p_yes": None,
+            "threshold": context.verify_threshold,
+            "kept": True,
+            "raw": raws[-1] if raws else "",
+        }
+    p_yes = probabilities["yes"]
+    return {
+        "p_yes": round(p_yes, 4),
+        "threshold": context.verify_threshold,
+        "kept": p_yes >= context.verify_threshold,
+    }
