@@ -71,10 +71,33 @@ def without_decline_retry(record: dict, idk: str) -> dict:
     }
 
 
+def verified(record: dict, threshold: float, idk: str) -> dict:
+    """The run as ``verify_threshold=threshold`` would have left it: a retried answer whose recorded
+    yes-probability (``grounding.verify.p_yes``, from a run with the verification on) is below it
+    becomes the "I don't know". A run that recorded no probability is left as it is."""
+    route = record.get("route") or {}
+    verify = (route.get("grounding") or {}).get("verify") or {}
+    p_yes = verify.get("p_yes")
+    if p_yes is None or route.get("abstained") and route.get("abstain_reason") != "unverified":
+        return record
+    if p_yes >= threshold:
+        route = {**route, "abstain_reason": None, "abstained": False}
+        return {**record, "predictions": [{"text": verify["answer"]}], "route": route}
+    return {
+        **record,
+        "predictions": [{"text": idk}],
+        "route": {**route, "abstain_reason": "unverified", "abstained": True},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("predictions")
     parser.add_argument("-o", "--output", required=True, metavar="DIR")
+    parser.add_argument(
+        "--verify-threshold", type=float, action="append", default=[], metavar="T",
+        help="also write the run as verify_threshold=T leaves it (needs a run that recorded grounding.verify)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in Path(args.predictions).read_text().splitlines() if line.strip()]
     rows = [r for r in rows if r.get("status") == "ok"]
@@ -92,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
             without_decline_retry(without_grounding(r), context.idk_answer) for r in rows
         ],
     }
+    for threshold in args.verify_threshold:
+        variants[f"verified-{threshold:g}"] = [verified(r, threshold, context.idk_answer) for r in rows]
     for name, records in variants.items():
         path = out / f"{stem}-{name}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in records))

@@ -192,7 +192,7 @@ def test_a_forced_answer_the_model_does_not_confirm_is_an_abstention():
 def test_a_forced_answer_the_model_confirms_stands():
     _, state = _retried("yes", verify_retried_answers="always")
     assert state["answer"] == FORCED
-    assert state["grounding"]["verify"] == {"p_yes": 1.0, "threshold": 0.5, "kept": True}
+    assert state["grounding"]["verify"] == {"p_yes": 1.0, "threshold": 0.5, "kept": True, "answer": FORCED}
 
 
 def test_retrieved_scope_leaves_answers_from_given_passages_unchecked():

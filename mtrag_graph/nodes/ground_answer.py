@@ -79,6 +79,7 @@ def verify_answer(state: dict[str, Any], context: Context, answer: str) -> dict[
             "p_yes": None,
             "threshold": context.verify_threshold,
             "kept": True,
+            "answer": answer,
             "raw": raws[-1] if raws else "",
         }
     p_yes = probabilities["yes"]
@@ -86,4 +87,5 @@ def verify_answer(state: dict[str, Any], context: Context, answer: str) -> dict[
         "p_yes": round(p_yes, 4),
         "threshold": context.verify_threshold,
         "kept": p_yes >= context.verify_threshold,
+        "answer": answer,
     }
