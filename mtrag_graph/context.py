@@ -92,7 +92,8 @@ class Context:
     dense_weight: float = 1.0
     rrf_k: int = 60
 
-    # clarify node (runs right after load_task when switched on): chat asks the user with interrupt();
+    # clarify node (when switched on, right after load_task with given passages, after rerank with
+    # retrieved ones): chat asks the user with interrupt();
     # batch answers with the clarifying question
     clarify: bool = False
     clarify_interrupt: bool = False

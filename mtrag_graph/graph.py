@@ -1,5 +1,5 @@
-"""The controller graph: validate, (clarify), precheck, rewrite, classify, select history, (retrieve),
-rerank, gate, generate (or, with two or more candidates configured, fan out to the candidates and
+"""The controller graph: validate, (clarify: given passages), precheck, rewrite, classify, select history,
+(retrieve), rerank, (clarify: retrieved passages), gate, generate (or, with two or more candidates configured, fan out to the candidates and
 judge them), check (retry once), ground (drop unsupported sentences), abstain.
 
 Routing lives here and only here: ``ROUTES`` says where each node goes next. Every route comes from
@@ -25,7 +25,7 @@ from mtrag_graph.nodes.answerability_gate import answerability_gate
 from mtrag_graph.nodes.check_answer import check_answer
 from mtrag_graph.nodes.clarify import clarify
 from mtrag_graph.nodes.classify_relation import classify_relation
-from mtrag_graph.nodes.evidence_precheck import evidence_precheck, needs_retrieval
+from mtrag_graph.nodes.evidence_precheck import evidence_precheck, needs_retrieval, retrieved_setting
 from mtrag_graph.nodes.generate import generate
 from mtrag_graph.nodes.generate_candidate import PAYLOAD_FIELDS, generate_candidate
 from mtrag_graph.nodes.ground_answer import ground_answer
@@ -77,8 +77,32 @@ def _answered_or_retry(state: State, runtime: Runtime[Context]) -> str:
     return "ground_answer" if state.get("answer") else "generate"
 
 
+def _clarify_on(runtime: Runtime[Context] | None) -> bool:
+    return runtime is not None and runtime.context.clarify
+
+
+# clarify needs the passages the turn will be answered from: the given ones right after load_task (it
+# must also see turns without passages, which evidence_precheck would turn into "I don't know"), the
+# retrieved ones after rerank (full RAG: before that there are none, or only ones the user never sees)
 def _clarify_when_on(state: State, runtime: Runtime[Context]) -> str:
-    return "clarify" if runtime is not None and runtime.context.clarify else "evidence_precheck"
+    return "clarify" if _clarify_on(runtime) and not retrieved_setting(state) else "evidence_precheck"
+
+
+def _clarify_retrieved_when_on(state: State, runtime: Runtime[Context]) -> str:
+    asked = bool(state.get("clarification"))  # once per turn: not again after the user's reply
+    return (
+        "clarify" if _clarify_on(runtime) and retrieved_setting(state) and not asked else "answerability_gate"
+    )
+
+
+def _after_clarify(state: State, runtime: Runtime[Context]) -> str:
+    if state.get("answer"):  # the clarifying question is the final answer
+        return END
+    clarification = state.get("clarification") or {}
+    if retrieved_setting(state) and not clarification.get("reply"):
+        return "answerability_gate"
+    # given passages, or the user's reply (chat) that changes the question: rewrite and retrieve for it
+    return "evidence_precheck"
 
 
 def _retrieve_when_needed(state: State, runtime: Runtime[Context]) -> str:
@@ -116,14 +140,14 @@ NODES: tuple[Callable[..., Any], ...] = (
 )
 ROUTES: dict[str, Route] = {
     "load_task": next_or_abstain("clarify", "evidence_precheck", choose=_clarify_when_on),
-    "clarify": next_or_abstain("evidence_precheck", END, choose=_answered_or("evidence_precheck")),
+    "clarify": next_or_abstain("evidence_precheck", "answerability_gate", END, choose=_after_clarify),
     "evidence_precheck": next_or_abstain("global_rewrite"),
     "global_rewrite": next_or_abstain("classify_relation"),
     "classify_relation": next_or_abstain("select_history"),
     "select_history": next_or_abstain("local_rewrite"),
     "local_rewrite": next_or_abstain("retrieve", "rerank", choose=_retrieve_when_needed),
     "retrieve": next_or_abstain("rerank"),
-    "rerank": next_or_abstain("answerability_gate"),
+    "rerank": next_or_abstain("clarify", "answerability_gate", choose=_clarify_retrieved_when_on),
     # "generate_candidate" is reached by Send (one branch per candidate); listed for the drawn graph
     "answerability_gate": next_or_abstain("generate", "generate_candidate", choose=_answer_or_fan_out),
     "judge_candidates": next_or_abstain("check_answer"),

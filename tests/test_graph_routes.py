@@ -289,7 +289,8 @@ def test_every_router_abstains_once_a_node_stopped_the_run():
 
 def test_destinations_are_derived_from_the_routes():
     assert set(DESTINATIONS) == set(ROUTES)
-    assert DESTINATIONS["rerank"] == ("abstain", "answerability_gate")
+    assert DESTINATIONS["retrieve"] == ("abstain", "rerank")
+    assert DESTINATIONS["rerank"] == ("abstain", "clarify", "answerability_gate")
     assert DESTINATIONS["local_rewrite"] == ("abstain", "retrieve", "rerank")
 
 

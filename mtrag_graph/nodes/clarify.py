@@ -6,8 +6,10 @@ the answer; in chat mode (``Context.clarify_interrupt``) the node interrupts the
 passed back with ``Command(resume=reply)``, is added to the question the rest of the graph answers.
 
 Switched on with ``Context.clarify`` (the ``full`` preset, ``answer --clarify``, the chat). It runs
-right after ``load_task`` (see ``mtrag_graph.graph``), because it must also see turns without
-passages, which ``evidence_precheck`` would otherwise turn into "I don't know" before anything else runs.
+right after ``load_task`` when the passages are given (see ``mtrag_graph.graph``), because it must also
+see turns without passages, which ``evidence_precheck`` would otherwise turn into "I don't know" before
+anything else runs. With retrieval (full RAG, the chat over an index) it runs after ``rerank`` on the
+kept passages, the ones the turn would be answered from; a reply in the chat then retrieves again.
 """
 
 from __future__ import annotations
@@ -232,7 +234,7 @@ def clarifying_question(state: dict[str, Any], context: Context) -> str:
     names of the reference's kind ("Which clinic do you mean: Hibbing VA Clinic, ...?"), else the
     passages' titles. Without two alternatives the model writes the question, and one that only
     restates the user's question is replaced by ``Context.clarify_fallback_question``."""
-    history, question, passages = state.get("history", []), state["question"], state.get("passages")
+    history, question, passages = state.get("history", []), state["question"], _passages(state)
     kind, names = _kind_and_names(history, question, passages)
     if len(names) >= 2:
         return context.clarify_alternatives_question.format(kind=kind, options=_options(names))
@@ -246,12 +248,17 @@ def clarifying_question(state: dict[str, Any], context: Context) -> str:
     return text
 
 
+def _passages(state: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The passages the turn would be answered from: given with the task, or (full RAG, clarify runs
+    after rerank) the kept retrieved ones."""
+    kept = state.get("kept_passages")
+    return kept if kept is not None else state.get("passages")
+
+
 @guarded
 def clarify(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
-    decision, raws = is_underspecified(
-        state.get("history", []), state["question"], state.get("passages"), context
-    )
+    decision, raws = is_underspecified(state.get("history", []), state["question"], _passages(state), context)
     update: dict[str, Any] = {}
     if decision is None:  # no usable reply: answering is the safer default
         update["fallbacks"] = [{"node": "clarify", "used": "clear", "raw": raws[-1]}]

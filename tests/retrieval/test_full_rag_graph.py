@@ -46,3 +46,49 @@ def test_real_embedder_index_and_real_model_answer_end_to_end(tmp_path: Path):
     assert state["kept_passages"][0]["document_id"] == "p-cloudant"
     assert state["abstain_reason"] is None, state
     assert "json" in state["answer"].lower() or "document" in state["answer"].lower()
+
+
+def test_clarify_in_full_rag_sees_the_retrieved_passages(tiny_index: Path):
+    # "this team": the conversation never names one; the kept passages speak of several things
+    task = {**TASK, "input": [{"speaker": "user", "text": "Where does this team play its NFL games?"}]}
+    context = fake_context(index_dir=str(tiny_index), clarify=True, top_k=3)
+    state = build_graph().invoke({"task": task}, context=context)
+    assert state["clarification"]["asked"] is True
+    assert state["clarification"]["evidence"].startswith("rule: unresolved reference 'this team'")
+    assert "Arizona Cardinals" in state["answer"]  # the question names what was retrieved
+    assert context.gate_model.calls == [] and context.generate_model.calls == []
+
+
+def test_clarify_in_full_rag_ignores_the_tasks_own_passages(tiny_index: Path):
+    # with --retrieve the task's reference passages are never shown: they must not decide either
+    given = [{"document_id": f"d{i}", "title": t, "text": t} for i, t in enumerate(["Team A", "Team B"])]
+    task = {
+        **TASK,
+        "contexts": given,
+        "input": [{"speaker": "user", "text": "What kind of database is this one?"}],
+    }
+    context = fake_context(
+        index_dir=str(tiny_index), clarify=True, top_k=1, generate=["Cloudant is a JSON document database."]
+    )
+    state = build_graph().invoke({"task": task, "retrieve": True}, context=context)
+    assert state["clarification"] == {"asked": False}
+    assert state["kept_passages"][0]["document_id"] == "p-cloudant"
+    assert state["answer"] == "Cloudant is a JSON document database."
+
+
+def test_in_chat_the_reply_to_a_full_rag_clarification_retrieves_again(tiny_index: Path):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    graph = build_graph(checkpointer=InMemorySaver())
+    task = {**TASK, "input": [{"speaker": "user", "text": "Where does this team play its NFL games?"}]}
+    context = fake_context(index_dir=str(tiny_index), clarify=True, clarify_interrupt=True, top_k=3,
+                           rewrite=["Where does this team play its NFL games?", "Where do the Cardinals play?"],
+                           generate=["The Cardinals play home games in Glendale."])  # fmt: skip
+    config = {"configurable": {"thread_id": "rag-clarify"}}
+    paused = graph.invoke({"task": task}, config, context=context)
+    assert "Arizona Cardinals" in paused["__interrupt__"][0].value["clarifying_question"]
+    state = graph.invoke(Command(resume="the Cardinals"), config, context=context)
+    assert state["question"].endswith("(the Cardinals)")
+    assert state["answer"] == "The Cardinals play home games in Glendale."
+    assert len(context.generate_model.calls) == 1  # asked once, answered once, not clarified again
