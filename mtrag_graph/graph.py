@@ -157,9 +157,19 @@ def build_graph(
     checkpointer: Any = None,
     name: str = "mtrag-graph",
     context_schema: type = Context,
+    start: str = "load_task",
+    stop_after: str | None = None,
 ):
-    """Build and compile the graph. ``insert`` adds user nodes on existing edges."""
-    builder = StateGraph(State, context_schema=context_schema, input_schema=InputState)
+    """Build and compile the graph. ``insert`` adds user nodes on existing edges.
+
+    ``start`` / ``stop_after``: the same graph entered at another node (its input is then a ``State``,
+    as that node would see it) and ended after a node (the route after it goes to the end): the
+    decision benchmark runs the gate and what follows it this way (``decisions/run.py``).
+    """
+    if start not in ROUTES or (stop_after is not None and stop_after not in ROUTES):
+        raise ValueError(f"start and stop_after name a node of the main line: {', '.join(ROUTES)}")
+    input_schema = InputState if start == "load_task" else State
+    builder = StateGraph(State, context_schema=context_schema, input_schema=input_schema)
     for node in NODES:
         builder.add_node(node)
     redirects: dict[tuple[str, str], str] = {}
@@ -180,8 +190,11 @@ def build_graph(
         builder.add_conditional_edges(
             insertion.name, after.router(insertion.name), {"abstain": "abstain", END: END, target: target}
         )
-    builder.add_edge(START, "load_task")
+    builder.add_edge(START, start)
     for source, route in ROUTES.items():
+        if source == stop_after:
+            builder.add_edge(source, END)
+            continue
         path_map: dict[Hashable, str] = {
             dest: redirects.get((source, dest), dest) for dest in DESTINATIONS[source]
         }
