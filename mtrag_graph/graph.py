@@ -27,7 +27,7 @@ from mtrag_graph.nodes.clarify import clarify
 from mtrag_graph.nodes.classify_relation import classify_relation
 from mtrag_graph.nodes.evidence_precheck import evidence_precheck, needs_retrieval
 from mtrag_graph.nodes.generate import generate
-from mtrag_graph.nodes.generate_candidate import PAYLOAD_FIELDS, generate_candidate
+from mtrag_graph.nodes.generate_candidate import generate_candidate
 from mtrag_graph.nodes.ground_answer import ground_answer
 from mtrag_graph.nodes.judge_candidates import judge_candidates
 from mtrag_graph.nodes.load_task import load_task
@@ -35,7 +35,7 @@ from mtrag_graph.nodes.rerank import rerank
 from mtrag_graph.nodes.retrieve import retrieve
 from mtrag_graph.nodes.rewrite import global_rewrite, local_rewrite
 from mtrag_graph.nodes.select_history import select_history
-from mtrag_graph.state import InputState, State
+from mtrag_graph.state import InputState, State, accumulated_keys, graph_schema, without
 
 Choose = Callable[[State, Runtime[Context]], Any]
 
@@ -92,7 +92,7 @@ def _answer_or_fan_out(state: State, runtime: Runtime[Context]) -> str | list[Se
     candidates = runtime.context.candidates if runtime is not None else ()
     if len(candidates) < 2:
         return "generate"
-    payload = {key: value for key, value in state.items() if key in PAYLOAD_FIELDS}
+    payload = without(state, accumulated_keys())  # each branch sees the state, not the run's bookkeeping
     return [Send("generate_candidate", {**payload, "candidate_index": i}) for i in range(len(candidates))]
 
 
@@ -168,10 +168,13 @@ def build_graph(
     """
     if start not in ROUTES or (stop_after is not None and stop_after not in ROUTES):
         raise ValueError(f"start and stop_after name a node of the main line: {', '.join(ROUTES)}")
-    input_schema = InputState if start == "load_task" else State
-    builder = StateGraph(State, context_schema=context_schema, input_schema=input_schema)
+    schema = graph_schema()  # State and the keys the nodes declared
+    input_schema = InputState if start == "load_task" else schema
+    builder: StateGraph[Any, Any, Any, Any] = StateGraph(
+        schema, context_schema=context_schema, input_schema=input_schema
+    )
     for node in NODES:
-        builder.add_node(node)
+        builder.add_node(node, input_schema=schema)
     redirects: dict[tuple[str, str], str] = {}
     for insertion in insert:
         if insertion.name in builder.nodes:
@@ -185,7 +188,7 @@ def build_graph(
         edge = (insertion.after, insertion.before)
         target = redirects.get(edge, insertion.before)
         redirects[edge] = insertion.name
-        builder.add_node(insertion.name, insertion.node)
+        builder.add_node(insertion.name, insertion.node, input_schema=schema)
         after = next_or_abstain(target, END, choose=_answered_or(target))
         builder.add_conditional_edges(
             insertion.name, after.router(insertion.name), {"abstain": "abstain", END: END, target: target}

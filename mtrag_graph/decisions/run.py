@@ -35,16 +35,23 @@ Decide = Callable[[dict[str, Any], Context], dict[str, Any]]
 ITEM_FIELDS = ("item_id", "task_id", "kind", "domain", "label", "answerability", "multi_turn")
 
 
+# Settings of the stages before the gate (and of the benchmark's own switch, in the result file's name):
+# the gate's run (the graph from the gate on) never reads them. Every other setting is in the gate's
+# fingerprint, so a node or a setting added after the gate starts a fresh result file by itself.
+BEFORE_GATE = (
+    "rewrite_model", "classify_model", "clarify_model", "reranker", "rewrite_question", "classify_history",
+    "history_pairs_without_classifier", "top_k", "history_walk_cap", "pronouns", "rewrite_max_tokens",
+    "local_rewrite_max_tokens", "index_dir", "retrieval_top_k", "bm25_weight", "dense_weight", "rrf_k",
+    "clarify", "clarify_interrupt", "clarify_max_tokens", "clarify_fallback_question",
+    "clarify_alternatives_question", "clarify_threshold", "clarify_min_things", "rewrite_system_prompt",
+    "global_rewrite_instruction", "local_rewrite_instruction", "related_to_question_instruction",
+    "related_to_answer_instruction", "clarify_system_prompt", "clarify_instruction",
+    "clarify_question_instruction", "gate_all_features",
+)  # fmt: skip
+
 # The Context fields each decision reads: a change to any of them starts a fresh result file.
 READS = {
-    "gate": (
-        "gate_model", "generate_model", "embedder", "grounded_system_prompt", "grounded_context_template",
-        "no_conversation_text", "gate_instruction", "generate_instruction", "strict_generate_instruction",
-        "decline_retry_instruction", "retry_declines", "retry_declines_retrieved", "grounding", "grounding_min_support", "answer_mode", "evidence_first_instruction",
-        "gate_classifier", "gate_threshold", "gate_fallback", "use_gate", "check_answers", "candidates",
-        "passage_max_chars", "context_window_tokens", "answer_max_tokens", "idk_answer", "min_answer_words",
-        "max_generate_retries", "parse_retries",
-    ),
+    "gate": tuple(f.name for f in fields(Context) if f.name not in BEFORE_GATE),
     "evidence": ("embedder",),
     "clarify": (
         "clarify_model", "clarify_system_prompt", "clarify_instruction", "clarify_threshold",

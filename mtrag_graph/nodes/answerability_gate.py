@@ -32,7 +32,7 @@ from mtrag_graph.messages import gate_messages, question_for_answering
 from mtrag_graph.models import get_chat_model, get_reranker
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodes._common import guarded
-from mtrag_graph.state import AbstainReason
+from mtrag_graph.state import AbstainReason, State
 from mtrag_graph.words import content_words
 
 FEATURES = ("logit_p_yes", "cos_max", "cos_mean", "overlap_max", "overlap_all")
@@ -142,7 +142,7 @@ EVIDENCE_KEYS = ("p_yes", "score", "features", "gate_argmax", "raw")
 
 
 @guarded
-def answerability_gate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def answerability_gate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     if not state.get("kept_passages"):
         return {"gate": "no", "abstain_reason": AbstainReason.NO_EVIDENCE}

@@ -13,7 +13,7 @@ passages, which ``evidence_precheck`` would otherwise turn into "I don't know" b
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -24,6 +24,7 @@ from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodes._common import guarded
+from mtrag_graph.state import State
 from mtrag_graph.words import FUNCTION_WORDS
 
 # Closed-class words only (determiners, pronouns, auxiliaries): no list of topic nouns. A phrase
@@ -227,7 +228,7 @@ def restates(asked: str, question: str) -> bool:
     return not (added - said - {_stem(w) for w in _NOT_A_NOUN | ASKING_WORDS})
 
 
-def clarifying_question(state: dict[str, Any], context: Context) -> str:
+def clarifying_question(state: Mapping[str, Any], context: Context) -> str:
     """Which one? Naming the alternatives the passages hold when they hold some (no model call):
     names of the reference's kind ("Which clinic do you mean: Hibbing VA Clinic, ...?"), else the
     passages' titles. Without two alternatives the model writes the question, and one that only
@@ -247,7 +248,7 @@ def clarifying_question(state: dict[str, Any], context: Context) -> str:
 
 
 @guarded
-def clarify(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def clarify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     decision, raws = is_underspecified(
         state.get("history", []), state["question"], state.get("passages"), context

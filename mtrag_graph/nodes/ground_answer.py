@@ -17,11 +17,11 @@ from mtrag_graph.context import Context
 from mtrag_graph.judging.grounding import grounded_answer, sentence_support, support_entries
 from mtrag_graph.messages import format_conversation
 from mtrag_graph.nodes._common import guarded
-from mtrag_graph.state import AbstainReason
+from mtrag_graph.state import AbstainReason, State
 
 
 @guarded
-def ground_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def ground_answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     answer = state.get("answer") or ""
     passages = state.get("kept_passages") or []
