@@ -3,7 +3,7 @@
 Model calls are recorded once, by a ``CallLog`` callback handler that the node wrapper
 (``nodes/_common.guarded``) attaches to each node; the wrapper also times the node. Both land in the
 state (``model_calls``, ``node_seconds``). ``cost_summary`` turns them into totals; ``route_of`` adds
-the decisions; the trace metadata (``tracing.node_metadata``) and the bench table
+the decisions (every state key but the inputs and ``MATERIAL``: ``state.decision_keys``); the trace metadata (``tracing.node_metadata``) and the bench table
 (``bench.preset_stats``) are built from these.
 """
 
@@ -12,31 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-TOKEN_KEYS = ("prompt_tokens", "prompt_tokens_processed", "prompt_tokens_unique", "completion_tokens")
+from mtrag_graph.state import decision_keys
 
-# The decisions a run took, copied from the state into the route.
-DECISION_FIELDS = (
-    "clarification",
-    "relation_class",
-    "pronoun_detected",
-    "selected_history",
-    "global_rewrite",
-    "history_summary",
-    "intent",
-    "standalone_question",
-    "gate",
-    "gate_evidence",
-    "retries",
-    "decline_retried",
-    "evidence_quotes",
-    "grounding",
-    "answer_problems",
-    "chosen_candidate",
-    "judgement",
-    "abstain_reason",
-    "error",
-    "fallbacks",
-)
+TOKEN_KEYS = ("prompt_tokens", "prompt_tokens_processed", "prompt_tokens_unique", "completion_tokens")
 
 
 def _seconds_by_node(entries: Iterable[Mapping[str, Any]]) -> dict[str, float]:
@@ -67,7 +45,7 @@ def cost_summary(
 
 def route_of(state: Mapping[str, Any]) -> dict[str, Any]:
     """The decisions a run took and what they cost, as written next to each prediction."""
-    route = {key: state.get(key) for key in DECISION_FIELDS if key in state}
+    route = {key: state.get(key) for key in decision_keys() if key in state}
     route["abstained"] = state.get("abstain_reason") is not None
     route["kept_passages"] = [
         {"document_id": p.get("document_id"), "score": p.get("score")} for p in state.get("kept_passages", [])

@@ -113,6 +113,9 @@ class Context:
     # the model's yes/no reply decides. Measured in benchmarks/results/decisions.md.
     gate_classifier: str | None = "default"
     gate_threshold: float | None = None
+    # compute every gate feature, asking the gate model for its yes-probability even when the rule
+    # needs fewer (the decision benchmark records them to fit a classifier; they land in gate_evidence)
+    gate_all_features: bool = False
 
     # prompt text: every prompt the graph sends, overridable per run (defaults in mtrag_graph/prompts/,
     # filled in by mtrag_graph/messages.py). Large model: gate, answers and candidate judge share the

@@ -27,7 +27,7 @@ from mtrag_graph.nodes.clarify import clarify
 from mtrag_graph.nodes.classify_relation import classify_relation
 from mtrag_graph.nodes.evidence_precheck import evidence_precheck, needs_retrieval, retrieved_setting
 from mtrag_graph.nodes.generate import generate
-from mtrag_graph.nodes.generate_candidate import PAYLOAD_FIELDS, generate_candidate
+from mtrag_graph.nodes.generate_candidate import generate_candidate
 from mtrag_graph.nodes.ground_answer import ground_answer
 from mtrag_graph.nodes.judge_candidates import judge_candidates
 from mtrag_graph.nodes.load_task import load_task
@@ -35,7 +35,7 @@ from mtrag_graph.nodes.rerank import rerank
 from mtrag_graph.nodes.retrieve import retrieve
 from mtrag_graph.nodes.rewrite import global_rewrite, local_rewrite
 from mtrag_graph.nodes.select_history import select_history
-from mtrag_graph.state import InputState, State
+from mtrag_graph.state import InputState, State, accumulated_keys, graph_schema, without
 
 Choose = Callable[[State, Runtime[Context]], Any]
 
@@ -116,7 +116,7 @@ def _answer_or_fan_out(state: State, runtime: Runtime[Context]) -> str | list[Se
     candidates = runtime.context.candidates if runtime is not None else ()
     if len(candidates) < 2:
         return "generate"
-    payload = {key: value for key, value in state.items() if key in PAYLOAD_FIELDS}
+    payload = without(state, accumulated_keys())  # each branch sees the state, not the run's bookkeeping
     return [Send("generate_candidate", {**payload, "candidate_index": i}) for i in range(len(candidates))]
 
 
@@ -181,11 +181,24 @@ def build_graph(
     checkpointer: Any = None,
     name: str = "mtrag-graph",
     context_schema: type = Context,
+    start: str = "load_task",
+    stop_after: str | None = None,
 ):
-    """Build and compile the graph. ``insert`` adds user nodes on existing edges."""
-    builder = StateGraph(State, context_schema=context_schema, input_schema=InputState)
+    """Build and compile the graph. ``insert`` adds user nodes on existing edges.
+
+    ``start`` / ``stop_after``: the same graph entered at another node (its input is then a ``State``,
+    as that node would see it) and ended after a node (the route after it goes to the end): the
+    decision benchmark runs the gate and what follows it this way (``decisions/run.py``).
+    """
+    if start not in ROUTES or (stop_after is not None and stop_after not in ROUTES):
+        raise ValueError(f"start and stop_after name a node of the main line: {', '.join(ROUTES)}")
+    schema = graph_schema()  # State and the keys the nodes declared
+    input_schema = InputState if start == "load_task" else schema
+    builder: StateGraph[Any, Any, Any, Any] = StateGraph(
+        schema, context_schema=context_schema, input_schema=input_schema
+    )
     for node in NODES:
-        builder.add_node(node)
+        builder.add_node(node, input_schema=schema)
     redirects: dict[tuple[str, str], str] = {}
     for insertion in insert:
         if insertion.name in builder.nodes:
@@ -199,13 +212,16 @@ def build_graph(
         edge = (insertion.after, insertion.before)
         target = redirects.get(edge, insertion.before)
         redirects[edge] = insertion.name
-        builder.add_node(insertion.name, insertion.node)
+        builder.add_node(insertion.name, insertion.node, input_schema=schema)
         after = next_or_abstain(target, END, choose=_answered_or(target))
         builder.add_conditional_edges(
             insertion.name, after.router(insertion.name), {"abstain": "abstain", END: END, target: target}
         )
-    builder.add_edge(START, "load_task")
+    builder.add_edge(START, start)
     for source, route in ROUTES.items():
+        if source == stop_after:
+            builder.add_edge(source, END)
+            continue
         path_map: dict[Hashable, str] = {
             dest: redirects.get((source, dest), dest) for dest in DESTINATIONS[source]
         }

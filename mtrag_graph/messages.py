@@ -20,6 +20,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from mtrag_graph.budget import HISTORY_SHARE, cut, fit_passages, prompt_char_budget, trim_history
 from mtrag_graph.exemplars import load_exemplars
 from mtrag_graph.prompts import answer_variants, rewrite
+from mtrag_graph.state import RetryReason
 
 if TYPE_CHECKING:
     from mtrag_graph.candidates import Candidate
@@ -30,8 +31,9 @@ QUESTION_CHARS = 2000  # a question longer than this is cut in prompts
 # The clarify check runs on every turn, so its prompt is kept small: the start of a passage is enough
 # to tell referents apart.
 CLARIFY_PASSAGE_CHARS = 120
-# check_answer's problem for a decline after a gate "yes"; answer_messages then asks with
-# Context.decline_retry_instruction
+# check_answer's problem for a decline after a gate "yes" (its retry_reason is RetryReason.DECLINED,
+# and answer_messages asks with Context.decline_retry_instruction; without one, this is the problem the
+# strict retry names)
 DECLINED_DESPITE_EVIDENCE = (
     "it said it does not know, but the documents were judged to hold at least part of the answer: "
     "give the part they state"
@@ -158,7 +160,7 @@ def answer_instruction(candidate: Candidate, question: str, context: Context) ->
 def answer_messages(state: Mapping[str, Any], context: Context, candidate: Candidate) -> list[BaseMessage]:
     """A first answer with ``candidate``'s variant, or, after rejected drafts, the stricter retry."""
     question = question_for_answering(state)
-    if state.get("answer_problems") == [DECLINED_DESPITE_EVIDENCE] and context.decline_retry_instruction:
+    if state.get("retry_reason") == RetryReason.DECLINED and context.decline_retry_instruction:
         tail = context.decline_retry_instruction.format(question=question)
     elif state.get("answer_problems"):
         tail = context.strict_generate_instruction.format(

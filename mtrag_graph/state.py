@@ -1,10 +1,20 @@
-"""Graph state. Inputs are validated into a ``Task`` by the first node; nodes return partial updates."""
+"""Graph state. Inputs are validated into a ``Task`` by the first node; nodes return partial updates.
+
+Every key is declared once, with its type: in ``State`` when the package's nodes read it, or in the
+module of the node that writes it (``@guarded(writes=...)``, for a key no other node reads). The
+graph's schema (``graph_schema``), the prediction's route (``decision_keys``), the trace's node
+metadata and the candidate branches' input all derive from these declarations. A key marked
+``MATERIAL`` is working material for later nodes, not a decision: the route leaves it out.
+"""
 
 from __future__ import annotations
 
 import operator
-from enum import IntEnum
-from typing import Annotated, Any, TypedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import IntEnum, StrEnum
+from functools import cache
+from typing import Annotated, Any, TypedDict, get_type_hints
 
 
 class RelationClass(IntEnum):
@@ -16,7 +26,7 @@ class RelationClass(IntEnum):
     NEW_TOPIC = 4  # related to neither
 
 
-class AbstainReason:
+class AbstainReason(StrEnum):
     NO_EVIDENCE = "no_evidence"
     GATE_NO = "gate_no"
     FAILED_RETRY = "failed_retry"
@@ -27,6 +37,21 @@ class AbstainReason:
     ERROR = "error"
 
 
+class RetryReason(StrEnum):
+    """Why check_answer asked for another draft; ``generate`` picks the retry's instruction by it."""
+
+    DECLINED = "declined"  # a whole-answer decline although the gate judged the passages relevant
+    PROBLEMS = "problems"  # the draft had problems (``answer_problems``)
+
+
+@dataclass(frozen=True)
+class Role:
+    name: str
+
+
+MATERIAL = Role("material")  # Annotated[..., MATERIAL]: not a decision, left out of the route
+
+
 class InputState(TypedDict, total=False):
     """What a caller passes: one MTRAG task dict (``input`` conversation, ``contexts`` passages)."""
 
@@ -35,42 +60,98 @@ class InputState(TypedDict, total=False):
 
 
 class State(InputState, total=False):
-    task_id: str
-    history: list[dict[str, str]]  # the conversation before the question: {"speaker", "text"}
-    question: str  # the user's last turn
-    passages: list[dict[str, Any]]  # candidate passages (given, or retrieved)
+    task_id: Annotated[str, MATERIAL]
+    history: Annotated[
+        list[dict[str, str]], MATERIAL
+    ]  # the conversation before the question: {"speaker", "text"}
+    question: Annotated[str, MATERIAL]  # the user's last turn
+    passages: Annotated[list[dict[str, Any]] | None, MATERIAL]  # candidate passages (given, or retrieved)
     # rewriting and relation classification
     pronoun_detected: bool
     global_rewrite: str
-    relation_class: int
-    relation_votes: list[dict[str, Any]]  # the yes/no judgements behind the class and the walk-back
+    relation_class: int  # a RelationClass
+    relation_votes: Annotated[
+        list[dict[str, Any]], MATERIAL
+    ]  # the yes/no judgements behind the class and the walk-back
     selected_history: list[dict[str, str]]
     history_summary: str
     intent: str
     standalone_question: str
     clarification: dict[str, Any]  # clarify node: {"asked", "question", "reply"}
     # evidence
-    kept_passages: list[dict[str, Any]]  # top-k after reranking, each with its score
+    kept_passages: Annotated[list[dict[str, Any]], MATERIAL]  # top-k after reranking, each with its score
     gate: str  # "yes" | "no"
     gate_evidence: dict[str, Any]  # what the gate's decision rests on: yes-probability, classifier score
     # generation
-    draft: str
-    draft_finish_reason: str | None
+    draft: Annotated[str, MATERIAL]
+    draft_finish_reason: Annotated[str | None, MATERIAL]
     answer_problems: list[str]
     retries: int
+    retry_reason: RetryReason  # why the last check asked for another draft
     evidence_quotes: dict[str, Any]  # answer_mode "evidence_first": the quotes, those not found, the outcome
     decline_retried: bool  # check_answer asked once more after a whole-answer decline
     # grounding check: per-sentence support ({"text", "supported", "score", "passages", "document_ids",
     # "unsupported_facts", ...}), sentences dropped, the answer before the check
     grounding: dict[str, Any]
     # answer ensemble (only when two or more candidates are configured)
-    candidate_answers: Annotated[list[dict[str, Any]], operator.add]  # one entry per candidate branch
+    candidate_answers: Annotated[
+        list[dict[str, Any]], MATERIAL, operator.add
+    ]  # one entry per candidate branch
     judgement: dict[str, Any]  # the judge's scores for every candidate and the reason for the pick
     chosen_candidate: int  # index into Context.candidates (the retry uses it too)
-    answer: str
-    abstain_reason: str | None
+    answer: Annotated[str, MATERIAL]  # the prediction carries it beside the route
+    abstain_reason: AbstainReason | None
     error: dict[str, str] | None  # {"node", "message"} when a node failed
     fallbacks: Annotated[list[dict[str, Any]], operator.add]  # safe defaults used for unparseable replies
     # bookkeeping, written only by the node wrapper (nodes/_common.guarded); see mtrag_graph.bookkeeping
-    model_calls: Annotated[list[dict[str, Any]], operator.add]
-    node_seconds: Annotated[list[dict[str, Any]], operator.add]
+    model_calls: Annotated[list[dict[str, Any]], MATERIAL, operator.add]
+    node_seconds: Annotated[list[dict[str, Any]], MATERIAL, operator.add]
+
+
+_DECLARED: dict[str, Any] = {}  # keys declared by node modules (``@guarded(writes=...)``), with their types
+
+
+@cache
+def _state_hints() -> dict[str, Any]:
+    return get_type_hints(State, include_extras=True)
+
+
+def declare(writes: type) -> None:
+    """Add a node's declared keys (a ``TypedDict``) to the graph's state; a key is declared once."""
+    known = _state_hints()
+    for key, annotation in get_type_hints(writes, include_extras=True).items():
+        if key in known or _DECLARED.get(key, annotation) != annotation:
+            raise TypeError(f"state key '{key}' is already declared (state.State or another node)")
+        _DECLARED[key] = annotation
+
+
+def state_keys() -> dict[str, Any]:
+    """Every key of the graph's state with its type: ``State``'s and the nodes' declared ones."""
+    return {**_state_hints(), **_DECLARED}
+
+
+def graph_schema() -> type:
+    """The graph's state schema: ``State`` with every key a node declared (LangGraph drops the others)."""
+    if not _DECLARED:
+        return State
+    return TypedDict("State", state_keys(), total=False)  # type: ignore[operator]
+
+
+def _marked(annotation: Any, mark: Any) -> bool:
+    return mark in getattr(annotation, "__metadata__", ())
+
+
+def decision_keys() -> tuple[str, ...]:
+    """The keys a run's route copies from the state: every key but the inputs and ``MATERIAL``."""
+    inputs = get_type_hints(InputState)
+    return tuple(k for k, t in state_keys().items() if k not in inputs and not _marked(t, MATERIAL))
+
+
+def accumulated_keys() -> tuple[str, ...]:
+    """Keys with a reducer (several writers meet there): the run's bookkeeping and fan-out results."""
+    return tuple(k for k, t in state_keys().items() if callable(getattr(t, "__metadata__", (None,))[-1]))
+
+
+def without(state: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    dropped = set(keys)
+    return {key: value for key, value in state.items() if key not in dropped}

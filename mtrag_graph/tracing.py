@@ -25,7 +25,7 @@ from langchain_core.tracers.schemas import Run
 from mtrag_graph import settings
 from mtrag_graph.bookkeeping import cost_summary
 from mtrag_graph.citations import answer_citations
-from mtrag_graph.state import RelationClass
+from mtrag_graph.state import RelationClass, decision_keys
 
 # LangGraph's own bookkeeping keys: left out of the trace file (LangSmith keeps them).
 _INTERNAL_METADATA = {
@@ -38,12 +38,13 @@ _INTERNAL_METADATA = {
 def node_metadata(node: str, state: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     """What a node decided, from its input state and its update, as flat run metadata."""
     meta: dict[str, Any] = {"node": node, "task_id": update.get("task_id") or state.get("task_id")}
+    # every decision (and the answer) that is a plain value, as it is; structured ones summarised below
+    for key in (*decision_keys(), "answer"):
+        if isinstance(update.get(key), str | int | float | bool):
+            meta[key] = update[key]
     if (relation := update.get("relation_class")) is not None:
         meta["relation_class"] = int(relation)
         meta["relation"] = RelationClass(relation).name
-    for key in ("gate", "retries", "abstain_reason", "standalone_question", "global_rewrite", "answer"):
-        if update.get(key) is not None:
-            meta[key] = update[key]
     if "kept_passages" in update:
         meta["passages"] = len(state.get("passages") or [])
         meta["picked"] = [p.get("document_id") for p in update["kept_passages"]]

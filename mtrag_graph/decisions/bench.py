@@ -22,8 +22,8 @@ from typing import Any
 
 from mtrag_graph.context import Context
 from mtrag_graph.decisions import metrics, report, sets
-from mtrag_graph.decisions.gate import FEATURES
 from mtrag_graph.decisions.run import decide_gate, fingerprint, run_decision
+from mtrag_graph.nodes.answerability_gate import FEATURES
 
 SCORERS: dict[str, Callable[[Sequence[dict[str, Any]]], dict[str, Any]]] = {
     "gate": metrics.gate_report,

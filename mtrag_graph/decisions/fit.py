@@ -1,6 +1,6 @@
 """Fit the gate classifier on the tuning split's gate results (never on the report split).
 
-Logistic regression (scikit-learn, balanced class weights) over standardised ``gate.FEATURES``. The
+Logistic regression (scikit-learn, balanced class weights) over standardised ``nodes.answerability_gate.FEATURES``. The
 threshold is chosen on 5-fold cross-validated probabilities, so it is not fitted to the very scores it
 is applied to: the best balanced accuracy that loses at most ``max_positive_loss`` of the positives.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mtrag_graph.decisions.gate import FEATURES, GateClassifier
 from mtrag_graph.decisions.metrics import best_threshold
+from mtrag_graph.nodes.answerability_gate import FEATURES, GateClassifier
 
 
 def fit_gate_classifier(

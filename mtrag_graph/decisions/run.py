@@ -7,6 +7,8 @@ interrupted run picks up where it stopped.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -14,20 +16,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from mtrag_graph.context import Context
-from mtrag_graph.decisions.gate import evidence_features, gate_decision
+from mtrag_graph.graph import build_graph
 from mtrag_graph.jsonl_out import open_resumable
 from mtrag_graph.judging.grounding import unsupported_facts
 from mtrag_graph.messages import format_conversation, question_for_answering
 from mtrag_graph.nodes._common import user_and_agent_pairs
-from mtrag_graph.nodes.check_answer import check_answer
+from mtrag_graph.nodes.answerability_gate import evidence_features
 from mtrag_graph.nodes.clarify import clarifying_question, is_underspecified
 from mtrag_graph.nodes.classify_relation import judge_relation
-from mtrag_graph.nodes.generate import generate
-from mtrag_graph.nodes.ground_answer import ground_answer
 from mtrag_graph.state import AbstainReason
 
 logger = logging.getLogger("mtrag_graph.decisions")
@@ -36,16 +35,23 @@ Decide = Callable[[dict[str, Any], Context], dict[str, Any]]
 ITEM_FIELDS = ("item_id", "task_id", "kind", "domain", "label", "answerability", "multi_turn")
 
 
+# Settings of the stages before the gate (and of the benchmark's own switch, in the result file's name):
+# the gate's run (the graph from the gate on) never reads them. Every other setting is in the gate's
+# fingerprint, so a node or a setting added after the gate starts a fresh result file by itself.
+BEFORE_GATE = (
+    "rewrite_model", "classify_model", "clarify_model", "reranker", "rewrite_question", "classify_history",
+    "history_pairs_without_classifier", "top_k", "history_walk_cap", "pronouns", "rewrite_max_tokens",
+    "local_rewrite_max_tokens", "index_dir", "retrieval_top_k", "bm25_weight", "dense_weight", "rrf_k",
+    "clarify", "clarify_interrupt", "clarify_max_tokens", "clarify_fallback_question",
+    "clarify_alternatives_question", "clarify_threshold", "clarify_min_things", "rewrite_system_prompt",
+    "global_rewrite_instruction", "local_rewrite_instruction", "related_to_question_instruction",
+    "related_to_answer_instruction", "clarify_system_prompt", "clarify_instruction",
+    "clarify_question_instruction", "gate_all_features",
+)  # fmt: skip
+
 # The Context fields each decision reads: a change to any of them starts a fresh result file.
 READS = {
-    "gate": (
-        "gate_model", "generate_model", "embedder", "grounded_system_prompt", "grounded_context_template",
-        "no_conversation_text", "gate_instruction", "generate_instruction", "strict_generate_instruction",
-        "decline_retry_instruction", "retry_declines", "retry_declines_retrieved", "grounding", "grounding_min_support", "answer_mode", "evidence_first_instruction",
-        "gate_classifier", "gate_threshold", "gate_fallback", "use_gate", "check_answers", "candidates",
-        "passage_max_chars", "context_window_tokens", "answer_max_tokens", "idk_answer", "min_answer_words",
-        "max_generate_retries", "parse_retries",
-    ),
+    "gate": tuple(f.name for f in fields(Context) if f.name not in BEFORE_GATE),
     "evidence": ("embedder",),
     "clarify": (
         "clarify_model", "clarify_system_prompt", "clarify_instruction", "clarify_threshold",
@@ -83,18 +89,27 @@ def grounded_state(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def generate_and_check(state: dict[str, Any], context: Context) -> dict[str, Any]:
-    """The generate -> check_answer loop (with its retry), then the grounding check, as the graph runs them."""
-    runtime = SimpleNamespace(context=context)
-    state = dict(state)
-    while True:
-        state.update(generate(state, runtime))
-        update = check_answer(state, runtime)
-        state.update(update)
-        if update.get("abstain_reason") or "answer" in update:
-            break
-    if not state.get("abstain_reason"):
-        state.update(ground_answer(state, runtime))
+@functools.cache
+def _graph(start: str, stop_after: str | None = None):
+    """The answering graph entered at ``start`` (and ended after ``stop_after``): the real nodes and routes."""
+    return build_graph(start=start, stop_after=stop_after, name=f"decisions-from-{start}")
+
+
+def _run(
+    state: dict[str, Any], context: Context, start: str, stop_after: str | None = None
+) -> dict[str, Any]:
+    final = _graph(start, stop_after).invoke(state, context=context)
+    if final.get("error"):  # a failed model call is not a result: nothing is cached, the run stops
+        raise RuntimeError(f"{final['error']['node']}: {final['error']['message']}")
+    return final
+
+
+def _seconds(state: dict[str, Any], nodes: Callable[[str], bool]) -> float:
+    return sum(float(e["seconds"]) for e in state.get("node_seconds", []) if nodes(e["node"]))
+
+
+def answer_outcome(state: dict[str, Any], context: Context) -> dict[str, Any]:
+    """What the generate -> check -> ground part of a run ended in: the answer or the decline, and its facts."""
     reason = state.get("abstain_reason")
     grounding = state.get("grounding") or {}
     passages = [p.get("text", "") for p in state.get("kept_passages") or []]
@@ -118,6 +133,7 @@ DECLINE_REASONS = (AbstainReason.GENERATOR_DECLINED, AbstainReason.FAILED_RETRY,
 
 
 GENERATE_MODES = ("after-yes", "always", "never")
+GATE = "answerability_gate"
 
 
 def decide_gate(
@@ -125,20 +141,33 @@ def decide_gate(
 ) -> dict[str, Any]:
     """The gate's decision (with every feature), then the generator's answer or decline.
 
-    ``generate``: after a gate "yes" (as the graph does), always, or never (the gate alone).
-    ``ask_model``: also ask the gate model for its yes-probability when the decision rule does not need it.
+    Runs the graph's own nodes and routes from the gate on (``build_graph(start=...)``), so what is
+    measured is what the graph does. ``generate``: after a gate "yes" (the graph's route), always (the
+    graph ended after the gate, then entered at ``generate`` with the gate's verdict in the state), or
+    never (the graph ended after the gate). ``ask_model``: also ask the gate model for its yes-probability when
+    the decision rule does not need it (``Context.gate_all_features``).
     """
     if generate not in GENERATE_MODES:
         raise ValueError(f"generate must be one of {GENERATE_MODES}, not '{generate}'")
-    state = grounded_state(item)
-    started = time.perf_counter()
-    gate = gate_decision(state, context, with_features=ask_model)
-    result: dict[str, Any] = {**gate, "gate_seconds": time.perf_counter() - started}
-    if (gate["gate"] == "yes" and generate == "after-yes") or generate == "always":
-        started = time.perf_counter()
-        # the generator sees the gate's verdict, as in the graph (check_answer retries a decline after a "yes")
-        result.update(generate_and_check({**state, "gate": gate["gate"]}, context))
-        result["generate_seconds"] = time.perf_counter() - started
+    context = dataclasses.replace(context, gate_all_features=ask_model)
+    state = _run(grounded_state(item), context, GATE, stop_after=None if generate == "after-yes" else GATE)
+    evidence = state.get("gate_evidence") or {}
+    gate = state.get("gate")
+    result: dict[str, Any] = {
+        "gate_argmax": evidence.get("gate_argmax"),
+        "p_yes": evidence.get("p_yes"),
+        "raw": evidence.get("raw", ""),
+        **({"features": evidence["features"]} if "features" in evidence else {}),
+        **({"score": evidence["score"]} if "score" in evidence else {}),
+        "gate": gate,
+        "fallback": any(f.get("node") == GATE for f in state.get("fallbacks", [])),
+        "gate_seconds": _seconds(state, lambda node: node == GATE),
+    }
+    if generate == "always":
+        state = _run({**state, "abstain_reason": None}, context, "generate")
+    if (gate == "yes" and generate == "after-yes") or generate == "always":
+        result.update(answer_outcome(state, context))
+        result["generate_seconds"] = _seconds(state, lambda node: node != GATE)
     else:
         result["declined"] = None
     return result

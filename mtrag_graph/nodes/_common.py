@@ -11,24 +11,38 @@ from typing import Any
 from langgraph.errors import GraphBubbleUp
 
 from mtrag_graph.models.calls import CallLog, recording
-from mtrag_graph.state import AbstainReason
+from mtrag_graph.state import AbstainReason, State, declare, state_keys
 from mtrag_graph.tasks import TaskError
 
 logger = logging.getLogger("mtrag_graph")
 
 
-def guarded(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+Node = Callable[..., dict[str, Any]]
+
+
+class UndeclaredKey(TypeError):
+    """A node returned a key the state does not declare (LangGraph would silently drop it)."""
+
+
+def guarded(node: Node | None = None, *, writes: type | None = None) -> Any:
     """The one node wrapper: records the node's model calls and time, and turns a failure into an abstention.
 
     The node returns only its decisions; the wrapper adds ``model_calls`` (every model call the node
     made, recorded by a ``CallLog`` callback handler) and ``node_seconds``. Bad input (``TaskError``)
     still raises: it is the caller's to report; so do LangGraph's control-flow exceptions
-    (``interrupt()`` raises one to pause the run).
+    (``interrupt()`` raises one to pause the run). ``writes``: a ``TypedDict`` of the keys the node
+    writes that ``State`` does not have (``@guarded(writes=...)``); they join the graph's state. A key
+    declared nowhere raises ``UndeclaredKey``.
     """
+    if writes is not None:
+        declare(writes)
+    if node is None:
+        return functools.partial(guarded, writes=writes)
+    name = node.__name__
 
     @functools.wraps(node)
-    def wrapper(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
-        log = CallLog(node=node.__name__)
+    def wrapper(state: State, runtime: Any) -> dict[str, Any]:
+        log = CallLog(node=name)
         started = time.perf_counter()
         try:
             with recording(log):
@@ -36,16 +50,21 @@ def guarded(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]
         except (TaskError, GraphBubbleUp):
             raise
         except Exception as error:  # noqa: BLE001 - recorded in state, the run goes on
-            logger.warning("node %s failed: %s: %s", node.__name__, type(error).__name__, error)
+            logger.warning("node %s failed: %s: %s", name, type(error).__name__, error)
             update = {
-                "error": {"node": node.__name__, "message": f"{type(error).__name__}: {error}"},
+                "error": {"node": name, "message": f"{type(error).__name__}: {error}"},
                 "abstain_reason": AbstainReason.ERROR,
             }
+        undeclared = set(update) - set(state_keys())
+        if undeclared:
+            raise UndeclaredKey(
+                f"node {name} wrote {sorted(undeclared)}: declare them with @guarded(writes=...)"
+            )
         seconds = time.perf_counter() - started
         return {
             **update,
             "model_calls": log.records,
-            "node_seconds": [{"node": node.__name__, "seconds": seconds}],
+            "node_seconds": [{"node": name, "seconds": seconds}],
         }
 
     return wrapper

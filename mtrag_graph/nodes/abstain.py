@@ -7,10 +7,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.state import AbstainReason
+from mtrag_graph.state import AbstainReason, State
 
 
-def abstain(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {
         "answer": runtime.context.idk_answer,
         "abstain_reason": state.get("abstain_reason") or AbstainReason.ERROR,

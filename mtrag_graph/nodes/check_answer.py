@@ -19,11 +19,11 @@ from mtrag_graph.context import Context
 from mtrag_graph.messages import DECLINED_DESPITE_EVIDENCE
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.nodes.evidence_precheck import retrieved_setting
-from mtrag_graph.state import AbstainReason
+from mtrag_graph.state import AbstainReason, RetryReason, State
 
 
 @guarded
-def check_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def check_answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     answer = drop_spurious_yes_no(clean_answer(state.get("draft", "")), state["question"])
     truncated = state.get("draft_finish_reason") == "length"
@@ -35,7 +35,7 @@ def check_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, 
         retry = context.retry_declines_retrieved if retrieved_setting(state) else context.retry_declines
         if retry and state.get("gate") == "yes" and retries < context.max_generate_retries:
             return {"answer_problems": [DECLINED_DESPITE_EVIDENCE], "retries": retries + 1,
-                    "decline_retried": True}  # fmt: skip
+                    "retry_reason": RetryReason.DECLINED, "decline_retried": True}  # fmt: skip
         return {
             "answer": context.idk_answer,
             "answer_problems": [],
@@ -50,5 +50,5 @@ def check_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, 
     if not problems:
         return {"answer": answer, "answer_problems": []}
     if retries < context.max_generate_retries:
-        return {"answer_problems": problems, "retries": retries + 1}
+        return {"answer_problems": problems, "retries": retries + 1, "retry_reason": RetryReason.PROBLEMS}
     return {"answer_problems": problems, "abstain_reason": AbstainReason.FAILED_RETRY}

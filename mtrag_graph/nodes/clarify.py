@@ -15,7 +15,7 @@ kept passages, the ones the turn would be answered from; a reply in the chat the
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -26,6 +26,7 @@ from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodes._common import guarded
+from mtrag_graph.state import State
 from mtrag_graph.words import FUNCTION_WORDS
 
 # Closed-class words only (determiners, pronouns, auxiliaries): no list of topic nouns. A phrase
@@ -229,7 +230,7 @@ def restates(asked: str, question: str) -> bool:
     return not (added - said - {_stem(w) for w in _NOT_A_NOUN | ASKING_WORDS})
 
 
-def clarifying_question(state: dict[str, Any], context: Context) -> str:
+def clarifying_question(state: Mapping[str, Any], context: Context) -> str:
     """Which one? Naming the alternatives the passages hold when they hold some (no model call):
     names of the reference's kind ("Which clinic do you mean: Hibbing VA Clinic, ...?"), else the
     passages' titles. Without two alternatives the model writes the question, and one that only
@@ -248,7 +249,7 @@ def clarifying_question(state: dict[str, Any], context: Context) -> str:
     return text
 
 
-def _passages(state: dict[str, Any]) -> list[dict[str, Any]] | None:
+def _passages(state: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """The passages the turn would be answered from: given with the task, or (full RAG, clarify runs
     after rerank) the kept retrieved ones."""
     kept = state.get("kept_passages")
@@ -256,7 +257,7 @@ def _passages(state: dict[str, Any]) -> list[dict[str, Any]] | None:
 
 
 @guarded
-def clarify(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def clarify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     decision, raws = is_underspecified(state.get("history", []), state["question"], _passages(state), context)
     update: dict[str, Any] = {}

@@ -11,7 +11,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.messages import QUESTION_CHARS, relation_messages
 from mtrag_graph.models import ask_choice, get_chat_model
 from mtrag_graph.nodes._common import guarded, user_and_agent_pairs
-from mtrag_graph.state import RelationClass
+from mtrag_graph.state import RelationClass, State
 
 CLASS_OF = {
     (True, True): RelationClass.CONTINUATION,
@@ -45,7 +45,7 @@ def judge_relation(
 
 
 @guarded
-def classify_relation(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def classify_relation(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if not runtime.context.classify_history:
         return {}
     pairs = user_and_agent_pairs(state.get("history", []))

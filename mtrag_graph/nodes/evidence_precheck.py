@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mtrag_graph.nodes._common import guarded
-from mtrag_graph.state import AbstainReason
+from mtrag_graph.state import AbstainReason, State
 
 
 def needs_retrieval(state: Mapping[str, Any]) -> bool:
@@ -21,7 +21,7 @@ def retrieved_setting(state: Mapping[str, Any]) -> bool:
 
 
 @guarded
-def evidence_precheck(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
+def evidence_precheck(state: State, runtime: Any) -> dict[str, Any]:
     if needs_retrieval(state) or state.get("passages"):
         return {}
     return {"abstain_reason": AbstainReason.NO_EVIDENCE}

@@ -18,10 +18,11 @@ from mtrag_graph.context import Context
 from mtrag_graph.messages import answer_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.nodes._common import guarded
+from mtrag_graph.state import State
 
 
 @guarded
-def generate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     candidate = active_candidate(state, context)
     evidence_first = context.answer_mode == "evidence_first" and not state.get("answer_problems")

@@ -24,11 +24,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.messages import answer_messages
 from mtrag_graph.models import get_chat_model, invoke_text, model_name
 from mtrag_graph.nodes._common import guarded
-
-# Fields of the graph state a candidate branch needs (the ``Send`` payload).
-PAYLOAD_FIELDS = (
-    "task_id", "question", "standalone_question", "global_rewrite", "selected_history", "kept_passages",
-)  # fmt: skip
+from mtrag_graph.state import State
 
 # Replies the judge cannot use at all; other flaws are for the judge and check_answer to weigh.
 UNUSABLE = {"empty answer", "echoes the prompt"}
@@ -70,8 +66,14 @@ def _call(model: BaseChatModel, messages, context: Context):
         pool.shutdown(wait=False)  # a timed-out call finishes in the background; its reply is dropped
 
 
+class CandidateBranch(State, total=False):
+    """A branch's input (the ``Send`` payload): the state after the gate, and which candidate to run."""
+
+    candidate_index: int
+
+
 @guarded
-def generate_candidate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def generate_candidate(state: CandidateBranch, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     index = state["candidate_index"]
     candidate = context.candidates[index]

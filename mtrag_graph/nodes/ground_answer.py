@@ -25,11 +25,11 @@ from mtrag_graph.models import get_chat_model
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.nodes.evidence_precheck import retrieved_setting
-from mtrag_graph.state import AbstainReason
+from mtrag_graph.state import AbstainReason, State
 
 
 @guarded
-def ground_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def ground_answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     answer = state.get("answer") or ""
     passages = state.get("kept_passages") or []
@@ -58,14 +58,14 @@ def ground_answer(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     return {"grounding": grounding}
 
 
-def _verifies(state: dict[str, Any], context: Context) -> bool:
+def _verifies(state: State, context: Context) -> bool:
     scope = context.verify_retried_answers
     if scope == "off" or not state.get("decline_retried"):
         return False
     return scope == "always" or retrieved_setting(state)
 
 
-def verify_answer(state: dict[str, Any], context: Context, answer: str) -> dict[str, Any]:
+def verify_answer(state: State, context: Context, answer: str) -> dict[str, Any]:
     """The model's yes-probability that the documents state ``answer``; kept when it reaches the
     threshold. No usable reply keeps the answer (the grounding check already passed it) and says so."""
     _, probabilities, raws = score_choice(

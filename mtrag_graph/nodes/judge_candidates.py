@@ -33,7 +33,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.messages import candidate_judge_messages, question_for_answering
 from mtrag_graph.models import ask_json, get_chat_model, model_name
 from mtrag_graph.nodes._common import guarded
-from mtrag_graph.state import AbstainReason
+from mtrag_graph.state import AbstainReason, State
 
 SUPPORTED_SHARE = 0.6  # a sentence is supported when this share of its content words is in the documents
 CONTENT_WORD_MIN_CHARS = 4  # shorter words are not content words
@@ -170,7 +170,7 @@ def _pick_by_answer_judge(state, context, usable, judgement: dict[str, Any]) -> 
 
 
 @guarded
-def judge_candidates(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def judge_candidates(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     entries = sorted(state.get("candidate_answers") or [], key=lambda e: e["index"])
     usable = [e for e in entries if not e.get("error")]

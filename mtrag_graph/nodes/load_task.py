@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from mtrag_graph.nodes._common import guarded
+from mtrag_graph.state import State
 from mtrag_graph.tasks import parse_task
 
 
 @guarded
-def load_task(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
+def load_task(state: State, runtime: Any) -> dict[str, Any]:
     task = parse_task(state.get("task"))
     return {
         "task_id": task.task_id,

@@ -12,10 +12,11 @@ from mtrag_graph.models import get_reranker
 from mtrag_graph.models.calls import timed_model_call
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.retrieval.corpus import passage_text
+from mtrag_graph.state import State
 
 
 @guarded
-def rerank(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     passages = state.get("passages") or []
     if not passages:
         return {"kept_passages": []}

@@ -17,10 +17,11 @@ from mtrag_graph.models.calls import timed_model_call
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.retrieval.index import IndexNotFound, index_for
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
+from mtrag_graph.state import State
 
 
 @guarded
-def retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     if not context.index_dir:
         raise IndexNotFound("full-RAG mode needs an index: set Context.index_dir or MTRAG_INDEX_DIR")

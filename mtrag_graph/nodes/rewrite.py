@@ -13,6 +13,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.messages import QUESTION_CHARS, global_rewrite_messages, local_rewrite_messages
 from mtrag_graph.models import ask_json, get_chat_model, invoke_text
 from mtrag_graph.nodes._common import guarded, pairs_to_turns, user_and_agent_pairs
+from mtrag_graph.state import State
 from mtrag_graph.words import content_words
 
 _WORDS = re.compile(r"[A-Za-z']+")
@@ -55,7 +56,7 @@ class LocalRewrite(BaseModel):
 
 
 @guarded
-def global_rewrite(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def global_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context, question, history = runtime.context, state["question"], state.get("history", [])
     if not history or not context.rewrite_question:
         return {"global_rewrite": question, "pronoun_detected": False}
@@ -81,7 +82,7 @@ def global_rewrite(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str
 
 
 @guarded
-def local_rewrite(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context, question = runtime.context, state["question"]
     selected = state.get("selected_history") or []
     if not selected or not context.rewrite_question:

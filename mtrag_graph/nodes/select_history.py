@@ -14,11 +14,11 @@ from langgraph.runtime import Runtime
 from mtrag_graph.context import Context
 from mtrag_graph.nodes._common import guarded, pairs_to_turns, user_and_agent_pairs
 from mtrag_graph.nodes.classify_relation import judge_relation
-from mtrag_graph.state import RelationClass
+from mtrag_graph.state import RelationClass, State
 
 
 @guarded
-def select_history(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+def select_history(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     pairs = user_and_agent_pairs(state.get("history", []))
     if not runtime.context.classify_history:
         keep = runtime.context.history_pairs_without_classifier

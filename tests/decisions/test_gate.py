@@ -4,10 +4,11 @@ import math
 
 import pytest
 
-from mtrag_graph.decisions import gate, sets
+from mtrag_graph.decisions import sets
 from mtrag_graph.decisions.fit import fit_gate_classifier
 from mtrag_graph.decisions.run import grounded_state
 from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.nodes import answerability_gate as gate
 from mtrag_graph.testing import fake_context
 from tests.decisions.conftest import fake_retriever
 

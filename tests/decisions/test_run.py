@@ -61,7 +61,7 @@ def test_gate_without_log_probabilities_reports_the_parsed_choice_as_certain(gat
 
 
 def test_a_gate_threshold_overrides_the_argmax(gate_set, monkeypatch):
-    from mtrag_graph.decisions import gate
+    from mtrag_graph.nodes import answerability_gate as gate
 
     monkeypatch.setattr(gate, "score_choice", lambda *a, **k: ("no", {"yes": 0.3, "no": 0.7}, ["no"]))
     context = fake_context()
