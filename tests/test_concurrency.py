@@ -14,18 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from mtrag_graph.batch import answer_tasks
+from mtrag_graph.batch import answer_tasks, local_models_note
 from mtrag_graph.commands.answer import at_least_one
-from mtrag_graph.concurrency import (
-    ENDPOINTS,
-    endpoint_limit,
-    endpoint_of,
-    is_local_llama,
-    local_models_note,
-    run_bounded,
-)
+from mtrag_graph.concurrency import run_bounded
 from mtrag_graph.context import Context
-from mtrag_graph.models.factory import get_chat_model
+from mtrag_graph.models.endpoints import ENDPOINTS, endpoint_limit, endpoint_of
+from mtrag_graph.models.factory import get_chat_model, spec_capabilities
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.standin import StandInServer
 from mtrag_graph.testing import fake_context, make_task
@@ -155,8 +149,11 @@ def test_only_remote_models_have_an_endpoint(standin):
 
 
 def test_the_summary_says_local_models_take_one_call_at_a_time():
-    assert is_local_llama("qwen2.5-coder-1.5b") and is_local_llama("gguf:/x/model.gguf")
-    assert not is_local_llama("vllm:m@http://127.0.0.1:1/v1") and not is_local_llama("scripted:a")
+    def serialised(spec):
+        return spec_capabilities(spec).serialised
+
+    assert serialised("qwen2.5-coder-1.5b") and serialised("gguf:/x/model.gguf")
+    assert not serialised("vllm:m@http://127.0.0.1:1/v1") and not serialised("scripted:a")
     note = local_models_note(["qwen-1.5b", "vllm:m@http://h/v1"], 8)
     assert note and "one call at a time per model (qwen-1.5b)" in note
     assert local_models_note(["qwen-1.5b"], 1) is None
