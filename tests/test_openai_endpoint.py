@@ -23,7 +23,7 @@ class StandIn(BaseHTTPRequestHandler):
     requests: list[dict] = []
     unavailable = 0  # answer this many requests with 503 first
 
-    def do_POST(self):  # noqa: N802 - http.server's naming
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         StandIn.requests.append(body)
         if StandIn.unavailable > 0:

@@ -40,7 +40,7 @@ def _free_port() -> int:
 
 
 def _get(url: str) -> dict:
-    with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - a loopback URL we built
+    with urllib.request.urlopen(url, timeout=10) as response:
         return json.loads(response.read() or b"{}")
 
 
@@ -61,7 +61,7 @@ def phoenix(tmp_path: Path) -> Iterator[str]:
             if server.poll() is not None:
                 pytest.skip(f"Phoenix exited at start: {log.read_text()[-500:]}")
             try:
-                urllib.request.urlopen(f"{url}/healthz", timeout=2).close()  # noqa: S310
+                urllib.request.urlopen(f"{url}/healthz", timeout=2).close()
                 break
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 if time.monotonic() > deadline:
