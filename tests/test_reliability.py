@@ -117,6 +117,7 @@ def _lines(path: Path) -> int:
         return sum(1 for _ in handle)
 
 
+@pytest.mark.slow  # 1,500 tasks through six killed runs: about a minute
 def test_sigkill_at_any_moment_then_resume_gives_exactly_one_line_per_task(tmp_path):
     tasks, out = tmp_path / "tasks.jsonl", tmp_path / "out.jsonl"
     n = 1500
