@@ -94,7 +94,7 @@ def test_cli_exit_code_is_non_zero_when_a_task_failed(tmp_path, capsys):
     write_tasks(tasks, [make_task(["How do bees find flowers?"], PASSAGES, "good<::>1"), {"task_id": "bad"}])
     code = main(
         ["answer", str(tasks), "-o", str(out), "--no-progress", "--small-model", "scripted:Yes.",
-         "--large-model", "scripted:Yes.", "--reranker", "lexical"]
+         "--large-model", "scripted:Yes.", "--reranker", "lexical", "--embedder", "hashing:64"]
     )  # fmt: skip
     assert code == 1
     err = capsys.readouterr().err
@@ -107,7 +107,7 @@ def test_cli_exit_code_is_zero_when_all_tasks_succeed(tmp_path):
     write_tasks(tasks, [make_task(["How do bees find flowers?"], PASSAGES, "good<::>1")])
     code = main(
         ["answer", str(tasks), "-o", str(out), "--no-progress", "--small-model", "scripted:Yes.",
-         "--large-model", "scripted:Yes.", "--reranker", "lexical"]
+         "--large-model", "scripted:Yes.", "--reranker", "lexical", "--embedder", "hashing:64"]
     )  # fmt: skip
     assert code == 0
     assert read_lines(out)[0]["predictions"][0]["text"] == "Yes."

@@ -66,7 +66,7 @@ def bench_two_presets(tmp_path):
     tasks.write_text(json.dumps(make_task(["How do bees dance?"], ["Bees dance the waggle dance."])) + "\n")
     fake = ScriptedChatModel(responses=["yes", "Bees dance the waggle dance."])
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
-                 "reranker": "lexical"}  # fmt: skip
+                 "reranker": "lexical", "embedder": "hashing:64"}  # fmt: skip
     return run_bench(tasks, ["ncl", "fiveting"], tmp_path / "out", limit=1, overrides=overrides)
 
 
@@ -89,7 +89,7 @@ def test_run_bench_at_a_concurrency_reports_tasks_per_second(tmp_path):
         )
     )
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
-                 "reranker": "lexical"}  # fmt: skip
+                 "reranker": "lexical", "embedder": "hashing:64"}  # fmt: skip
     results = run_bench(tasks, ["ncl"], tmp_path / "out", limit=6, overrides=overrides, concurrency=3)
     stats = results["ncl"]
     assert stats["tasks"] == 6 and stats["concurrency"] == 3 and stats["tasks_per_second"] > 0
@@ -116,7 +116,7 @@ def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path)
         )
     )
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
-                 "reranker": "lexical", "gate_classifier": None}  # fmt: skip
+                 "reranker": "lexical", "embedder": "hashing:64", "gate_classifier": None}  # fmt: skip
     results = run_bench(tasks, ["ncl"], tmp_path / "out", limit=1, overrides=overrides)
     stats = results["ncl"]
     assert stats["first_token_tasks"] == 1

@@ -165,7 +165,12 @@ def test_the_summary_says_local_models_take_one_call_at_a_time():
 def test_concurrency_16_gives_the_same_answers_as_one_at_a_time(tmp_path, standin):
     spec = f"vllm:stand-in@{standin.base_url}"
     context = Context(
-        rewrite_model=spec, classify_model=spec, gate_model=spec, generate_model=spec, reranker="lexical"
+        rewrite_model=spec,
+        classify_model=spec,
+        gate_model=spec,
+        generate_model=spec,
+        reranker="lexical",
+        embedder="hashing:64",
     )
     tasks = write_tasks(tmp_path / "tasks.jsonl", varied_tasks(48), ('{"task_id": "bad<::>1"}\n',))
     one = answer_tasks(tasks, tmp_path / "c1.jsonl", context, progress=False)
@@ -213,6 +218,7 @@ def _answer_cmd(tasks: Path, out: Path, spec: str) -> list[str]:
     return [
         sys.executable, "-m", "mtrag_graph", "answer", str(tasks), "-o", str(out), "--no-progress",
         "--concurrency", "8", "--small-model", spec, "--large-model", spec, "--reranker", "lexical",
+        "--embedder", "hashing:64",
     ]  # fmt: skip
 
 

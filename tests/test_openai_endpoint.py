@@ -99,7 +99,12 @@ def test_vllm_spec_builds_an_openai_client_on_the_base_url(endpoint):
 def test_graph_runs_end_to_end_against_an_openai_compatible_server(endpoint):
     spec = f"vllm:stand-in@{endpoint}"
     context = Context(
-        rewrite_model=spec, classify_model=spec, gate_model=spec, generate_model=spec, reranker="lexical"
+        rewrite_model=spec,
+        classify_model=spec,
+        gate_model=spec,
+        generate_model=spec,
+        reranker="lexical",
+        embedder="hashing:64",
     )
     task = make_task(
         ["How do bees find flowers?", "They dance.", "What do they do when food is close?"],

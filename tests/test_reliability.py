@@ -109,6 +109,7 @@ def _answer_cmd(tasks: Path, out: Path) -> list[str]:
     return [
         sys.executable, "-m", "mtrag_graph", "answer", str(tasks), "-o", str(out), "--no-progress",
         "--small-model", "scripted:Yes.", "--large-model", "scripted:Yes.", "--reranker", "lexical",
+        "--embedder", "hashing:64",
     ]  # fmt: skip
 
 

@@ -89,8 +89,9 @@ def test_an_endpoint_that_rejects_json_schema_is_asked_plainly_and_the_run_goes_
     server = StandInServer(reject_json_schema=True).start()
     spec = f"vllm:plain@{server.base_url}"
     context = Context(
-        rewrite_model=spec, classify_model=spec, gate_model=spec, generate_model=spec, reranker="lexical"
-    )
+        rewrite_model=spec, classify_model=spec, gate_model=spec, generate_model=spec, reranker="lexical",
+        embedder="hashing:64",
+    )  # fmt: skip
     tasks = tmp_path / "tasks.jsonl"
     turns = ["When did the tower open?", "In 1889.", "Who dedicated the statue then?"]
     tasks.write_text(json.dumps(make_task(turns, PASSAGES, "plain<::>1")) + "\n")

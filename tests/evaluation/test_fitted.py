@@ -125,6 +125,7 @@ def test_fit_reads_only_the_tuning_half(tmp_path):
     assert model.card["scores_in_sample"]["rho_vs_official_rb_llm"] > 0.9  # the target is bert_rec
 
 
+@pytest.mark.slow  # BERTScore with the bundled MiniLM
 def test_the_real_harness_rates_a_supported_answer_above_an_unsupported_one(tmp_path):
     """Real path: bundled MiniLM BERTScore and the shipped answer judge, through the CLI."""
     from mtrag_graph.cli import main as cli
