@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from mtrag_graph.batch import answer_tasks
+from mtrag_graph.batch import answer_tasks, prediction_record
 from mtrag_graph.cli import main
 from mtrag_graph.jsonl_out import open_resumable
 from mtrag_graph.testing import fake_context, make_task
@@ -114,8 +114,6 @@ def test_cli_exit_code_is_zero_when_all_tasks_succeed(tmp_path):
 
 
 def test_retrieved_passages_become_the_predictions_contexts():
-    from mtrag_graph.batch import prediction_record
-
     task = make_task(["How do bees find flowers?"], PASSAGES, "r<::>1")
     kept = [{"document_id": "d9", "text": "Bees dance.", "title": "Bees", "score": 0.5, "extra": 1}]
     state = {"answer": "Bees dance.", "retrieve": True, "kept_passages": kept}

@@ -17,6 +17,9 @@ from mtrag_graph.batch import answer_tasks, local_models_note
 from mtrag_graph.commands.answer import at_least_one
 from mtrag_graph.concurrency import run_bounded
 from mtrag_graph.context import Context
+from mtrag_graph.evaluation.inputs import EvalItem
+from mtrag_graph.evaluation.judges import Judge
+from mtrag_graph.evaluation.runner import Scorers, score_items
 from mtrag_graph.models.endpoints import ENDPOINTS, endpoint_limit, endpoint_of
 from mtrag_graph.models.factory import get_chat_model, spec_capabilities
 from mtrag_graph.models.fake import ScriptedChatModel
@@ -272,10 +275,6 @@ def test_sigkill_during_a_concurrent_run_then_resume_gives_every_task_exactly_on
 
 
 def test_judging_at_concurrency_4_gives_the_same_rows_in_the_same_order(tmp_path):
-    from mtrag_graph.evaluation.inputs import EvalItem
-    from mtrag_graph.evaluation.judges import Judge
-    from mtrag_graph.evaluation.runner import Scorers, score_items
-
     def verdict(messages, options):  # deterministic: a function of the prompt alone
         text = str(messages[-1].content)
         return "declines" if "don't know" in text else "answers"

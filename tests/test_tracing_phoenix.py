@@ -87,7 +87,7 @@ def _spans(url: str) -> list[dict]:
 
 @pytest.mark.slow
 def test_a_graph_run_shows_up_in_a_locally_started_phoenix(phoenix):
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: PLC0415 - optional (the otel extra)
 
     exporter = OTLPSpanExporter(endpoint=f"{phoenix}/v1/traces")
     provider = opentelemetry_provider(exporter, service="mtrag-graph", project=PROJECT)
