@@ -63,6 +63,13 @@ def fake_context(
     return Context(**{**defaults, **overrides})
 
 
+def endpoint_context(spec: str, **overrides: Any) -> Context:
+    """A Context whose four model roles all call ``spec`` (a stand-in or a real endpoint); nothing else
+    loads a model (reranking by word overlap, sentence vectors from hashed words)."""
+    roles = dict.fromkeys(("rewrite_model", "classify_model", "gate_model", "generate_model"), spec)
+    return Context(**{**roles, "reranker": "lexical", "embedder": "hashing:64", **overrides})
+
+
 def make_task(turns: list[str], contexts: list[str] | None = None, task_id: str = "t<::>1") -> dict[str, Any]:
     """A task from alternating user/agent texts (the last is the user's question)."""
     speakers = ["user", "agent"]

@@ -16,7 +16,6 @@ import pytest
 from mtrag_graph.batch import answer_tasks, local_models_note
 from mtrag_graph.commands.answer import at_least_one
 from mtrag_graph.concurrency import run_bounded
-from mtrag_graph.context import Context
 from mtrag_graph.evaluation.inputs import EvalItem
 from mtrag_graph.evaluation.judges import Judge
 from mtrag_graph.evaluation.runner import Scorers, score_items
@@ -24,7 +23,7 @@ from mtrag_graph.models.endpoints import ENDPOINTS, endpoint_limit, endpoint_of
 from mtrag_graph.models.factory import get_chat_model, spec_capabilities
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.standin import StandInServer
-from mtrag_graph.testing import fake_context, make_task
+from mtrag_graph.testing import endpoint_context, fake_context, make_task
 from tests.conftest import REPO
 
 PASSAGES = [
@@ -167,14 +166,7 @@ def test_the_summary_says_local_models_take_one_call_at_a_time():
 
 def test_concurrency_16_gives_the_same_answers_as_one_at_a_time(tmp_path, standin):
     spec = f"vllm:stand-in@{standin.base_url}"
-    context = Context(
-        rewrite_model=spec,
-        classify_model=spec,
-        gate_model=spec,
-        generate_model=spec,
-        reranker="lexical",
-        embedder="hashing:64",
-    )
+    context = endpoint_context(spec)
     tasks = write_tasks(tmp_path / "tasks.jsonl", varied_tasks(48), ('{"task_id": "bad<::>1"}\n',))
     one = answer_tasks(tasks, tmp_path / "c1.jsonl", context, progress=False)
     many = answer_tasks(tasks, tmp_path / "c16.jsonl", context, progress=False, concurrency=16)

@@ -21,7 +21,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.models.bundled import gguf_path
 from mtrag_graph.models.factory import get_chat_model
 from mtrag_graph.standin import StandInServer
-from mtrag_graph.testing import make_task
+from mtrag_graph.testing import endpoint_context, make_task
 from tests.conftest import REPO
 
 PASSAGES = [
@@ -91,10 +91,7 @@ def stop(process: subprocess.Popen) -> None:
 def test_an_endpoint_that_rejects_json_schema_is_asked_plainly_and_the_run_goes_on(tmp_path):
     server = StandInServer(reject_json_schema=True).start()
     spec = f"vllm:plain@{server.base_url}"
-    context = Context(
-        rewrite_model=spec, classify_model=spec, gate_model=spec, generate_model=spec, reranker="lexical",
-        embedder="hashing:64",
-    )  # fmt: skip
+    context = endpoint_context(spec)
     tasks = tmp_path / "tasks.jsonl"
     turns = ["When did the tower open?", "In 1889.", "Who dedicated the statue then?"]
     tasks.write_text(json.dumps(make_task(turns, PASSAGES, "plain<::>1")) + "\n")
