@@ -163,7 +163,7 @@ def test_no_module_of_the_package_imports_itself_back():
 @pytest.mark.xfail(
     strict=True,
     reason="nodes -> decisions -> nodes (nodes/answerability_gate.py imports decisions/gate.py; decisions "
-    "runs the nodes): closed by issue 21's gate move (branch issue-21b); remove this mark after merging it",
+    "runs the nodes): closed by the issue-21 branch that moves the gate rule into nodes/; remove this mark after merging it",
 )
 def test_no_two_parts_of_the_package_import_each_other():
     edges = part_edges(module_edges())
