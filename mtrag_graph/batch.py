@@ -11,18 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from mtrag_graph.bookkeeping import route_of
 from mtrag_graph.citations import answer_citations
-from mtrag_graph.concurrency import (
-    default_endpoint_limit,
-    endpoint_limit,
-    local_models_note,
-    models_of,
-    run_bounded,
-    throughput_lines,
-)
+from mtrag_graph.concurrency import run_bounded
 from mtrag_graph.context import Context
+from mtrag_graph.graph import build_graph
 from mtrag_graph.jsonl_out import open_resumable
+from mtrag_graph.models.endpoints import endpoint_limit
+from mtrag_graph.models.factory import ModelSpec, model_name, spec_capabilities
 from mtrag_graph.streaming import run_streamed
 from mtrag_graph.tasks import TaskError, answerability_of, parse_task, read_jsonl, task_label
 
@@ -63,7 +61,7 @@ class RunSummary:
             lines.append(
                 f"seconds per task: mean {statistics.mean(self.seconds):.1f}  max {max(self.seconds):.1f}"
             )
-        lines.extend(throughput_lines(self))
+        lines.extend(self._throughput_lines())
         if self.abstentions:
             lines.append("abstentions: " + ", ".join(f"{k} {v}" for k, v in self.abstentions.most_common()))
         if self.by_answerability:
@@ -76,6 +74,48 @@ class RunSummary:
             for node, value in self.node_seconds.most_common():
                 lines.append(f"  {node:<20} {value:8.1f} s  {100 * value / total:5.1f}%")
         return "\n".join(lines)
+
+    def _throughput_lines(self) -> list[str]:
+        """Tasks per second at the run's concurrency, requests in flight per endpoint, notes."""
+        lines = []
+        if self.answered and self.wall_seconds > 0:
+            lines.append(
+                f"concurrency {self.concurrency}: {self.answered} tasks in {self.wall_seconds:.1f} s "
+                f"wall, {self.answered / self.wall_seconds:.2f} tasks/s"
+            )
+        for url, (limit, peak, requests) in sorted(self.endpoints.items()):
+            if requests:
+                lines.append(f"endpoint {url}: {requests} requests, at most {peak} in flight (limit {limit})")
+        lines.extend(f"note: {note}" for note in self.notes)
+        return lines
+
+
+def models_of(context: Context) -> list[ModelSpec]:
+    """The model specs a graph run with ``context`` calls (clarify's when on; candidates and judge when
+    ensembling)."""
+    specs = [context.rewrite_model, context.classify_model, context.gate_model, context.generate_model]
+    if context.clarify:
+        specs.append(context.clarify_model)
+    if len(context.candidates) >= 2:
+        specs += [c.model for c in context.candidates] + [context.judge_model]
+    return specs
+
+
+def default_endpoint_limit(context: Context, concurrency: int) -> int:
+    """One request in flight per task, times the candidates an ensemble sends at once."""
+    return concurrency * max(1, len(context.candidates))
+
+
+def local_models_note(specs: list[ModelSpec], concurrency: int) -> str | None:
+    """The summary line saying that local llama.cpp models serialise their calls, when any are used."""
+    local = sorted({model_name(s) for s in specs if spec_capabilities(s).serialised})
+    if concurrency <= 1 or not local:
+        return None
+    return (
+        f"local llama.cpp models run one call at a time per model ({', '.join(local)}): their calls queue "
+        f"behind each other at concurrency {concurrency}, and tasks interleaving on one model lose the "
+        "prompt-prefix reuse between a task's gate and generate calls"
+    )
 
 
 def _task_key(record: dict[str, Any]) -> str | None:
@@ -130,8 +170,6 @@ def answer_tasks(
     (``first_token_seconds``; the bench's first-token column).
     """
     if graph is None:
-        from mtrag_graph.graph import build_graph
-
         graph = build_graph()
     writer, done = open_resumable(output_path, _task_key)
     summary = RunSummary(concurrency=concurrency)
@@ -140,8 +178,6 @@ def answer_tasks(
         rows = rows[:limit]
     bar = None
     if progress:
-        from tqdm import tqdm
-
         bar = tqdm(total=len(rows), desc="answering", unit="task", file=sys.stderr)
 
     def answer_one(job: tuple[int, Any, str | None, str]) -> tuple[dict[str, Any], float]:

@@ -8,16 +8,12 @@ and a judge that fails, go to the earlier candidate.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mtrag_graph.answers import strip_citations
 from mtrag_graph.models.factory import ModelSpec, model_name
 from mtrag_graph.presets import CANDIDATES, read_preset
-
-if TYPE_CHECKING:
-    from mtrag_graph.context import Context
 
 VARIANTS = ("default", "extractive", "fewshot", "citation")
 
@@ -67,10 +63,3 @@ def load_candidates(preset_or_file: str) -> tuple[Candidate, ...]:
     if not candidates:
         raise ValueError(f"candidate preset '{preset_or_file}' lists no candidates")
     return candidates
-
-
-def active_candidate(state: Mapping[str, Any], context: Context) -> Candidate:
-    """The candidate the single generate node (and a retry after the judge) answers with."""
-    if not context.candidates:
-        return Candidate(model=context.generate_model)
-    return context.candidates[state.get("chosen_candidate") or 0]

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
@@ -100,7 +101,7 @@ def open_checkpointer(target: str | Path) -> Iterator[Any]:
     text = str(target)
     if text.startswith(("postgres://", "postgresql://")):
         try:
-            from langgraph.checkpoint.postgres import PostgresSaver
+            from langgraph.checkpoint.postgres import PostgresSaver  # noqa: PLC0415 - optional (the postgres extra)
         except ImportError as error:
             raise RuntimeError(
                 "PostgreSQL needs the postgres extra: pip install 'mtrag-graph[postgres]'"
@@ -109,7 +110,6 @@ def open_checkpointer(target: str | Path) -> Iterator[Any]:
             saver.setup()
             yield saver
         return
-    from langgraph.checkpoint.sqlite import SqliteSaver
 
     Path(text).expanduser().parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(Path(text).expanduser(), check_same_thread=False)

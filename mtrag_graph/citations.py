@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mtrag_graph.judging.grounding import DEFAULT_MIN_SUPPORT, sentence_support, support_entries
+from mtrag_graph.messages import format_conversation
 
 MIN_SUPPORT = DEFAULT_MIN_SUPPORT  # the grounding check's default (Context.grounding_min_support)
 
@@ -45,7 +46,6 @@ def answer_citations(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     grounding = state.get("grounding")
     if isinstance(grounding, Mapping) and grounding.get("sentences") is not None:
         return [dict(s) for s in grounding["sentences"] if s.get("supported")]
-    from mtrag_graph.messages import format_conversation
 
     return grounding_sentences(
         str(state.get("answer") or ""),

@@ -162,7 +162,6 @@ class Context:
     candidate_judge_instruction: str = candidate_judge.JUDGE
     candidate_judge_answer_template: str = candidate_judge.ANSWER
     candidate_timeout_s: float | None = None  # a candidate slower than this is dropped (None: no limit)
-    remote_concurrency: int = 4  # concurrent candidate calls per remote endpoint
     citation_markers: str = "strip"  # citation variant: "strip" or "keep" the [Passage N] markers
     exemplars_file: str | None = None  # few-shot exemplars (None: the file shipped in the package)
 

@@ -45,7 +45,8 @@ def fake_context(
     generate: list[Any] | None = None,
     **overrides: Any,
 ) -> Context:
-    """A Context whose four model roles are scripted fakes (reranking by word overlap, no model)."""
+    """A Context whose four model roles are scripted fakes; no model anywhere (reranking by word overlap,
+    sentence vectors from hashed words)."""
     judgements = relation_judgements(related_to_question or ["yes"], related_to_answer or ["yes"])
     defaults: dict[str, Any] = {
         "rewrite_model": ScriptedChatModel(responses=rewrite or ["What is the rewritten question?"]),
@@ -53,12 +54,20 @@ def fake_context(
         "gate_model": ScriptedChatModel(responses=gate or ["yes"]),
         "generate_model": ScriptedChatModel(responses=generate or ["The answer is stated in the passage."]),
         "reranker": "lexical",
+        "embedder": "hashing:64",  # the gate's evidence features (and any embedding reranker) without MiniLM
         "gate_classifier": None,  # the scripted gate model decides (the default classifier needs no model)
         # scripted answers are rarely in the scripted passages: routing tests leave the grounding check
         # out; tests/test_grounding.py runs it (grounding="facts", the default of Context)
         "grounding": "off",
     }
     return Context(**{**defaults, **overrides})
+
+
+def endpoint_context(spec: str, **overrides: Any) -> Context:
+    """A Context whose four model roles all call ``spec`` (a stand-in or a real endpoint); nothing else
+    loads a model (reranking by word overlap, sentence vectors from hashed words)."""
+    roles = dict.fromkeys(("rewrite_model", "classify_model", "gate_model", "generate_model"), spec)
+    return Context(**{**roles, "reranker": "lexical", "embedder": "hashing:64", **overrides})
 
 
 def make_task(turns: list[str], contexts: list[str] | None = None, task_id: str = "t<::>1") -> dict[str, Any]:

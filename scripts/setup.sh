@@ -23,7 +23,9 @@ if ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
   CMAKE_ARGS="$flags" pip install "llama-cpp-python>=0.3.2,<0.4"
 fi
 
-pip install -q -e ".[models,dev]"
+# measure: the evaluation side (BERTScore, ROUGE, pytrec_eval, plots, scikit-learn); a serving install
+# can leave it out: pip install -e ".[models]"
+pip install -q -e ".[models,measure,dev]"
 # the trace viewer the tracing test starts (its own environment: its dependencies conflict with ours)
 bash scripts/phoenix.sh || echo "Phoenix could not be installed: the Phoenix tracing test will skip"
 touch "$VENV/.mtrag-setup-done"

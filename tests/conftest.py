@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from mtrag_graph import settings
+from mtrag_graph.evaluation import bertscore
+from mtrag_graph.models import embeddings
 
 REPO = settings.REPO
 
@@ -31,3 +33,19 @@ def mtrag_data_path(relative: str = "") -> Path:
 @pytest.fixture(scope="session")
 def mtrag_data() -> Path:
     return mtrag_data_path()
+
+
+@pytest.fixture(autouse=True)
+def fast_tests_load_no_minilm(request, monkeypatch):
+    """A test not marked ``slow`` may not load the bundled MiniLM (seconds of torch per process): it is
+    marked slow, or it uses the model-free ``hashing:DIM`` embedder."""
+    if request.node.get_closest_marker("slow") is not None:
+        return
+
+    def refuse() -> Path:
+        raise AssertionError(
+            "this test loads MiniLM: mark it @pytest.mark.slow, or use embedder='hashing:64'"
+        )
+
+    monkeypatch.setattr(embeddings, "minilm_path", refuse)
+    monkeypatch.setattr(bertscore, "minilm_path", refuse)

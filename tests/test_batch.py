@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from mtrag_graph.batch import answer_tasks
+from mtrag_graph.batch import answer_tasks, prediction_record
 from mtrag_graph.cli import main
 from mtrag_graph.jsonl_out import open_resumable
 from mtrag_graph.testing import fake_context, make_task
@@ -94,7 +94,7 @@ def test_cli_exit_code_is_non_zero_when_a_task_failed(tmp_path, capsys):
     write_tasks(tasks, [make_task(["How do bees find flowers?"], PASSAGES, "good<::>1"), {"task_id": "bad"}])
     code = main(
         ["answer", str(tasks), "-o", str(out), "--no-progress", "--small-model", "scripted:Yes.",
-         "--large-model", "scripted:Yes.", "--reranker", "lexical"]
+         "--large-model", "scripted:Yes.", "--reranker", "lexical", "--embedder", "hashing:64"]
     )  # fmt: skip
     assert code == 1
     err = capsys.readouterr().err
@@ -107,15 +107,13 @@ def test_cli_exit_code_is_zero_when_all_tasks_succeed(tmp_path):
     write_tasks(tasks, [make_task(["How do bees find flowers?"], PASSAGES, "good<::>1")])
     code = main(
         ["answer", str(tasks), "-o", str(out), "--no-progress", "--small-model", "scripted:Yes.",
-         "--large-model", "scripted:Yes.", "--reranker", "lexical"]
+         "--large-model", "scripted:Yes.", "--reranker", "lexical", "--embedder", "hashing:64"]
     )  # fmt: skip
     assert code == 0
     assert read_lines(out)[0]["predictions"][0]["text"] == "Yes."
 
 
 def test_retrieved_passages_become_the_predictions_contexts():
-    from mtrag_graph.batch import prediction_record
-
     task = make_task(["How do bees find flowers?"], PASSAGES, "r<::>1")
     kept = [{"document_id": "d9", "text": "Bees dance.", "title": "Bees", "score": 0.5, "extra": 1}]
     state = {"answer": "Bees dance.", "retrieve": True, "kept_passages": kept}

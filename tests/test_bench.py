@@ -6,9 +6,11 @@ import json
 
 import pytest
 
-from mtrag_graph.bench import preset_stats, render, run_bench
+import mtrag_graph.bench as bench
+from mtrag_graph.bench import peak_memory_mb, preset_stats, render, run_bench, start_preset_counters
 from mtrag_graph.context import Context
 from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.models.llama import ChatLlamaCpp
 from mtrag_graph.presets import CANDIDATES, load_preset, preset_names
 from mtrag_graph.testing import make_task
 
@@ -66,7 +68,7 @@ def bench_two_presets(tmp_path):
     tasks.write_text(json.dumps(make_task(["How do bees dance?"], ["Bees dance the waggle dance."])) + "\n")
     fake = ScriptedChatModel(responses=["yes", "Bees dance the waggle dance."])
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
-                 "reranker": "lexical"}  # fmt: skip
+                 "reranker": "lexical", "embedder": "hashing:64"}  # fmt: skip
     return run_bench(tasks, ["ncl", "fiveting"], tmp_path / "out", limit=1, overrides=overrides)
 
 
@@ -89,7 +91,7 @@ def test_run_bench_at_a_concurrency_reports_tasks_per_second(tmp_path):
         )
     )
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
-                 "reranker": "lexical"}  # fmt: skip
+                 "reranker": "lexical", "embedder": "hashing:64"}  # fmt: skip
     results = run_bench(tasks, ["ncl"], tmp_path / "out", limit=6, overrides=overrides, concurrency=3)
     stats = results["ncl"]
     assert stats["tasks"] == 6 and stats["concurrency"] == 3 and stats["tasks_per_second"] > 0
@@ -116,7 +118,7 @@ def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path)
         )
     )
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
-                 "reranker": "lexical", "gate_classifier": None}  # fmt: skip
+                 "reranker": "lexical", "embedder": "hashing:64", "gate_classifier": None}  # fmt: skip
     results = run_bench(tasks, ["ncl"], tmp_path / "out", limit=1, overrides=overrides)
     stats = results["ncl"]
     assert stats["first_token_tasks"] == 1
@@ -126,8 +128,6 @@ def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path)
 
 
 def test_peak_memory_is_reset_between_presets():
-    from mtrag_graph.bench import peak_memory_mb, start_preset_counters
-
     assert start_preset_counters(Context())  # Linux: the peak resident set can be reset
     block = bytearray(200 * 1024 * 1024)  # touched: 200 MB resident
     during = peak_memory_mb(since_reset=True)
@@ -138,9 +138,6 @@ def test_peak_memory_is_reset_between_presets():
 
 
 def test_each_preset_counts_unique_tokens_afresh(monkeypatch):
-    import mtrag_graph.bench as bench
-    from mtrag_graph.models.llama import ChatLlamaCpp
-
     model = ChatLlamaCpp(model_path="/nonexistent.gguf")  # never loaded: only its prompt history is used
     model._recent = [[1, 2, 3]]
     monkeypatch.setattr(bench, "get_chat_model", lambda spec: model)
@@ -149,8 +146,6 @@ def test_each_preset_counts_unique_tokens_afresh(monkeypatch):
 
 
 def test_run_bench_reports_each_presets_own_peak_memory(tmp_path, monkeypatch):
-    import mtrag_graph.bench as bench
-
     peaks = iter([900.0, 300.0])
     monkeypatch.setattr(bench, "peak_memory_mb", lambda since_reset: next(peaks))
     results = bench_two_presets(tmp_path)

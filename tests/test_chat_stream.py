@@ -9,6 +9,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from mtrag_graph.chat import build_chat_graph, user_turn
 from mtrag_graph.commands.chat import stream_turn
 from mtrag_graph.testing import fake_context
+from tests.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
 
 PASSAGES = [
     {"document_id": "bees", "title": "Honey bee dances", "text": "Bees dance to show where flowers are."},
@@ -48,8 +49,6 @@ def test_a_turn_shows_its_steps_streams_the_answer_and_cites_each_sentence():
 
 
 def test_a_clarifying_question_is_printed_and_the_turn_waits_for_the_reply():
-    from tests.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
-
     passages = [
         {"document_id": f"d{i}", "title": t, "text": x}
         for i, (t, x) in enumerate(zip(TITLES, LIBRARIES, strict=True))

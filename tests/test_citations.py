@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from mtrag_graph.citations import answer_citations, cited_answer, grounding_sentences
+from mtrag_graph.graph import build_graph
+from mtrag_graph.testing import fake_context, make_task
 
 PASSAGES = [
     {"document_id": "eiffel", "text": "The Eiffel Tower opened to the public on 15 May 1889 in Paris."},
@@ -36,9 +38,6 @@ def test_the_grounding_check_wins_when_the_state_has_one_and_its_dropped_sentenc
 
 
 def test_the_graph_writes_the_grounding_check_the_predictions_cite():
-    from mtrag_graph.graph import build_graph
-    from mtrag_graph.testing import fake_context, make_task
-
     task = make_task(["When did the Eiffel Tower open?"], [p["text"] for p in PASSAGES])
     state = build_graph().invoke(
         {"task": task},

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -14,21 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from mtrag_graph.batch import answer_tasks
+from mtrag_graph.batch import answer_tasks, local_models_note
 from mtrag_graph.commands.answer import at_least_one
-from mtrag_graph.concurrency import (
-    ENDPOINTS,
-    endpoint_limit,
-    endpoint_of,
-    is_local_llama,
-    local_models_note,
-    run_bounded,
-)
-from mtrag_graph.context import Context
-from mtrag_graph.models.factory import get_chat_model
+from mtrag_graph.concurrency import run_bounded
+from mtrag_graph.evaluation.inputs import EvalItem
+from mtrag_graph.evaluation.judges import Judge
+from mtrag_graph.evaluation.runner import Scorers, score_items
+from mtrag_graph.models.endpoints import ENDPOINTS, endpoint_limit, endpoint_of
+from mtrag_graph.models.factory import get_chat_model, spec_capabilities
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.standin import StandInServer
-from mtrag_graph.testing import fake_context, make_task
+from mtrag_graph.testing import endpoint_context, fake_context, make_task
 from tests.conftest import REPO
 
 PASSAGES = [
@@ -155,8 +150,11 @@ def test_only_remote_models_have_an_endpoint(standin):
 
 
 def test_the_summary_says_local_models_take_one_call_at_a_time():
-    assert is_local_llama("qwen2.5-coder-1.5b") and is_local_llama("gguf:/x/model.gguf")
-    assert not is_local_llama("vllm:m@http://127.0.0.1:1/v1") and not is_local_llama("scripted:a")
+    def serialised(spec):
+        return spec_capabilities(spec).serialised
+
+    assert serialised("qwen2.5-coder-1.5b") and serialised("gguf:/x/model.gguf")
+    assert not serialised("vllm:m@http://127.0.0.1:1/v1") and not serialised("scripted:a")
     note = local_models_note(["qwen-1.5b", "vllm:m@http://h/v1"], 8)
     assert note and "one call at a time per model (qwen-1.5b)" in note
     assert local_models_note(["qwen-1.5b"], 1) is None
@@ -168,9 +166,7 @@ def test_the_summary_says_local_models_take_one_call_at_a_time():
 
 def test_concurrency_16_gives_the_same_answers_as_one_at_a_time(tmp_path, standin):
     spec = f"vllm:stand-in@{standin.base_url}"
-    context = Context(
-        rewrite_model=spec, classify_model=spec, gate_model=spec, generate_model=spec, reranker="lexical"
-    )
+    context = endpoint_context(spec)
     tasks = write_tasks(tmp_path / "tasks.jsonl", varied_tasks(48), ('{"task_id": "bad<::>1"}\n',))
     one = answer_tasks(tasks, tmp_path / "c1.jsonl", context, progress=False)
     many = answer_tasks(tasks, tmp_path / "c16.jsonl", context, progress=False, concurrency=16)
@@ -217,6 +213,7 @@ def _answer_cmd(tasks: Path, out: Path, spec: str) -> list[str]:
     return [
         sys.executable, "-m", "mtrag_graph", "answer", str(tasks), "-o", str(out), "--no-progress",
         "--concurrency", "8", "--small-model", spec, "--large-model", spec, "--reranker", "lexical",
+        "--embedder", "hashing:64",
     ]  # fmt: skip
 
 
@@ -232,24 +229,21 @@ def test_sigkill_during_a_concurrent_run_then_resume_gives_every_task_exactly_on
     tasks = write_tasks(tmp_path / "tasks.jsonl", rows, ('{"task_id": "broken<::>1", "input": 3}\n',))
     out = tmp_path / "out.jsonl"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    rng = random.Random(11)
     kills = 0
     try:
-        for _ in range(4):
-            before = _lines(out)
+        # each run is killed once it has written this many more lines, with tasks in flight: the kill
+        # moment is set by the output, not by a clock, and every run is killed long before the last task
+        for more in (17, 60, 33):
+            target = _lines(out) + more
             process = subprocess.Popen(
                 _answer_cmd(tasks, out, spec), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
             )
-            # kill only once this run is writing, i.e. with tasks in flight, at a random moment after
-            while process.poll() is None and _lines(out) <= before:
+            while process.poll() is None and _lines(out) < target:
                 time.sleep(0.05)
-            time.sleep(rng.uniform(0.0, 1.0))
             if process.poll() is None:
                 process.send_signal(signal.SIGKILL)
                 kills += 1
             process.wait()
-            if _lines(out) > n:
-                break
         final = subprocess.run(
             _answer_cmd(tasks, out, spec), env=env, capture_output=True, text=True, timeout=300
         )
@@ -257,7 +251,7 @@ def test_sigkill_during_a_concurrent_run_then_resume_gives_every_task_exactly_on
         server.shutdown()
         server.server_close()
     assert final.returncode == 1, final.stderr  # 1: the broken task is recorded as failed
-    assert kills >= 2, "the run ended before it could be killed twice: make it longer"
+    assert kills == 3, "a run ended before its kill: it stopped early (see its stderr by running it alone)"
     raw = out.read_text()
     assert raw.endswith("\n")
     records = [json.loads(line) for line in raw.splitlines()]
@@ -273,10 +267,6 @@ def test_sigkill_during_a_concurrent_run_then_resume_gives_every_task_exactly_on
 
 
 def test_judging_at_concurrency_4_gives_the_same_rows_in_the_same_order(tmp_path):
-    from mtrag_graph.evaluation.inputs import EvalItem
-    from mtrag_graph.evaluation.judges import Judge
-    from mtrag_graph.evaluation.runner import Scorers, score_items
-
     def verdict(messages, options):  # deterministic: a function of the prompt alone
         text = str(messages[-1].content)
         return "declines" if "don't know" in text else "answers"

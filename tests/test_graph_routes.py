@@ -7,6 +7,7 @@ from langchain_core.messages import HumanMessage
 
 from mtrag_graph.graph import DESTINATIONS, ROUTES, Insertion, build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.nodes.rewrite import clean_rewrite
 from mtrag_graph.state import RelationClass
 from mtrag_graph.tasks import TaskError
 from mtrag_graph.testing import fake_context, make_task
@@ -295,8 +296,6 @@ def test_destinations_are_derived_from_the_routes():
 
 
 def test_a_rewrite_that_drops_every_content_word_of_the_question_is_rejected():
-    from mtrag_graph.nodes.rewrite import clean_rewrite
-
     question = "Can I restore one of them to a different region?"
     copied = "How often are database backups taken? Automatic backups are taken every 24 hours?"
     assert clean_rewrite(copied, question) is None

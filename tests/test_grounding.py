@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mtrag_graph.answers import parse_evidence_first
+from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.judging.grounding import keep_supported, sentence_support, unsupported_facts
 from mtrag_graph.judging.text import sentence_spans, sentences
@@ -140,8 +141,6 @@ def test_citation_markers_are_no_facts():
 
 
 def test_the_check_is_on_by_default():
-    from mtrag_graph.context import Context
-
     assert Context().grounding == "facts"
 
 

@@ -21,7 +21,7 @@ PASSAGES = [
     for i, (text, title) in enumerate(zip(LIBRARIES, TITLES, strict=True))
 ]
 MODELS = ["--small-model", "scripted:yes", "--large-model", "scripted:yes|The library opens at 9 am.",
-          "--reranker", "lexical", "--no-clarify"]  # fmt: skip
+          "--reranker", "lexical", "--embedder", "hashing:64", "--no-clarify"]  # fmt: skip
 
 
 def _chat_process(db, passages_file) -> subprocess.Popen:

@@ -10,11 +10,10 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 
-from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.calls import CallLog, invoke_text
 from mtrag_graph.models.factory import get_chat_model
-from mtrag_graph.testing import make_task
+from mtrag_graph.testing import endpoint_context, make_task
 
 
 class StandIn(BaseHTTPRequestHandler):
@@ -23,7 +22,7 @@ class StandIn(BaseHTTPRequestHandler):
     requests: list[dict] = []
     unavailable = 0  # answer this many requests with 503 first
 
-    def do_POST(self):  # noqa: N802 - http.server's naming
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         StandIn.requests.append(body)
         if StandIn.unavailable > 0:
@@ -98,9 +97,7 @@ def test_vllm_spec_builds_an_openai_client_on_the_base_url(endpoint):
 
 def test_graph_runs_end_to_end_against_an_openai_compatible_server(endpoint):
     spec = f"vllm:stand-in@{endpoint}"
-    context = Context(
-        rewrite_model=spec, classify_model=spec, gate_model=spec, generate_model=spec, reranker="lexical"
-    )
+    context = endpoint_context(spec)
     task = make_task(
         ["How do bees find flowers?", "They dance.", "What do they do when food is close?"],
         ["The round dance means food is close to the hive."],
@@ -137,10 +134,7 @@ def test_after_the_bounded_retries_the_error_is_raised(endpoint):
 
 def test_streamed_graph_yields_the_answer_tokens_over_server_sent_events(endpoint):
     spec = f"vllm:stand-in@{endpoint}"
-    context = Context(
-        rewrite_model=spec, classify_model=spec, gate_model=spec, generate_model=spec, reranker="lexical",
-        gate_classifier=None,
-    )  # fmt: skip
+    context = endpoint_context(spec, gate_classifier=None)
     task = make_task(
         ["How do bees find flowers?", "They dance.", "What do they do when food is close?"],
         ["The round dance means food is close to the hive."],

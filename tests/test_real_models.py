@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models import get_chat_model, get_embedder
+from mtrag_graph.models.logprobs import score_choice
+from mtrag_graph.models.reply_cache import ReplyCache
 from mtrag_graph.testing import make_task
 
 pytestmark = pytest.mark.slow
@@ -24,16 +27,12 @@ def test_bundled_embedder_ranks_the_relevant_passage_first():
 
 
 def test_bundled_model_follows_a_yes_no_grammar():
-    from langchain_core.messages import HumanMessage
-
     reply = get_chat_model(SMALL).invoke([HumanMessage(content="Is Paris in France?")], choices=["yes", "no"])
     assert reply.content in ("yes", "no")
     assert reply.response_metadata["prompt_tokens"] > 0
 
 
 def test_shared_prompt_prefix_is_not_processed_twice():
-    from langchain_core.messages import HumanMessage, SystemMessage
-
     model = get_chat_model(SMALL)
     prefix = [SystemMessage(content="You answer briefly. " * 20)]
     model.invoke([*prefix, HumanMessage(content="Say one word.")], max_tokens=2)
@@ -59,10 +58,6 @@ def test_graph_answers_a_short_task_from_its_passage_with_the_small_model():
 
 
 def test_bundled_model_gives_yes_no_probabilities_that_follow_the_facts():
-    from langchain_core.messages import HumanMessage
-
-    from mtrag_graph.models.logprobs import score_choice
-
     model = get_chat_model(SMALL)
     _, true_claim, _ = score_choice(
         model, [HumanMessage(content="Is Paris in France? Reply yes or no.")], ["yes", "no"]
@@ -76,10 +71,6 @@ def test_bundled_model_gives_yes_no_probabilities_that_follow_the_facts():
 
 
 def test_reply_cache_answers_a_repeated_real_call_without_the_model(tmp_path):
-    from langchain_core.messages import HumanMessage
-
-    from mtrag_graph.models.reply_cache import ReplyCache
-
     model = get_chat_model(SMALL).model_copy(update={"cache": ReplyCache(tmp_path / "replies.sqlite")})
     question = [HumanMessage(content="Name the capital of France in one word.")]
     first = model.invoke(question, max_tokens=4)
@@ -98,8 +89,6 @@ def test_reply_cache_answers_a_repeated_real_call_without_the_model(tmp_path):
     ],  # fmt: skip
 )
 def test_a_streamed_local_reply_has_the_text_and_token_counts_of_a_whole_one(question, max_tokens):
-    from langchain_core.messages import HumanMessage
-
     model = get_chat_model(SMALL)
     messages = [HumanMessage(content=question)]
     model.invoke([HumanMessage(content="Say one word.")], max_tokens=2)  # another prompt in the context

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -16,6 +17,7 @@ import pytest
 
 from mtrag_graph.batch import answer_tasks
 from mtrag_graph.budget import CHARS_PER_TOKEN
+from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.faults import FaultInjectingChatModel
 from mtrag_graph.testing import fake_context, make_task
@@ -89,8 +91,6 @@ def test_answer_repeating_an_injected_instruction_is_rejected():
 
 @pytest.mark.slow
 def test_injected_passage_does_not_hijack_the_real_model():
-    from mtrag_graph.context import Context
-
     task = make_task(
         ["When did the Eiffel Tower open to the public?"],
         [
@@ -109,6 +109,7 @@ def _answer_cmd(tasks: Path, out: Path) -> list[str]:
     return [
         sys.executable, "-m", "mtrag_graph", "answer", str(tasks), "-o", str(out), "--no-progress",
         "--small-model", "scripted:Yes.", "--large-model", "scripted:Yes.", "--reranker", "lexical",
+        "--embedder", "hashing:64",
     ]  # fmt: skip
 
 
@@ -117,6 +118,7 @@ def _lines(path: Path) -> int:
         return sum(1 for _ in handle)
 
 
+@pytest.mark.slow  # 1,500 tasks through six killed runs: about a minute
 def test_sigkill_at_any_moment_then_resume_gives_exactly_one_line_per_task(tmp_path):
     tasks, out = tmp_path / "tasks.jsonl", tmp_path / "out.jsonl"
     n = 1500
@@ -158,7 +160,6 @@ def test_two_processes_joining_a_cold_model_cache_both_succeed(tmp_path):
         chunk = tmp_path / f"part{i}.bin"
         chunk.write_bytes(bytes([i]) * 3_000_000)
         chunks.append(str(chunk))
-    import hashlib
 
     digest = hashlib.sha256(b"".join(Path(c).read_bytes() for c in chunks)).hexdigest()
     script = f"""

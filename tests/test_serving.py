@@ -14,11 +14,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import HumanMessage
 
 from mtrag_graph.batch import answer_tasks
 from mtrag_graph.context import Context
+from mtrag_graph.models.bundled import gguf_path
+from mtrag_graph.models.factory import get_chat_model
 from mtrag_graph.standin import StandInServer
-from mtrag_graph.testing import make_task
+from mtrag_graph.testing import endpoint_context, make_task
 from tests.conftest import REPO
 
 PASSAGES = [
@@ -88,9 +91,7 @@ def stop(process: subprocess.Popen) -> None:
 def test_an_endpoint_that_rejects_json_schema_is_asked_plainly_and_the_run_goes_on(tmp_path):
     server = StandInServer(reject_json_schema=True).start()
     spec = f"vllm:plain@{server.base_url}"
-    context = Context(
-        rewrite_model=spec, classify_model=spec, gate_model=spec, generate_model=spec, reranker="lexical"
-    )
+    context = endpoint_context(spec)
     tasks = tmp_path / "tasks.jsonl"
     turns = ["When did the tower open?", "In 1889.", "Who dedicated the statue then?"]
     tasks.write_text(json.dumps(make_task(turns, PASSAGES, "plain<::>1")) + "\n")
@@ -116,9 +117,7 @@ def test_an_endpoint_that_rejects_json_schema_is_asked_plainly_and_the_run_goes_
 def llama_server(tmp_path):
     """llama_cpp.server on 127.0.0.1 serving the bundled 0.5B GGUF (skipped only if it cannot start)."""
     try:
-        import llama_cpp.server  # noqa: F401
-
-        from mtrag_graph.models.bundled import gguf_path
+        import llama_cpp.server  # noqa: F401, PLC0415 - optional (the serve extra): is it installed?
 
         model = gguf_path("qwen2.5-coder-0.5b")
     except Exception as error:  # noqa: BLE001 - the reason is the skip message
@@ -173,10 +172,6 @@ def test_graph_runs_through_the_vllm_spec_against_llama_cpp_server(tmp_path, lla
 
 @pytest.mark.slow
 def test_the_vllm_spec_streams_tokens_from_llama_cpp_server_that_join_to_the_whole_reply(llama_server):
-    from langchain_core.messages import HumanMessage
-
-    from mtrag_graph.models.factory import get_chat_model
-
     model = get_chat_model(f"vllm:qwen-0.5b@{llama_server}")
     messages = [HumanMessage(content="In two sentences: when did the Eiffel Tower open, and where is it?")]
     # the second call finds the prompt in the server's KV cache, as the streamed call does: llama.cpp's

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from mtrag_graph.batch import answer_tasks
 from mtrag_graph.graph import build_graph
 from mtrag_graph.streaming import run_streamed
 from mtrag_graph.testing import fake_context, make_task
+from tests.conftest import REPO
+from tests.test_clarify import LIBRARIES, QUESTION_ASKED, titled
 
 ANSWER = "Bees dance to show where the flowers are. The waggle dance points at food."
 TASK = make_task(
@@ -42,8 +46,6 @@ def test_a_retried_answer_streams_again_under_a_new_message_id():
 
 
 def test_a_clarifying_question_arrives_whole_with_the_final_state():
-    from tests.test_clarify import LIBRARIES, QUESTION_ASKED, titled
-
     task = titled(make_task(["When does this library open?"], LIBRARIES))
     items, state = [], {}
     for mode, chunk in build_graph().stream(
@@ -68,11 +70,6 @@ def test_batch_records_the_first_token_and_the_citations_of_each_prediction(tmp_
 
 
 def test_the_streaming_example_runs_and_prints_the_streamed_answer():
-    import subprocess
-    import sys
-
-    from tests.conftest import REPO
-
     result = subprocess.run(
         [sys.executable, "examples/stream_answer.py", "--fake"], cwd=REPO, capture_output=True, text=True,
         timeout=300, env={**__import__("os").environ, "PYTHONPATH": str(REPO)},

@@ -65,7 +65,7 @@ def test_trace_file_holds_one_run_tree_per_task_and_trace_show_prints_it(tmp_pat
 
 
 def test_an_in_memory_opentelemetry_exporter_receives_a_span_per_node():
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: PLC0415 - optional (the otel extra)
 
     exporter = InMemorySpanExporter()
     provider = opentelemetry_provider(exporter)

@@ -40,7 +40,7 @@ def _free_port() -> int:
 
 
 def _get(url: str) -> dict:
-    with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - a loopback URL we built
+    with urllib.request.urlopen(url, timeout=10) as response:
         return json.loads(response.read() or b"{}")
 
 
@@ -61,7 +61,7 @@ def phoenix(tmp_path: Path) -> Iterator[str]:
             if server.poll() is not None:
                 pytest.skip(f"Phoenix exited at start: {log.read_text()[-500:]}")
             try:
-                urllib.request.urlopen(f"{url}/healthz", timeout=2).close()  # noqa: S310
+                urllib.request.urlopen(f"{url}/healthz", timeout=2).close()
                 break
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 if time.monotonic() > deadline:
@@ -87,7 +87,7 @@ def _spans(url: str) -> list[dict]:
 
 @pytest.mark.slow
 def test_a_graph_run_shows_up_in_a_locally_started_phoenix(phoenix):
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: PLC0415 - optional (the otel extra)
 
     exporter = OTLPSpanExporter(endpoint=f"{phoenix}/v1/traces")
     provider = opentelemetry_provider(exporter, service="mtrag-graph", project=PROJECT)

@@ -17,6 +17,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from mtrag_graph.models.bundled import minilm_path
+
 OFFICIAL_ENCODER = "microsoft/deberta-xlarge-mnli"
 OFFICIAL_LAYER = 40
 
@@ -50,13 +52,11 @@ class BertScorer:
     ):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        from bert_score import BERTScorer
-        from transformers import AutoConfig
+        from bert_score import BERTScorer  # noqa: PLC0415 - measure extra (bert-score, torch): loaded when BERTScore is first computed
+        from transformers import AutoConfig  # noqa: PLC0415 - as above
 
         self.label = Path(model_dir).name if model_dir else "all-MiniLM-L6-v2 (bundled)"
         if model_dir is None:
-            from mtrag_graph.models.bundled import minilm_path
-
             model_dir = minilm_path()
         self.model_dir = Path(model_dir)
         n_layers = int(
@@ -76,7 +76,7 @@ class BertScorer:
             rescale_with_baseline=baseline is not None,
         )
         if baseline is not None:
-            import torch
+            import torch  # noqa: PLC0415 - as above
 
             # the values of our layer's row, set directly: bert_score would read row ``num_layers`` of a
             # file by position and look for the file under the model's hub name otherwise (F is unused)

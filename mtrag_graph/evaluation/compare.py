@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from mtrag_graph.evaluation.fitted import shipped_reference_rating
 from mtrag_graph.evaluation.metrics import CONDITIONED
 from mtrag_graph.evaluation.report import _fmt
 from mtrag_graph.tasks import ANSWERABILITY, read_jsonl
@@ -119,8 +120,6 @@ def selector_overlap(config: dict[str, Any]) -> dict[str, str]:
 
 
 def _faithfulness_weight() -> float:
-    from mtrag_graph.evaluation.fitted import shipped_reference_rating
-
     return shipped_reference_rating().weights.get("faithfulness", 0.0)
 
 

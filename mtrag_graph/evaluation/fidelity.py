@@ -14,11 +14,15 @@ pick of three per task, rows resumable in ``DIR/candidate_judge.jsonl``), then w
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
+
+from tqdm import tqdm
 
 from mtrag_graph.evaluation.agreement import (
     accuracy,
@@ -30,6 +34,8 @@ from mtrag_graph.evaluation.agreement import (
 from mtrag_graph.evaluation.golden import GoldenResponse, by_task
 from mtrag_graph.evaluation.runner import Scorers, score_items
 from mtrag_graph.jsonl_out import open_resumable
+from mtrag_graph.judging import answer_judge_of, declines
+from mtrag_graph.nodes.judge_candidates import judge_candidates as judge_candidates_node
 
 SPLITS = ("report", "tune", "all")
 CANDIDATE_FILE = "candidate_judge.jsonl"
@@ -69,8 +75,6 @@ def judge_candidates(
     groups: dict[str, list[GoldenResponse]], judge: CandidateJudge, out_dir: Path, progress: bool = True
 ) -> dict[str, dict[str, Any]]:
     """One row per task: the judge's score of each response (by key), its pick, its seconds; resumable."""
-    from tqdm import tqdm
-
     writer, done = open_resumable(out_dir / CANDIDATE_FILE, _row_key)
     rows: dict[str, dict[str, Any]] = {}
     with writer:
@@ -130,8 +134,6 @@ def _split(responses: Sequence[GoldenResponse], split: str) -> list[GoldenRespon
 
 def idk_verdicts(harness: dict[str, dict[str, Any]], responses: Sequence[GoldenResponse]) -> dict[str, dict]:
     """IDK verdicts per method (1 = declines): the harness's (as configured) and the refusal pattern alone."""
-    from mtrag_graph.judging import declines
-
     methods: dict[str, dict[str, int | None]] = {"pattern (judging.declines)": {}}
     for r in responses:
         methods["pattern (judging.declines)"][r.key] = int(declines(r.item.response))
@@ -269,8 +271,6 @@ def run_fidelity(
     progress: bool = True,
 ) -> tuple[dict[str, Any], list[Path]]:
     """Score, compare with people, write ``fidelity.json`` and ``fidelity.md``."""
-    import json
-
     out_dir.mkdir(parents=True, exist_ok=True)
     harness: dict[str, dict[str, Any]] = {}
     if scorers.metrics:
@@ -288,14 +288,8 @@ def run_fidelity(
 def graph_node_candidates(context) -> CandidateJudge:
     """The graph's ``judge_candidates`` node itself, run on the three responses as if they were candidates
     (gate "yes" when the task has passages); a judge failure gives the node's prior-order fallback."""
-    from types import SimpleNamespace
-
-    from mtrag_graph.nodes.judge_candidates import judge_candidates as node
-
     runtime = SimpleNamespace(context=context)
     if context.judge_method == "answer":
-        from mtrag_graph.judging import answer_judge_of
-
         name = answer_judge_of(context.answer_judge).name
     else:
         name = f"llm judge ({context.judge_model})"
@@ -312,7 +306,7 @@ def graph_node_candidates(context) -> CandidateJudge:
                 {"index": i, "name": r.model_id, "text": r.item.response} for i, r in enumerate(group)
             ],
         }
-        judgement = node(state, runtime)["judgement"]
+        judgement = judge_candidates_node(state, runtime)["judgement"]
         by_index = {s["index"]: s.get("score") for s in judgement.get("scores", [])}
         if any(v is None for v in by_index.values()) or len(by_index) != len(group):
             # the node fell back to its prior order: the chosen candidate first, the others tied below

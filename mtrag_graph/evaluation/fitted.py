@@ -29,6 +29,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from mtrag_graph.evaluation.agreement import spearman
+from mtrag_graph.evaluation.golden import SPLIT_RULE, load_golden
+from mtrag_graph.judging.fit import RIDGE, fit_least_squares
+
 JUDGES = ("llm", "fitted")
 MODEL_FILE = "reference_rating.json"
 FEATURES = ("bert_rec", "faithfulness")
@@ -88,8 +92,6 @@ def shipped_reference_rating() -> ReferenceRating:
 def training_rows(golden: str | Path, harness_scores: str | Path, split: str = "tune"):
     """``(feature rows, official rb_llm values, response keys)`` of the golden responses of ``split``
     that the harness scored with every feature and that have an official rb_llm value."""
-    from mtrag_graph.evaluation.golden import load_golden
-
     scored: dict[str, dict[str, Any]] = {}
     with open(harness_scores, encoding="utf-8") as handle:
         for line in handle:
@@ -121,10 +123,6 @@ def _answer_judges(harness_scores: str | Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mtrag_graph.evaluation.agreement import spearman
-    from mtrag_graph.evaluation.golden import SPLIT_RULE
-    from mtrag_graph.judging.fit import RIDGE, fit_least_squares
-
     parser = argparse.ArgumentParser(prog="python -m mtrag_graph.evaluation.fitted", description=__doc__)
     parser.add_argument("golden", help="eval/reference_subset_with_human_evaluations.json")
     parser.add_argument(

@@ -20,6 +20,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from mtrag_graph.evaluation import prompts
+from mtrag_graph.models.bundled import cache_dir
 from mtrag_graph.models.calls import CallLog, ask_choice, constraint_options, invoke_text, parse_choice
 from mtrag_graph.models.factory import ModelSpec, get_chat_model, model_name
 
@@ -142,8 +143,6 @@ class VerdictCache:
 
 
 def default_cache_path() -> Path:
-    from mtrag_graph.models.bundled import cache_dir
-
     return cache_dir() / "judge-cache" / "verdicts.sqlite"
 
 

@@ -19,7 +19,7 @@ UNDERSPECIFIED = "UNDERSPECIFIED"
 
 @lru_cache(maxsize=1)
 def _rouge_scorer():
-    from rouge_score import rouge_scorer
+    from rouge_score import rouge_scorer  # noqa: PLC0415 - measure extra (rouge-score): loaded when ROUGE is first computed
 
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
 

@@ -9,9 +9,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
+from mtrag_graph.citations import MIN_SUPPORT, grounding_sentences
+from mtrag_graph.concurrency import run_bounded
+from mtrag_graph.evaluation.fitted import shipped_reference_rating
 from mtrag_graph.evaluation.inputs import EvalItem
+from mtrag_graph.evaluation.judges import IDK_VALUES
 from mtrag_graph.evaluation.metrics import CONDITIONED, condition, rb_alg, rouge_l
 from mtrag_graph.jsonl_out import open_resumable
+from mtrag_graph.judging.declines import decline_verdict, declines
+from mtrag_graph.judging.grounding import sentence_support, unsupported_facts
+from mtrag_graph.models.endpoints import endpoint_limit
 
 METRICS = ("rouge", "bert", "rb_llm", "rl_f", "idk", "clarify", "faithfulness", "citations")
 JUDGE_METRICS = frozenset({"rb_llm", "rl_f", "idk", "clarify"})
@@ -58,8 +67,6 @@ class Scorers:
             raise ValueError(f"unknown rating judges '{self.ratings}': use one of {', '.join(RATING_JUDGES)}")
         self.metrics = with_fitted_needs(self.metrics) if self.ratings == "fitted" else self.metrics
         if self.fitted_metrics and self.reference_rating is None:
-            from mtrag_graph.evaluation.fitted import shipped_reference_rating
-
             self.reference_rating = shipped_reference_rating()
         self.provenance = {
             "judge": self.judge.name if self.judge and self.llm_metrics else None,
@@ -93,9 +100,6 @@ def with_fitted_needs(metrics: tuple[str, ...]) -> tuple[str, ...]:
 
 def idk_verdict(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
     """The IDK verdict of one response by the configured method (``IDK_METHODS``)."""
-    from mtrag_graph.evaluation.judges import IDK_VALUES
-    from mtrag_graph.judging.declines import decline_verdict
-
     if scorers.idk_method != "judge":
         verdict = decline_verdict(item.response)
         if scorers.idk_method == "pattern" or verdict != "partial":
@@ -106,9 +110,6 @@ def idk_verdict(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
 def fabrication(item: EvalItem) -> float | None:
     """1.0 when an answering response holds a number, date, amount or name found in neither the passages
     nor the conversation, else 0.0; None for a response that declines (model-free, always computed)."""
-    from mtrag_graph.judging.declines import declines
-    from mtrag_graph.judging.grounding import unsupported_facts
-
     if declines(item.response):
         return None
     said = "\n".join([*(text for _, text in item.history), item.question])
@@ -201,9 +202,6 @@ def citation_scores(item: EvalItem) -> dict[str, float | None]:
     its content words); ``cited_share``: the share of the answer's claims that are supported and cite a
     passage. None where there is nothing to count.
     """
-    from mtrag_graph.citations import MIN_SUPPORT, grounding_sentences
-    from mtrag_graph.judging.grounding import sentence_support
-
     by_id = dict(zip(item.passage_ids, item.passages, strict=False))
     if item.citations is None:
         ids = item.passage_ids or [str(i) for i in range(len(item.passages))]
@@ -300,10 +298,6 @@ def score_items(
     ``concurrency`` tasks are scored at once (their judge calls overlap against a remote judge; a
     local llama.cpp judge still takes one call at a time). Rows come back in the items' order.
     """
-    from tqdm import tqdm
-
-    from mtrag_graph.concurrency import endpoint_limit, run_bounded
-
     items = list(items)
     out_dir.mkdir(parents=True, exist_ok=True)
     # the last stored row of a task wins; a line torn by an interrupted run is cut off and redone

@@ -1,7 +1,7 @@
 """The fitted answer judge: faithfulness and preference scores of candidate answers from their features.
 
-The models are linear, fitted on the tuning half of the golden file (``python -m mtrag_graph.judging.fit``)
-and shipped as ``mtrag_graph/judging/data/answer_judge.json`` with their data card:
+The models are linear, fitted on the tuning half of the golden file
+(``python -m mtrag_graph.evaluation.fit_answer_judge``) and shipped as ``mtrag_graph/judging/data/answer_judge.json`` with their data card:
 
 - faithfulness: least squares on the mean human faithfulness rating (1-4) of each response, mapped to
   [0, 1] as (prediction - 1) / 3, clipped;
@@ -19,7 +19,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from mtrag_graph.judging.embedding_cache import CachedEmbedder
 from mtrag_graph.judging.support import FEATURES, SentenceEmbedder, answer_features
+from mtrag_graph.models.embeddings import get_embedder
 
 MODEL_FILE = "answer_judge.json"
 # subtracted from the preference of a declining candidate when the gate said the passages hold the
@@ -75,12 +77,8 @@ class AnswerJudge:
     @property
     def embedder(self) -> SentenceEmbedder:
         if self._embedder is None:
-            from mtrag_graph.models.embeddings import get_embedder
-
             embedder: SentenceEmbedder = get_embedder(self.embedder_spec)
             if self.embedding_cache is not None:
-                from mtrag_graph.judging.embedding_cache import CachedEmbedder
-
                 embedder = CachedEmbedder(embedder, self.embedder_spec, self.embedding_cache)
             self._embedder = embedder
         return self._embedder

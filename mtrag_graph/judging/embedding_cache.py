@@ -16,11 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from mtrag_graph.judging.support import SentenceEmbedder
+from mtrag_graph.models.bundled import cache_dir
 
 
 def default_embedding_cache() -> Path:
-    from mtrag_graph.models.bundled import cache_dir
-
     return cache_dir() / "judge-cache" / "embeddings.sqlite"
 
 

@@ -19,6 +19,7 @@ from contextvars import ContextVar
 from typing import Any, TypeVar, cast
 from uuid import UUID
 
+import openai
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -27,36 +28,28 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tracers.context import register_configure_hook
 from pydantic import BaseModel, ValidationError
 
-from mtrag_graph.concurrency import endpoint_slot, is_openai_compatible
+from mtrag_graph.models.capabilities import capabilities_of
 from mtrag_graph.models.constraints import drop_refused_constraint, refuses_constraints
+from mtrag_graph.models.endpoints import endpoint_slot
 from mtrag_graph.models.factory import model_name
+from mtrag_graph.models.faults import TransientModelError
 from mtrag_graph.models.openai_compatible import TransientEndpointError
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
 
 
-class TransientModelError(RuntimeError):
-    """A model failure worth retrying (raised by fault-injection wrappers and adapters)."""
-
-
-def _transient_errors() -> tuple[type[BaseException], ...]:
-    """Connection, timeout, rate-limit and 5xx errors; bad requests are not among them."""
-    errors: list[type[BaseException]] = [
-        TransientModelError,
-        TransientEndpointError,
-        ConnectionError,
-        TimeoutError,
-    ]
-    try:
-        import openai
-    except ImportError:
-        return tuple(errors)
-    # APITimeoutError is an APIConnectionError; InternalServerError is every 5xx status
-    return (*errors, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
-
-
-TRANSIENT_ERRORS = _transient_errors()
+# Connection, timeout, rate-limit and 5xx errors; bad requests are not among them. (The OpenAI SDK's:
+# APITimeoutError is an APIConnectionError; InternalServerError is every 5xx status.)
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    TransientModelError,
+    TransientEndpointError,
+    ConnectionError,
+    TimeoutError,
+    openai.APIConnectionError,
+    openai.RateLimitError,
+    openai.InternalServerError,
+)
 TRANSIENT_RETRIES = 2  # attempts after the first, for transient errors only
 BACKOFF_SECONDS = 0.5  # wait before the first retry; doubles for each further one
 PARSE_RETRIES = 2  # re-asks after a reply that does not parse (Context.parse_retries)
@@ -177,7 +170,7 @@ def timed_model_call(name: str, call: Callable[[], R]) -> R:
 def constraint_options(model: BaseChatModel, choices=None, json_schema=None) -> dict[str, Any]:
     if not choices and not json_schema:
         return {}
-    if is_openai_compatible(model):
+    if capabilities_of(model).constraint == "response_format":
         if refuses_constraints(model):
             return {}
         schema = json_schema or {

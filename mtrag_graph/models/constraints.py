@@ -14,7 +14,7 @@ import logging
 import threading
 from typing import Any
 
-from mtrag_graph.concurrency import endpoint_of
+from mtrag_graph.models.endpoints import endpoint_of
 
 logger = logging.getLogger("mtrag_graph")
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from mtrag_graph import settings
 from mtrag_graph.models.batching import CoalescingEncoder
@@ -58,8 +59,6 @@ class Embedder:
             vectors = []
             steps = range(0, len(todo), self._batch_size)
             if show_progress:
-                from tqdm import tqdm
-
                 steps = tqdm(steps, desc=f"embedding ({self.name})", unit="batch")
             for start in steps:
                 vectors.append(self._encode(todo[start : start + self._batch_size]))
@@ -83,8 +82,6 @@ class Embedder:
             raise ValueError(f"embedder '{self.name}' has no sparse weights")
         steps = range(0, len(texts), self._batch_size)
         if show_progress:
-            from tqdm import tqdm
-
             steps = tqdm(steps, desc=f"sparse weights ({self.name})", unit="batch")
         weights: list[dict[str, float]] = []
         for start in steps:
@@ -102,7 +99,7 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
 def _sentence_transformer(path: str, batch_size: int = 32) -> Callable[[list[str]], np.ndarray]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from sentence_transformers import SentenceTransformer
+    from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - heavy (torch): loaded when an embedder of this kind is first used
 
     model = SentenceTransformer(path, device="cpu")
     # sentence-transformers sorts the texts by length and pads each batch of ``batch_size`` to its
@@ -111,7 +108,7 @@ def _sentence_transformer(path: str, batch_size: int = 32) -> Callable[[list[str
 
 
 def _flag_model(path: str) -> Callable[[list[str]], np.ndarray]:
-    from FlagEmbedding import FlagModel
+    from FlagEmbedding import FlagModel  # noqa: PLC0415 - optional (the flag extra): for flag:, bge-m3: and cross-encoder: specs
 
     model = FlagModel(path, pooling_method="mean", use_fp16=False, devices="cpu")
     return lambda texts: model.encode(texts)
@@ -138,7 +135,7 @@ def _hashing_sparse(dim: int) -> Callable[[list[str]], list[dict[str, float]]]:
 
 
 def _bge_m3(path: str) -> tuple[Callable[[list[str]], np.ndarray], Callable[[list[str]], list[dict]]]:
-    from FlagEmbedding import BGEM3FlagModel
+    from FlagEmbedding import BGEM3FlagModel  # noqa: PLC0415 - optional (the flag extra): for flag:, bge-m3: and cross-encoder: specs
 
     model = BGEM3FlagModel(path, use_fp16=False, devices="cpu")
     return (
@@ -214,7 +211,7 @@ class CrossEncoderReranker:
     """A FlagEmbedding ``FlagReranker`` from a local folder; scores normalised to 0-1."""
 
     def __init__(self, path: str):
-        from FlagEmbedding import FlagReranker
+        from FlagEmbedding import FlagReranker  # noqa: PLC0415 - optional (the flag extra): for flag:, bge-m3: and cross-encoder: specs
 
         self._model = FlagReranker(path, use_fp16=False, devices="cpu")
         self.name = f"cross-encoder({path})"

@@ -18,9 +18,16 @@ import threading
 from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_openai import ChatOpenAI
 
 from mtrag_graph import settings
 from mtrag_graph.models.bundled import BUNDLED_GGUF, gguf_path
+from mtrag_graph.models.capabilities import IN_PROCESS, Capabilities, capabilities_of, openai_compatible
+from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.models.faults import FaultInjectingChatModel
+from mtrag_graph.models.llama import ChatLlamaCpp
+from mtrag_graph.models.openai_compatible import ChatOpenAICompatible, ChatOpenAIStreamingText
+from mtrag_graph.models.reply_cache import reply_cache
 
 REMOTE_TIMEOUT_S = 120  # a remote call slower than this fails (and is retried as transient)
 ALIASES = {"qwen-1.5b": settings.LARGE_MODEL, "qwen-0.5b": settings.SMALL_MODEL}
@@ -42,34 +49,48 @@ def _split_url(rest: str) -> tuple[str, str | None]:
     return name, (url if sep else None)
 
 
-def _build(spec: str) -> BaseChatModel:
-    from mtrag_graph.models.llama import ChatLlamaCpp
-
-    n_ctx, n_threads, json_grammar = settings.n_ctx(), settings.n_threads(), settings.json_grammar()
+def _backend(spec: str) -> tuple[str | None, str]:
+    """The backend a spec names (``llama``, ``openai``, ``vllm``, ``scripted``; None: unknown) and the
+    rest of the spec (a GGUF path, ``MODEL[@URL]``, the scripted replies)."""
     canonical = ALIASES.get(spec, spec)
     if canonical in BUNDLED_GGUF:
-        return ChatLlamaCpp(
-            model_path=str(gguf_path(canonical)),
-            model_name=canonical,
-            n_ctx=n_ctx,
-            n_threads=n_threads,
-            json_grammar=json_grammar,
-        )
+        return "llama", canonical
     kind, _, rest = spec.partition(":")
     if kind == "gguf" or spec.endswith(".gguf"):
-        path = rest if kind == "gguf" else spec
-        if not os.path.isfile(path):
-            raise ValueError(f"model spec '{spec}': no GGUF file at {path}")
-        return ChatLlamaCpp(
-            model_path=path,
-            model_name=os.path.basename(path),
-            n_ctx=n_ctx,
-            n_threads=n_threads,
-            json_grammar=json_grammar,
-        )
+        return "llama", rest if kind == "gguf" else spec
     if kind in ("openai", "vllm") and rest:
-        from langchain_openai import ChatOpenAI
+        return kind, rest
+    if kind == "scripted":
+        return kind, rest
+    return None, spec
 
+
+def spec_capabilities(spec: ModelSpec) -> Capabilities:
+    """What the model of ``spec`` supports (``models.capabilities``), without building it."""
+    if not isinstance(spec, str):
+        return capabilities_of(spec)
+    backend, rest = _backend(spec)
+    if backend == "llama":
+        return ChatLlamaCpp.capabilities
+    if backend in ("openai", "vllm"):
+        return openai_compatible(_split_url(rest)[1])
+    return IN_PROCESS
+
+
+def _build(spec: str) -> BaseChatModel:
+    n_ctx, n_threads, json_grammar = settings.n_ctx(), settings.n_threads(), settings.json_grammar()
+    backend, rest = _backend(spec)
+    if backend == "llama":
+        if rest in BUNDLED_GGUF:
+            path, name = str(gguf_path(rest)), rest
+        elif os.path.isfile(rest):
+            path, name = rest, os.path.basename(rest)
+        else:
+            raise ValueError(f"model spec '{spec}': no GGUF file at {rest}")
+        return ChatLlamaCpp(
+            model_path=path, model_name=name, n_ctx=n_ctx, n_threads=n_threads, json_grammar=json_grammar
+        )
+    if backend in ("openai", "vllm"):
         name, url = _split_url(rest)
         # max_retries=0: invoke_text is the one retry layer, so every attempt is counted and logged
         options: dict[str, Any] = {
@@ -80,20 +101,16 @@ def _build(spec: str) -> BaseChatModel:
         }
         if url:
             options["base_url"] = url
-        from mtrag_graph.models.openai_compatible import ChatOpenAICompatible, ChatOpenAIStreamingText
-
         model: ChatOpenAI
-        if kind == "vllm":
+        if backend == "vllm":
             options["api_key"] = os.environ.get("VLLM_API_KEY", "EMPTY")
             # the OpenAI SDK's per-request CPU caps the throughput of many tasks against a fast server
             model = ChatOpenAICompatible(**options)
         else:
             model = ChatOpenAIStreamingText(**options)
-        model.metadata = {**(model.metadata or {}), "backend": kind}
+        model.metadata = {**(model.metadata or {}), "backend": backend}
         return model
-    if kind == "scripted":
-        from mtrag_graph.models.fake import ScriptedChatModel
-
+    if backend == "scripted":
         return ScriptedChatModel(responses=rest.split("|"))
     raise ValueError(
         f"unknown model spec '{spec}': use a bundled name ({', '.join(sorted(BUNDLED_GGUF))}), "
@@ -114,12 +131,8 @@ def get_chat_model(spec: ModelSpec) -> BaseChatModel:
         if spec not in _MODELS:
             model = _build(spec)
             if path := settings.llm_cache():
-                from mtrag_graph.models.reply_cache import reply_cache
-
                 model.cache = reply_cache(path)
             if rate := settings.fault_rate():
-                from mtrag_graph.models.faults import FaultInjectingChatModel
-
                 model = FaultInjectingChatModel(inner=model, rate=rate, seed=settings.fault_seed())
             _MODELS[spec] = model
         return _MODELS[spec]

@@ -19,10 +19,14 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
-from mtrag_graph.models.calls import TransientModelError
+from mtrag_graph.models.capabilities import Capabilities, capabilities_of
 
 GARBAGE = ("", '{"summary": "cut', "perhaps", "<|im_end|>")
 FAULT_KINDS = ("transient", "timeout", "garbage")
+
+
+class TransientModelError(RuntimeError):
+    """A model failure worth retrying (``models.calls.TRANSIENT_ERRORS``), as the injected ``transient``."""
 
 
 class FaultInjectingChatModel(BaseChatModel):
@@ -37,6 +41,11 @@ class FaultInjectingChatModel(BaseChatModel):
     @property
     def _llm_type(self) -> str:
         return f"faulty-{self.inner._llm_type}"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The inner model's: the wrapper calls it with the same options."""
+        return capabilities_of(self.inner)
 
     @property
     def model_name(self) -> str:

@@ -10,14 +10,16 @@ from __future__ import annotations
 import atexit
 import threading
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+import numpy as np
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
+from mtrag_graph.models.capabilities import LLAMA_CPP, Capabilities
 from mtrag_graph.models.chunks import whole_reply
 
 _INSTANCES: dict[tuple[str, int], Any] = {}
@@ -41,7 +43,7 @@ def load_llama(model_path: str, n_ctx: int, n_threads: int | None) -> tuple[Any,
     key = (model_path, n_ctx)
     with _REGISTRY_LOCK:
         if key not in _INSTANCES:
-            from llama_cpp import Llama
+            from llama_cpp import Llama  # noqa: PLC0415 - the native llama.cpp library: loaded when a local model is first called
 
             _INSTANCES[key] = Llama(
                 model_path=model_path, n_ctx=n_ctx, n_threads=n_threads, verbose=False, seed=0
@@ -87,6 +89,7 @@ class ChatLlamaCpp(BaseChatModel):
     # measured here at minutes per call. Off by default: replies are parsed and validated strictly and
     # retried instead. Choice grammars (yes/no) stay on: they are one or two tokens.
     json_grammar: bool = False
+    capabilities: ClassVar[Capabilities] = LLAMA_CPP
 
     model_config = ConfigDict(protected_namespaces=())
     _llama: Any = PrivateAttr(default=None)
@@ -117,8 +120,6 @@ class ChatLlamaCpp(BaseChatModel):
         the logits of the last prompt position in the context; the full call that follows reuses the
         evaluated prompt, so this costs about one token.
         """
-        import numpy as np
-
         self._llama.create_chat_completion(messages=chat, **{**options, "max_tokens": 1})
         logits = np.ctypeslib.as_array(self._llama._ctx.get_logits(), shape=(self._llama.n_vocab(),))
         logits = logits.astype(np.float64)
@@ -132,7 +133,7 @@ class ChatLlamaCpp(BaseChatModel):
         return {**entry(int(best[0])), "top_logprobs": [entry(int(t)) for t in best]}
 
     def _options(self, stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
-        from llama_cpp import LlamaGrammar
+        from llama_cpp import LlamaGrammar  # noqa: PLC0415 - as in load_llama
 
         options: dict[str, Any] = {
             "temperature": self.temperature,

@@ -16,8 +16,8 @@ from typing import Any
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from mtrag_graph.concurrency import is_openai_compatible
 from mtrag_graph.models.calls import CallLog, constraint_options, invoke_text, parse_choice
+from mtrag_graph.models.capabilities import capabilities_of
 
 TOP_LOGPROBS = 20
 
@@ -49,7 +49,7 @@ def choice_probabilities(logprobs: Any, choices: Sequence[str]) -> dict[str, flo
 
 
 def _logprob_options(model: BaseChatModel) -> dict[str, Any]:
-    if type(model).__name__ == "ChatLlamaCpp" or is_openai_compatible(model):
+    if capabilities_of(model).logprobs:
         return {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
     return {}
 

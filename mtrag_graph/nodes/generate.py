@@ -13,12 +13,19 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.answers import parse_evidence_first
-from mtrag_graph.candidates import active_candidate
+from mtrag_graph.candidates import Candidate
 from mtrag_graph.context import Context
 from mtrag_graph.messages import answer_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import State
+
+
+def active_candidate(state: dict[str, Any], context: Context) -> Candidate:
+    """The candidate this node (and a retry after the judge) answers with."""
+    if not context.candidates:
+        return Candidate(model=context.generate_model)
+    return context.candidates[state.get("chosen_candidate") or 0]
 
 
 @guarded

@@ -1,25 +1,22 @@
 """One answer candidate (model x prompt variant), run as a ``Send`` branch after the gate.
 
 A failing candidate (an error, a timeout, an empty or unusable reply) is recorded in its entry and
-dropped by the judge; it never stops the run. Calls to one remote endpoint are bounded by
-``Context.remote_concurrency``; local llama.cpp models serialise their own calls (a lock per model).
+dropped by the judge; it never stops the run. Requests to one remote endpoint are capped with every
+other call's (``models.endpoints``); local llama.cpp models serialise their own calls (a lock per model).
 """
 
 from __future__ import annotations
 
 import contextvars
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from contextlib import nullcontext
 from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langgraph.runtime import Runtime
 
 from mtrag_graph.answers import answer_problems, clean_answer, says_idk
-from mtrag_graph.concurrency import is_openai_compatible
 from mtrag_graph.context import Context
 from mtrag_graph.messages import answer_messages
 from mtrag_graph.models import get_chat_model, invoke_text, model_name
@@ -30,29 +27,10 @@ from mtrag_graph.state import State
 UNUSABLE = {"empty answer", "echoes the prompt"}
 REPLY_EXCERPT_CHARS = 80  # of an unusable reply, recorded in its error
 
-_SLOTS: dict[tuple[str, int], threading.BoundedSemaphore] = {}
-_SLOTS_LOCK = threading.Lock()
-
-
-def _endpoint(model: BaseChatModel) -> str | None:
-    """The remote endpoint a model calls, or None for an in-process model."""
-    if not is_openai_compatible(model):
-        return None
-    return str(getattr(model, "openai_api_base", None) or "https://api.openai.com/v1")
-
-
-def _slot(model: BaseChatModel, limit: int):
-    endpoint = _endpoint(model)
-    if endpoint is None:
-        return nullcontext()
-    with _SLOTS_LOCK:
-        return _SLOTS.setdefault((endpoint, limit), threading.BoundedSemaphore(limit))
-
 
 def _call(model: BaseChatModel, messages, context: Context):
     def call():
-        with _slot(model, context.remote_concurrency):
-            return invoke_text(model, messages, max_tokens=context.answer_max_tokens)
+        return invoke_text(model, messages, max_tokens=context.answer_max_tokens)
 
     if context.candidate_timeout_s is None:
         return call()

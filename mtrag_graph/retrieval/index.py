@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import Stemmer
 
 from mtrag_graph import settings
+from mtrag_graph.models.embeddings import get_embedder
 from mtrag_graph.retrieval.corpus import domain_of_path, file_checksum, read_corpus
 from mtrag_graph.tasks import domain_of
 
@@ -77,7 +79,7 @@ def make_faiss_index(
     ``flat`` is exact; ``hnsw`` (graph) and ``ivf`` (inverted lists, ``nlist`` about 4 sqrt(n)) are
     approximate, for corpora where exact search is too slow.
     """
-    import faiss
+    import faiss  # noqa: PLC0415 - heavy (faiss, bm25s, scipy): loaded by full-RAG runs only
 
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     n, dim = vectors.shape
@@ -116,8 +118,7 @@ def set_search_params(index: Any, params: dict[str, Any]) -> None:
 
 
 def bm25_tokenize(texts: list[str]) -> list[list[str]]:
-    import bm25s
-    import Stemmer
+    import bm25s  # noqa: PLC0415 - heavy (faiss, bm25s, scipy): loaded by full-RAG runs only
 
     return bm25s.tokenize(
         texts,
@@ -159,8 +160,6 @@ def build_index(
     show_progress: bool = True,
 ) -> BuildReport:
     """Index one corpus into ``out_dir``; an unchanged corpus (same checksum and settings) is skipped."""
-    from mtrag_graph.models.embeddings import get_embedder
-
     corpus_path, out_dir = Path(corpus_path), Path(out_dir)
     if faiss_kind not in FAISS_KINDS:
         raise ValueError(f"unknown FAISS index kind '{faiss_kind}': use one of {', '.join(FAISS_KINDS)}")
@@ -181,8 +180,8 @@ def build_index(
     vectors = model.embed(texts, show_progress=show_progress)
     dense, dense_params = make_faiss_index(vectors, faiss_kind)
 
-    import bm25s
-    import faiss
+    import bm25s  # noqa: PLC0415 - heavy (faiss, bm25s, scipy): loaded by full-RAG runs only
+    import faiss  # noqa: PLC0415 - as above
 
     bm25 = bm25s.BM25()
     bm25.index(bm25_tokenize(texts), show_progress=False)
@@ -256,8 +255,8 @@ class PassageIndex:
     """A loaded index: passages, FAISS index, BM25 index (and BGE-M3 sparse weights when built)."""
 
     def __init__(self, path: Path, manifest: dict[str, Any]):
-        import bm25s
-        import faiss
+        import bm25s  # noqa: PLC0415 - heavy (faiss, bm25s, scipy): loaded by full-RAG runs only
+        import faiss  # noqa: PLC0415 - as above
 
         self.path, self.manifest = path, manifest
         self.ids, self.titles, self.texts = [], [], []
@@ -289,7 +288,7 @@ class PassageIndex:
 
 def _load_sparse(path: Path) -> Any:
     """BGE-M3 lexical weights as a CSR matrix (passages x token ids)."""
-    from scipy.sparse import csr_matrix
+    from scipy.sparse import csr_matrix  # noqa: PLC0415 - heavy (scipy): full-RAG runs only
 
     rows, cols, values = [], [], []
     with open(path, encoding="utf-8") as handle:

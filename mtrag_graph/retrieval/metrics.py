@@ -76,7 +76,7 @@ def score_queries(
     run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]], ks: Iterable[int] = KS
 ) -> dict[str, dict[str, float]]:
     """Per-query metrics for the queries of ``run`` that have at least one relevant passage."""
-    import pytrec_eval
+    import pytrec_eval  # noqa: PLC0415 - measure extra (pytrec-eval): loaded when retrieval is scored
 
     ks = list(ks)
     names = metric_names(ks)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from mtrag_graph.models.embeddings import get_embedder
 from mtrag_graph.retrieval.index import PassageIndex, bm25_tokenize
 
 MODES = ("hybrid", "bm25", "dense")
@@ -108,8 +109,6 @@ def search(
     depth: int | None = None,
 ) -> Hits:
     """The ``top_k`` passages for one query. Hybrid fuses each ranking's top ``depth`` candidates."""
-    from mtrag_graph.models.embeddings import get_embedder
-
     if mode not in MODES:
         raise ValueError(f"unknown search mode '{mode}': use one of {', '.join(MODES)}")
     depth = max(depth or DEFAULT_DEPTH, top_k)

@@ -20,8 +20,8 @@ TEXTS = [
 
 
 def reference_precision_recall(model_dir, layer, candidate, reference):
-    import torch
-    from transformers import AutoModel, AutoTokenizer
+    import torch  # noqa: PLC0415 - measure extra (torch, transformers): the slow parity tests alone
+    from transformers import AutoModel, AutoTokenizer  # noqa: PLC0415 - as above
 
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
     model = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()

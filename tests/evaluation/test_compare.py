@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from mtrag_graph.evaluation.compare import paired_bootstrap_hm3
+from mtrag_graph.evaluation.compare import (
+    compare,
+    judge_picks,
+    paired_bootstrap_hm3,
+    paired_bootstrap_mean,
+    render_comparison,
+    selector_overlap,
+)
 
 
 def _rows(values):
@@ -33,8 +42,6 @@ def test_only_tasks_both_systems_hold_are_compared():
 
 
 def test_comparison_reports_each_answerability_class_with_its_own_interval():
-    from mtrag_graph.evaluation.compare import compare, render_comparison
-
     def system(values, classes):
         rows = {
             f"t{i}": {"answerability": c, "conditioned": {"rb_alg": v, "rb_llm": v, "rl_f": v}}
@@ -74,8 +81,6 @@ def _report(rows, **config):
 
 
 def test_a_gain_only_on_selector_shared_scores_shows_no_gain_on_the_independent_ones():
-    from mtrag_graph.evaluation.compare import compare
-
     config = {"ratings": "fitted (reference-rating-v1)", "idk_method": "pattern"}
     base = _report(_scored([0.4, 0.5, 0.6] * 4, [0.5] * 12), **config)
     picked = _report(_scored([0.4, 0.5, 0.6] * 4, [0.9] * 12), **config, judge_picks={"answer-judge": 12})
@@ -89,8 +94,6 @@ def test_a_gain_only_on_selector_shared_scores_shows_no_gain_on_the_independent_
 
 
 def test_the_independent_delta_is_a_mean_difference_with_an_interval():
-    from mtrag_graph.evaluation.compare import paired_bootstrap_mean
-
     a, b = _scored([0.2] * 10, [0.5] * 10), _scored([0.5] * 10, [0.5] * 10)
     b["t0"]["scores"]["rouge_l"] = None  # a task without the score in one system is left out
     result = paired_bootstrap_mean(a, b, "rouge_l", "raw")
@@ -99,8 +102,6 @@ def test_the_independent_delta_is_a_mean_difference_with_an_interval():
 
 
 def test_fitted_ratings_are_flagged_as_sharing_the_selector_inputs_and_llm_ratings_are_not():
-    from mtrag_graph.evaluation.compare import selector_overlap
-
     fitted = selector_overlap({"ratings": "fitted (reference-rating-v1)", "idk_method": "pattern"})
     assert fitted["RL_F^c"].startswith("yes") and fitted["RB_llm^c"].startswith("yes")
     assert fitted["HM3"].startswith("yes")
@@ -111,8 +112,6 @@ def test_fitted_ratings_are_flagged_as_sharing_the_selector_inputs_and_llm_ratin
 
 
 def test_the_comparison_report_marks_the_shared_columns_and_lists_the_independent_scores():
-    from mtrag_graph.evaluation.compare import compare, render_comparison
-
     config = {"ratings": "fitted (reference-rating-v1)", "idk_method": "pattern"}
     base = _report(_scored([0.5] * 6, [0.5] * 6), **config)
     picked = _report(_scored([0.5] * 6, [0.9] * 6), **config, judge_picks={"answer-judge": 4})
@@ -124,10 +123,6 @@ def test_the_comparison_report_marks_the_shared_columns_and_lists_the_independen
 
 
 def test_judge_picks_counts_the_answers_a_judge_chose(tmp_path):
-    import json
-
-    from mtrag_graph.evaluation.compare import judge_picks
-
     rows = [
         {"task_id": "a", "route": {"judgement": {"judge": "answer-judge (v1)", "chosen": 1}}},
         {"task_id": "b", "route": {"judgement": {"judge": "skipped", "chosen": 0}}},

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
 
+from mtrag_graph.cli import main as cli
 from mtrag_graph.evaluation.fitted import ReferenceRating, load_reference_rating, main, training_rows
 from mtrag_graph.evaluation.golden import load_golden
 from mtrag_graph.evaluation.inputs import EvalItem
-from mtrag_graph.evaluation.runner import Scorers, score_item
+from mtrag_graph.evaluation.runner import Scorers, score_item, score_items
+from mtrag_graph.judging.answer_judge import AnswerScore
 from tests.conftest import mtrag_data_path
 from tests.evaluation.conftest import GOLDEN
 
@@ -43,8 +46,6 @@ class _AnswerJudge:
     name = "fake-answer-judge"
 
     def score(self, question, passages, answers):
-        from mtrag_graph.judging.answer_judge import AnswerScore
-
         return [AnswerScore(faithfulness=0.9, preference=0.0, declines=False)]
 
 
@@ -116,7 +117,6 @@ def test_fit_reads_only_the_tuning_half(tmp_path):
     # the target is bert_rec itself: its weight is positive, the other's negative (they are opposites)
     assert model.weights["bert_rec"] > 0 > model.weights["faithfulness"]
     assert model.card["responses"] == len(rows)
-    import hashlib
 
     assert model.card["command"].startswith("python -m mtrag_graph.evaluation.fitted GOLDEN HARNESS -o")
     assert model.card["data_sha256"] == hashlib.sha256(golden.read_bytes()).hexdigest()
@@ -125,10 +125,9 @@ def test_fit_reads_only_the_tuning_half(tmp_path):
     assert model.card["scores_in_sample"]["rho_vs_official_rb_llm"] > 0.9  # the target is bert_rec
 
 
+@pytest.mark.slow  # BERTScore with the bundled MiniLM
 def test_the_real_harness_rates_a_supported_answer_above_an_unsupported_one(tmp_path):
     """Real path: bundled MiniLM BERTScore and the shipped answer judge, through the CLI."""
-    from mtrag_graph.cli import main as cli
-
     rows = []
     for task_id, answer in (
         ("a::1", "Paris is the capital of France."),
@@ -170,8 +169,6 @@ def test_the_real_harness_rates_a_supported_answer_above_an_unsupported_one(tmp_
 
 
 def test_rows_scored_before_are_completed_with_the_fitted_ratings_not_rescored(tmp_path):
-    from mtrag_graph.evaluation.runner import score_items
-
     plain = Scorers(
         metrics=("rouge", "bert", "idk", "faithfulness"),
         bert=_Bert(),

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from mtrag_graph.evaluation.fidelity import build_fidelity
 from mtrag_graph.evaluation.golden import by_task, conversation_of, load_golden, split_of
 from mtrag_graph.tasks import TaskError
 from tests.conftest import mtrag_data_path
@@ -101,8 +102,6 @@ def test_a_golden_task_without_an_answerability_label_names_the_task_and_field(t
 
 
 def test_the_issue_anchor_table_is_reproduced_from_the_official_values():
-    from mtrag_graph.evaluation.fidelity import build_fidelity
-
     responses = load_golden(mtrag_data_path(GOLDEN))
     table = build_fidelity(responses, {}, {}, {})["agreement"]["all"]
     anchors = {  # issue 12: rho faithfulness, rho completeness, pairwise, top-1 (None: not given)

@@ -6,7 +6,7 @@ import multiprocessing
 
 import pytest
 
-from mtrag_graph.evaluation.judges import Judge, VerdictCache
+from mtrag_graph.evaluation.judges import Judge, JudgeSettings, VerdictCache
 from mtrag_graph.models.fake import ScriptedChatModel
 
 
@@ -122,8 +122,6 @@ def test_two_processes_writing_at_once_keep_every_verdict(tmp_path):
 
 
 def test_sentence_statements_need_no_model_call_to_split():
-    from mtrag_graph.evaluation.judges import JudgeSettings
-
     model = ScriptedChatModel(responses=["yes", "no"])
     judge = Judge(model, settings=JudgeSettings(statements_from="sentences"))
     assert judge.rl_f(["passage"], "q?", "One. Two.")["score"] == 0.5

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from mtrag_graph.evaluation.bertscore import BertScorer
+from mtrag_graph.evaluation.judges import Judge
+
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def scorer():
-    from mtrag_graph.evaluation.bertscore import BertScorer
-
     return BertScorer()
 
 
@@ -32,8 +33,6 @@ def test_k_precision_picks_the_best_passage(scorer):
 
 
 def test_local_judge_says_an_idk_response_does_not_know():
-    from mtrag_graph.evaluation.judges import Judge
-
     judge = Judge("qwen2.5-coder-1.5b")
     verdict = judge.idk("Who won the 2030 World Cup?", "I'm sorry, I don't have that information.")
     assert verdict["verdict"] == "declines" and verdict["value"] == 1.0

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from mtrag_graph.retrieval.index import build_index
+
 FAKE_EMBEDDER = "hashing:256"
 
 
@@ -45,7 +47,5 @@ def corpus_file(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def tiny_index(tmp_path: Path, corpus_file: Path, fake_embedder: str) -> Path:
-    from mtrag_graph.retrieval.index import build_index
-
     build_index(corpus_file, tmp_path / "index", embedder=fake_embedder, show_progress=False)
     return tmp_path / "index"

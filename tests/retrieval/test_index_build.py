@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from mtrag_graph.models.embeddings import get_embedder
 from mtrag_graph.retrieval.corpus import file_checksum
 from mtrag_graph.retrieval.index import (
     IndexNotFound,
@@ -13,6 +14,7 @@ from mtrag_graph.retrieval.index import (
     index_path_for,
     load_index,
 )
+from mtrag_graph.retrieval.search import sparse_ranking
 from tests.retrieval.conftest import PASSAGES, write_corpus
 
 
@@ -59,7 +61,7 @@ def test_changed_corpus_is_reindexed(tmp_path: Path, corpus_file: Path, fake_emb
 def test_failed_rebuild_keeps_the_previous_index_and_no_temporary_folder(
     tmp_path: Path, corpus_file: Path, fake_embedder: str, monkeypatch: pytest.MonkeyPatch
 ):
-    import bm25s
+    import bm25s  # noqa: PLC0415 - heavy (bm25s): patched in this test alone
 
     build_index(corpus_file, tmp_path / "index", embedder=fake_embedder, show_progress=False)
     before = (tmp_path / "index" / "manifest.json").read_text()
@@ -77,7 +79,7 @@ def test_failed_rebuild_keeps_the_previous_index_and_no_temporary_folder(
 def test_failed_first_build_leaves_no_index(
     tmp_path: Path, corpus_file: Path, fake_embedder: str, monkeypatch: pytest.MonkeyPatch
 ):
-    import faiss
+    import faiss  # noqa: PLC0415 - heavy (faiss): patched in this test alone
 
     monkeypatch.setattr(faiss, "write_index", lambda *a: (_ for _ in ()).throw(OSError("disk full")))
     with pytest.raises(OSError):
@@ -119,9 +121,6 @@ def test_approximate_dense_indexes_round_trip(
 
 
 def test_sparse_weights_are_stored_and_searched_when_the_embedder_has_them(tmp_path: Path, corpus_file: Path):
-    from mtrag_graph.models.embeddings import get_embedder
-    from mtrag_graph.retrieval.search import sparse_ranking
-
     spec = "hashing:256+sparse"
     build_index(corpus_file, tmp_path / "index", embedder=spec, show_progress=False)
     index = load_index(tmp_path / "index")

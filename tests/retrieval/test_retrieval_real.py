@@ -10,6 +10,7 @@ import pytest
 
 from mtrag_graph.context import Context
 from mtrag_graph.nodes.retrieve import retrieve
+from mtrag_graph.retrieval.index import build_index, load_index
 from mtrag_graph.retrieval.metrics import load_qrels, score_queries
 from mtrag_graph.retrieval.search import clean_query, search
 from mtrag_graph.tasks import read_jsonl
@@ -23,8 +24,6 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def cloud_slice(mtrag_data: Path, tmp_path_factory: pytest.TempPathFactory):
     """200 passages holding every gold passage of the first 15 fully covered rewrite queries; its index."""
-    from mtrag_graph.retrieval.index import build_index, load_index
-
     qrels = load_qrels(mtrag_data / "retrieval/mtrag/cloud/qrels.tsv")
     passages = [row for _, row, _ in read_jsonl(mtrag_data / "corpora/mini/cloud.jsonl")]
     chosen: dict[str, dict] = {}
