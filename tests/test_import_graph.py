@@ -7,8 +7,6 @@ import ast
 from collections import deque
 from pathlib import Path
 
-import pytest
-
 import mtrag_graph
 
 PACKAGE = "mtrag_graph"
@@ -160,11 +158,6 @@ def test_no_module_of_the_package_imports_itself_back():
     assert not found, "import cycles between modules:\n" + describe(found)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nodes -> decisions -> nodes (nodes/answerability_gate.py imports decisions/gate.py; decisions "
-    "runs the nodes): closed by the issue-21 branch that moves the gate rule into nodes/; remove this mark after merging it",
-)
 def test_no_two_parts_of_the_package_import_each_other():
     edges = part_edges(module_edges())
     found = cycles(edges)

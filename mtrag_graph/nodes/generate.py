@@ -8,6 +8,7 @@ before answering; a quote the passages do not hold makes it a decline (``answers
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -21,7 +22,7 @@ from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import State
 
 
-def active_candidate(state: dict[str, Any], context: Context) -> Candidate:
+def active_candidate(state: Mapping[str, Any], context: Context) -> Candidate:
     """The candidate this node (and a retry after the judge) answers with."""
     if not context.candidates:
         return Candidate(model=context.generate_model)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
@@ -77,9 +79,6 @@ def test_clarify_in_full_rag_ignores_the_tasks_own_passages(tiny_index: Path):
 
 
 def test_in_chat_the_reply_to_a_full_rag_clarification_retrieves_again(tiny_index: Path):
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.types import Command
-
     graph = build_graph(checkpointer=InMemorySaver())
     task = {**TASK, "input": [{"speaker": "user", "text": "Where does this team play its NFL games?"}]}
     context = fake_context(index_dir=str(tiny_index), clarify=True, clarify_interrupt=True, top_k=3,
