@@ -130,11 +130,11 @@ def _split(responses: Sequence[GoldenResponse], split: str) -> list[GoldenRespon
 
 def idk_verdicts(harness: dict[str, dict[str, Any]], responses: Sequence[GoldenResponse]) -> dict[str, dict]:
     """IDK verdicts per method (1 = declines): the harness's (as configured) and the refusal pattern alone."""
-    from mtrag_graph.judging import declines
+    from mtrag_graph.text import declines
 
-    methods: dict[str, dict[str, int | None]] = {"pattern (judging.declines)": {}}
+    methods: dict[str, dict[str, int | None]] = {"pattern (text.declines)": {}}
     for r in responses:
-        methods["pattern (judging.declines)"][r.key] = int(declines(r.item.response))
+        methods["pattern (text.declines)"][r.key] = int(declines(r.item.response))
         row = harness.get(r.key)
         # a harness run with the pattern method repeats the first row: not shown twice
         if row is not None and "idk" in row["scores"] and row.get("idk_method") != "pattern":

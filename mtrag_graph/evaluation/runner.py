@@ -15,7 +15,7 @@ from mtrag_graph.jsonl_out import open_resumable
 
 METRICS = ("rouge", "bert", "rb_llm", "rl_f", "idk", "clarify", "faithfulness", "citations")
 JUDGE_METRICS = frozenset({"rb_llm", "rl_f", "idk", "clarify"})
-# how the IDK verdict is reached: the refusal detector of ``judging.declines`` (no model call), the LLM
+# how the IDK verdict is reached: the refusal recogniser of ``text.declines`` (no model call), the LLM
 # judge, or the detector first and the judge only for what it calls partial
 IDK_METHODS = ("pattern", "judge", "pattern+judge")
 # who gives RB_llm and RL_F: the LLM judge, or the fitted models of ``evaluation.fitted`` (no model call;
@@ -94,7 +94,7 @@ def with_fitted_needs(metrics: tuple[str, ...]) -> tuple[str, ...]:
 def idk_verdict(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
     """The IDK verdict of one response by the configured method (``IDK_METHODS``)."""
     from mtrag_graph.evaluation.judges import IDK_VALUES
-    from mtrag_graph.judging.declines import decline_verdict
+    from mtrag_graph.text import decline_verdict
 
     if scorers.idk_method != "judge":
         verdict = decline_verdict(item.response)
@@ -106,8 +106,8 @@ def idk_verdict(item: EvalItem, scorers: Scorers) -> dict[str, Any]:
 def fabrication(item: EvalItem) -> float | None:
     """1.0 when an answering response holds a number, date, amount or name found in neither the passages
     nor the conversation, else 0.0; None for a response that declines (model-free, always computed)."""
-    from mtrag_graph.judging.declines import declines
     from mtrag_graph.judging.grounding import unsupported_facts
+    from mtrag_graph.text import declines
 
     if declines(item.response):
         return None

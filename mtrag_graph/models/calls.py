@@ -10,7 +10,6 @@ caller records its safe default.
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -31,6 +30,7 @@ from mtrag_graph.concurrency import endpoint_slot, is_openai_compatible
 from mtrag_graph.models.constraints import drop_refused_constraint, refuses_constraints
 from mtrag_graph.models.factory import model_name
 from mtrag_graph.models.openai_compatible import TransientEndpointError
+from mtrag_graph.text import words
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
@@ -249,9 +249,6 @@ def invoke_text(
             raise
 
 
-_WORD = re.compile(r"[a-z0-9]+")
-
-
 def parse_choice(text: str, choices: Sequence[str]) -> str | None:
     """The choice a reply names: the whole reply, ``{"answer": ...}``, or its first word; else None."""
     raw = text.strip()
@@ -265,9 +262,9 @@ def parse_choice(text: str, choices: Sequence[str]) -> str | None:
     wanted = {c.lower(): c for c in choices}
     if lowered in wanted:
         return wanted[lowered]
-    words = _WORD.findall(lowered)
-    if words and words[0] in wanted:
-        return wanted[words[0]]
+    first = words(lowered)[:1]
+    if first and first[0] in wanted:
+        return wanted[first[0]]
     return None
 
 

@@ -18,12 +18,13 @@ from typing import Any
 from langchain_core.language_models.chat_models import BaseChatModel
 from langgraph.runtime import Runtime
 
-from mtrag_graph.answers import answer_problems, clean_answer, says_idk
+from mtrag_graph.answers import answer_problems, clean_answer
 from mtrag_graph.concurrency import is_openai_compatible
 from mtrag_graph.context import Context
 from mtrag_graph.messages import answer_messages
 from mtrag_graph.models import get_chat_model, invoke_text, model_name
 from mtrag_graph.nodes._common import guarded
+from mtrag_graph.text import declines
 
 # Fields of the graph state a candidate branch needs (the ``Send`` payload).
 PAYLOAD_FIELDS = (
@@ -94,7 +95,7 @@ def generate_candidate(state: dict[str, Any], runtime: Runtime[Context]) -> dict
         if unusable:
             entry["error"] = f"unusable reply ({', '.join(sorted(unusable))}): {raw[:REPLY_EXCERPT_CHARS]!r}"
         else:
-            entry.update(text=text, declined=says_idk(text))
+            entry.update(text=text, declined=declines(text))
     except Exception as error:  # noqa: BLE001 - one candidate failing is recorded, the others go on
         entry["error"] = f"{type(error).__name__}: {error}"
     entry["seconds"] = round(time.perf_counter() - started, 3)

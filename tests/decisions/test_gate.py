@@ -12,8 +12,10 @@ from mtrag_graph.testing import fake_context
 from tests.decisions.conftest import fake_retriever
 
 
-def test_content_words_drop_function_words():
-    assert gate.content_words("What do the bees do when flowers are close?") == {"bees", "flowers", "close"}
+def test_evidence_overlap_matches_words_by_their_stem():
+    passages = [{"text": "A bee dances near a flower."}]
+    features = gate.evidence_features("Why do bees dance near flowers?", passages, fake_context())
+    assert features["overlap_max"] == pytest.approx(1.0)
 
 
 def test_evidence_features_measure_overlap_with_the_best_passage_and_all_passages():
