@@ -50,6 +50,13 @@ def content_stems(text: str) -> list[str]:
     return _stemmer().stemWords(kept) if kept else []
 
 
+def content_words(text: str) -> set[str]:
+    """The distinct words of three letters or more that carry content, unstemmed. The gate's overlap
+    features use them: with stems, retrieved passages of UNANSWERABLE turns overlap the question as
+    much as the right ones do (cross-validated balanced accuracy 0.655 against 0.710, tuning split)."""
+    return {w for w in words(text) if len(w) > 2 and w not in STOPWORDS}
+
+
 def bigrams(text: str) -> list[tuple[str, str]]:
     tokens = words(text)
     return list(zip(tokens, tokens[1:], strict=False))

@@ -8,6 +8,7 @@ from mtrag_graph.text import (
     STOPWORDS,
     claims,
     content_stems,
+    content_words,
     decline_verdict,
     declines,
     sentence_spans,
@@ -23,6 +24,10 @@ def test_words_are_lower_case_alphanumeric_runs():
 
 def test_content_stems_drop_stopwords_and_stem_the_rest():
     assert content_stems("Can you tell me what the bees are dancing for?") == ["bee", "danc"]
+
+
+def test_content_words_are_unstemmed_and_at_least_three_letters():
+    assert content_words("Do the AI bees dance?") == {"bees", "dance"}
 
 
 def test_plural_and_singular_share_a_stem():

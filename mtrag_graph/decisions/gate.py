@@ -10,7 +10,7 @@ Three ways to decide, from the Context:
 
 Features (all cheap: the yes-probability comes with the gate's one call, the rest is MiniLM and word
 overlap): ``logit_p_yes``, ``cos_max`` / ``cos_mean`` (question vs each passage), ``overlap_max`` /
-``overlap_all`` (share of the question's content-word stems found in the best passage / in all of them).
+``overlap_all`` (share of the question's content words found in the best passage / in all of them).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.messages import gate_messages, question_for_answering
 from mtrag_graph.models import get_chat_model, get_reranker
 from mtrag_graph.models.logprobs import score_choice
-from mtrag_graph.text import content_stems
+from mtrag_graph.text import content_words
 
 FEATURES = ("logit_p_yes", "cos_max", "cos_mean", "overlap_max", "overlap_all")
 LOGIT_CLIP = 12.0
@@ -44,10 +44,10 @@ def evidence_features(question: str, passages: list[dict[str, Any]], context: Co
     if not texts:
         return {"cos_max": 0.0, "cos_mean": 0.0, "overlap_max": 0.0, "overlap_all": 0.0}
     scores = get_reranker("embedding", context.embedder).score(question, texts)
-    words = set(content_stems(question))
-    stems = [set(content_stems(t)) for t in texts]
-    per_passage = [len(words & s) / len(words) if words else 0.0 for s in stems]
-    union = set().union(*stems)
+    words = content_words(question)
+    per_passage_words = [content_words(t) for t in texts]
+    per_passage = [len(words & w) / len(words) if words else 0.0 for w in per_passage_words]
+    union = set().union(*per_passage_words)
     return {
         "cos_max": float(max(scores)),
         "cos_mean": float(sum(scores) / len(scores)),

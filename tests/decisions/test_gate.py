@@ -12,10 +12,12 @@ from mtrag_graph.testing import fake_context
 from tests.decisions.conftest import fake_retriever
 
 
-def test_evidence_overlap_matches_words_by_their_stem():
-    passages = [{"text": "A bee dances near a flower."}]
-    features = gate.evidence_features("Why do bees dance near flowers?", passages, fake_context())
-    assert features["overlap_max"] == pytest.approx(1.0)
+def test_evidence_overlap_counts_the_question_words_that_carry_content():
+    passages = [{"text": "Bees dance near flowers."}]
+    features = gate.evidence_features(
+        "Can you tell me why the bees dance for roses?", passages, fake_context()
+    )
+    assert features["overlap_max"] == pytest.approx(2 / 3)  # "bees" and "dance" of "bees", "dance", "roses"
 
 
 def test_evidence_features_measure_overlap_with_the_best_passage_and_all_passages():
