@@ -3,7 +3,7 @@
     python benchmarks/answer_outcomes.py runs/ncl.jsonl runs/ncl-clarify.jsonl [--json FILE]
 
 Reads `mtrag-graph answer` outputs (each task with its prediction and route). "Declined" is the refusal
-detector of the evaluation (`judging.declines`, the default IDK verdict); "clarified" is the clarify
+detector of the evaluation (`text.declines`, the default IDK verdict); "clarified" is the clarify
 node's route (`clarification.asked`). Seconds are the run's own per-task wall time; model calls served by
 the reply cache (MTRAG_LLM_CACHE) are counted apart, since their seconds are not model time.
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mtrag_graph.judging.declines import decline_verdict  # noqa: E402
 from mtrag_graph.tasks import ANSWERABILITY  # noqa: E402
+from mtrag_graph.text import decline_verdict  # noqa: E402
 
 
 def _answerability(task: dict) -> str:

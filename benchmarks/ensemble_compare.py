@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rouge_score.rouge_scorer import RougeScorer  # noqa: E402
 
-from mtrag_graph.answers import says_idk  # noqa: E402
 from mtrag_graph.context import Context  # noqa: E402
 from mtrag_graph.graph import build_graph  # noqa: E402
 from mtrag_graph.tasks import read_jsonl  # noqa: E402
+from mtrag_graph.text import declines  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,14 +71,14 @@ def main(argv: list[str] | None = None) -> int:
         for i, name in enumerate(names):
             entry = entries.get(i)
             text = entry.get("text") if entry else None
-            answers[name] = None if not text or says_idk(text) else text
+            answers[name] = None if not text or declines(text) else text
             # before the gate said yes no candidate ran: every system shares the abstention and its time
             seconds[name].append(shared + (entry["seconds"] if entry else 0.0))
         answers["judged ensemble"] = None if state.get("abstain_reason") else state["answer"]
         seconds["judged ensemble"].append(wall)
         usable = [e for e in entries.values() if e.get("text")]
         pick = rng.choice(usable) if usable else None
-        answers["random pick"] = pick["text"] if pick and not says_idk(pick["text"]) else None
+        answers["random pick"] = pick["text"] if pick and not declines(pick["text"]) else None
         seconds["random pick"].append(shared + candidate_phase)
         for system, answer in answers.items():
             abstained[system] += answer is None

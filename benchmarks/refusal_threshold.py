@@ -4,7 +4,7 @@
 
 A response that opens with a refusal declines when at most REMARK_WORDS words follow it (else it
 is "partial": a refusal with a real answer after it). For each candidate value this prints the
-accuracy and Cohen's kappa of ``judging.declines`` against the official IDK verdict on the tuning
+accuracy and Cohen's kappa of ``text.declines`` against the official IDK verdict on the tuning
 half only, and the range of values that reach the best kappa (the report half is never read).
 """
 
@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mtrag_graph.evaluation.agreement import accuracy, cohen_kappa  # noqa: E402
 from mtrag_graph.evaluation.golden import GoldenResponse, load_golden  # noqa: E402
 
-# the module (the package exports a function of the same name)
-declines = importlib.import_module("mtrag_graph.judging.declines")
+# the module, whose REMARK_WORDS the scan patches
+declines = importlib.import_module("mtrag_graph.text")
 
 CANDIDATES = (5, 10, 15, 20, 25, 30, 40, 60)
 

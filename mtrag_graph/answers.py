@@ -1,8 +1,10 @@
-"""Answer text rules: cleaning model output, recognising a refusal, and spotting bad answers."""
+"""Answer text rules: cleaning model output and spotting bad answers (refusals: ``mtrag_graph.text``)."""
 
 from __future__ import annotations
 
 import re
+
+from mtrag_graph.text import declines, words
 
 _CHAT_MARKERS = re.compile(r"<\|[^|>]*\|>|</?s>|\[/?INST\]")
 _ROLE_PREFIX = re.compile(r"^\s*(assistant|agent|answer|response|ai)\s*(:|\n)\s*", re.IGNORECASE)
@@ -12,19 +14,11 @@ _SOURCE_PREFIX = re.compile(
     re.IGNORECASE,
 )
 _ECHO_START = re.compile(r"^\s*(documents?|conversation so far|question)\s*:", re.IGNORECASE)
-_WORD = re.compile(r"[a-z0-9]+")
 _NUMBER_WORDS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
     "sixteen seventeen eighteen nineteen twenty thirty forty fifty hundred thousand million billion "
     "several few many dozen single both none no"
 ).split()
-_IDK = re.compile(
-    r"\b(i (do not|don't|dont) know|(do not|don't|does not|doesn't) (contain|provide|include|mention|have)"
-    r"|(cannot|can't|can not|unable to) (answer|find|determine|provide)"
-    r"|no (information|mention|details?) (about|on|regarding|of)"
-    r"|not (mentioned|provided|specified|stated|available) in the (documents?|passages?|text|context))",
-    re.IGNORECASE,
-)
 _INJECTION_CUE = re.compile(
     r"(ignore|disregard|forget) (all |any )?(the )?(previous|prior|above|earlier|your) (instructions|rules|prompts?)"
     r"|you are now|new instructions?:|system prompt",
@@ -76,26 +70,6 @@ def strip_citations(text: str) -> str:
     return _CITATION.sub("", text).strip()
 
 
-def says_idk(text: str) -> bool:
-    """Does the answer decline (say it does not know / the documents do not say)?"""
-    return bool(_IDK.search(text))
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-def declines_entirely(text: str, min_answer_words: int = 6) -> bool:
-    """A decline with no answer in it: what is left after the "I don't know" sentences is too short.
-
-    "The documents do not say when; they say the clinic opens on weekdays." answers part of the
-    question, which the benchmark's PARTIAL turns expect; only a reply that is all refusal is one.
-    """
-    if not says_idk(text):
-        return False
-    rest = " ".join(s for s in _SENTENCE_END.split(text.strip()) if not says_idk(s))
-    return len(_WORD.findall(rest.lower())) < min_answer_words
-
-
 def injected_payloads(passages: list[str]) -> list[str]:
     """What passages that try to instruct the model ask it to say (quoted text, or what follows "answer")."""
     payloads = []
@@ -104,26 +78,22 @@ def injected_payloads(passages: list[str]) -> list[str]:
             span = passage[cue.start() : cue.start() + INJECTION_SPAN_CHARS]
             payloads.append(span)
             payloads.extend(next(g for g in m.groups() if g) for m in _PAYLOAD.finditer(span))
-    return [p for p in payloads if len(_words(p)) >= 1]
+    return [p for p in payloads if words(p)]
 
 
 def repeats_injection(answer: str, payloads: list[str]) -> bool:
     """Is the answer (mostly) text that a passage tried to make the model say?"""
-    answer_words = _words(answer)
+    answer_words = words(answer)
     if not answer_words:
         return False
     joined = " ".join(answer_words)
     for payload in payloads:
-        payload_words = _words(payload)
+        payload_words = words(payload)
         if payload_words and " ".join(payload_words) in joined:
             return True
         if len(set(answer_words) & set(payload_words)) >= INJECTION_OVERLAP * len(set(answer_words)):
             return True
     return False
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
 
 
 def trim_to_sentence(text: str) -> str | None:
@@ -134,24 +104,24 @@ def trim_to_sentence(text: str) -> str | None:
 
 def answer_problems(answer: str, question: str, truncated: bool, min_words: int) -> list[str]:
     """Why ``answer`` is a bad answer to ``question`` (empty list: it is acceptable)."""
-    words = _words(answer)
-    if not words:
+    answer_words = words(answer)
+    if not answer_words:
         return ["empty answer"]
     if _ECHO_START.match(answer):
         return ["echoes the prompt"]
     problems = []
-    is_yes_no = bool(words) and words[0] in ("yes", "no")
-    if len(words) < min_words and not is_yes_no:
+    is_yes_no = answer_words[0] in ("yes", "no")
+    if len(answer_words) < min_words and not is_yes_no:
         problems.append("too short")
-    question_words = _words(question)
-    if question_words and len(words) <= len(question_words) + RESTATEMENT_EXTRA_WORDS:
-        overlap = len(set(words) & set(question_words)) / max(len(set(words)), 1)
+    question_words = words(question)
+    if question_words and len(answer_words) <= len(question_words) + RESTATEMENT_EXTRA_WORDS:
+        overlap = len(set(answer_words) & set(question_words)) / max(len(set(answer_words)), 1)
         if overlap >= RESTATEMENT_OVERLAP:
             problems.append("restates the question")
     if truncated or not answer.rstrip().endswith(_TERMINAL):
         problems.append("cut off mid-sentence")
     if re.search(r"\bhow (many|much)\b", question, re.IGNORECASE) and not (
-        re.search(r"\d", answer) or any(w in _NUMBER_WORDS for w in words)
+        re.search(r"\d", answer) or any(w in _NUMBER_WORDS for w in answer_words)
     ):
         problems.append("no quantity in an answer to a how-many question")
     return problems
@@ -165,11 +135,11 @@ QUOTE_MATCH = 0.9  # share of a quote's words that must appear, in order, in one
 
 def _quote_found(quote: str, passages: list[str]) -> bool:
     """Is the quote (give or take punctuation and a word or two) a span of one of the passages?"""
-    wanted = _words(quote.strip().strip(_QUOTE_MARKS))
+    wanted = words(quote.strip().strip(_QUOTE_MARKS))
     if not wanted:
         return False
     for passage in passages:
-        have = _words(passage)
+        have = words(passage)
         if " ".join(wanted) in " ".join(have):
             return True
         # the quote's words found in order in the passage (a small model drops or adds a word)
@@ -193,7 +163,7 @@ def parse_evidence_first(reply: str, passages: list[str], idk: str) -> tuple[str
     answer = parts[1].strip() if len(parts) == 2 else ""
     missing = [q for q in quotes if not _quote_found(q, passages)]
     evidence = {"quotes": quotes, "quotes_not_found": missing}
-    if says_idk(reply) and not answer:
+    if declines(reply) and not answer:
         return idk, {**evidence, "outcome": "declined"}
     if not quotes or missing or not answer:
         reason = "no quote" if not quotes else "quote not in the passages" if missing else "no answer part"

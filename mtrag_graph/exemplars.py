@@ -9,7 +9,6 @@ is the medoid: the task whose embedding has the smallest total cosine distance t
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from importlib import resources
@@ -20,6 +19,7 @@ import numpy as np
 
 from mtrag_graph.budget import cut
 from mtrag_graph.tasks import answerability_of
+from mtrag_graph.text import sentence_spans, words
 
 # (category, description) in prompt order
 CATEGORIES = (
@@ -31,9 +31,6 @@ CATEGORIES = (
 PASSAGE_CHARS = 260
 ANSWER_CHARS = 240
 TURN_CHARS = 140
-
-_WORD = re.compile(r"[a-z0-9]+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def medoid_index(vectors: np.ndarray) -> int:
@@ -78,23 +75,23 @@ def embedding_text(task: dict[str, Any]) -> str:
 
 
 def _first_sentences(text: str, limit: int) -> str:
-    kept = ""
-    for sentence in _SENTENCE.split(" ".join(text.split())):
-        if kept and len(kept) + 1 + len(sentence) > limit:
-            break
-        kept = f"{kept} {sentence}".strip()
-    return cut(kept, limit)
+    """The text up to the last sentence end within ``limit`` (at least its first sentence), cut to ``limit``."""
+    text = " ".join(text.split())
+    ends = [end for _, end in sentence_spans(text)]
+    fitting = [end for end in ends if end <= limit] or ends[:1]
+    return cut(text[: fitting[-1]] if fitting else "", limit)
 
 
 def _evidence(passages: Sequence[dict[str, Any]], answer: str, limit: int) -> str:
     """The passage sentence window that shares the most words with the answer, cut to ``limit``."""
-    answer_words = set(_WORD.findall(answer.lower()))
+    answer_words = set(words(answer))
     best, best_overlap = "", -1
     for passage in passages:
-        sentences = _SENTENCE.split(" ".join(str(passage.get("text", "")).split()))
-        for i in range(len(sentences)):
-            window = " ".join(sentences[i : i + 2])
-            overlap = len(answer_words & set(_WORD.findall(window.lower())))
+        text = " ".join(str(passage.get("text", "")).split())
+        spans = sentence_spans(text)
+        for i, (start, _) in enumerate(spans):
+            window = text[start : spans[min(i + 1, len(spans) - 1)][1]]
+            overlap = len(answer_words & set(words(window)))
             if overlap > best_overlap:
                 best, best_overlap = window, overlap
     return cut(best, limit)

@@ -154,12 +154,12 @@ def opentelemetry_provider(
     ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``), ``OTEL_EXPORTER_OTLP_HEADERS``. ``project`` names the
     Phoenix project the spans land in (default: Phoenix's "default").
     """
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.resources import Resource  # noqa: PLC0415  (optional: OpenTelemetry tracing only)
+    from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415  (optional: OpenTelemetry tracing only)
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: PLC0415  (optional: OpenTelemetry tracing only)
 
     if exporter is None:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: PLC0415  (optional: OpenTelemetry tracing only)
 
         exporter = OTLPSpanExporter()
     name = service or os.environ.get("OTEL_SERVICE_NAME") or "mtrag-graph"
@@ -181,7 +181,7 @@ def instrument_opentelemetry(tracer_provider: Any) -> Any:
     Uses ``openinference-instrumentation-langchain``; returns the instrumentor (``.uninstrument()``
     turns it off again). Instrumenting a second time replaces the provider.
     """
-    from openinference.instrumentation.langchain import LangChainInstrumentor
+    from openinference.instrumentation.langchain import LangChainInstrumentor  # noqa: PLC0415  (optional: OpenTelemetry tracing only)
 
     with _INSTRUMENT_LOCK:
         instrumentor = LangChainInstrumentor()

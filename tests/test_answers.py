@@ -1,4 +1,4 @@
-"""Answer cleaning, refusal detection and the bad-answer rules."""
+"""Answer cleaning and the bad-answer rules (refusals: tests/test_text.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from mtrag_graph.answers import (
     answer_problems,
     clean_answer,
     drop_spurious_yes_no,
-    says_idk,
     trim_to_sentence,
 )
 
@@ -25,23 +24,6 @@ from mtrag_graph.answers import (
 )
 def test_clean_answer(raw, clean):
     assert clean_answer(raw) == clean
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "I don't know the answer based on the provided documents.",
-        "The documents do not contain information about the schedule.",
-        "I cannot answer that from the given passages.",
-        "This is not mentioned in the documents.",
-    ],
-)
-def test_refusals_are_recognised(text):
-    assert says_idk(text)
-
-
-def test_a_real_answer_is_not_a_refusal():
-    assert not says_idk("Bees perform a round dance when food is within 50 metres.")
 
 
 def test_a_good_answer_has_no_problems():
@@ -94,18 +76,3 @@ def test_a_yes_no_opener_is_dropped_when_the_question_is_not_yes_no():
 
 def test_a_yes_no_opener_stays_on_a_yes_no_question():
     assert drop_spurious_yes_no("No, it is not free.", "Is it free?") == "No, it is not free."
-
-
-def test_an_answer_that_is_all_refusal_declines_entirely():
-    from mtrag_graph.answers import declines_entirely
-
-    assert declines_entirely("I don't know the answer based on the provided documents.")
-    assert declines_entirely("The documents do not mention it. Sorry.")
-
-
-def test_a_partial_answer_with_a_disclaimer_is_not_a_decline():
-    from mtrag_graph.answers import declines_entirely
-
-    text = "The documents do not say when it closes. The clinic opens at 8 am on weekdays and offers dental care."
-    assert not declines_entirely(text)
-    assert not declines_entirely("The clinic opens at 8 am on weekdays.")

@@ -7,6 +7,8 @@ from langgraph.types import Command
 
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.nodes import clarify
+from mtrag_graph.nodes.clarify import clarifying_question, is_underspecified, restates, unresolved_reference
 from mtrag_graph.testing import fake_context, make_task
 
 LIBRARIES = ["The Alameda library opens at 9 am.", "The Monterey library opens at 10 am."]
@@ -66,8 +68,6 @@ def test_a_referent_named_in_the_last_exchange_is_clear_without_a_model_call():
 
 
 def test_unresolved_reference_uses_no_list_of_nouns():
-    from mtrag_graph.nodes.clarify import unresolved_reference
-
     history = [{"speaker": "user", "text": "Tell me about the Bunker Hill tunnel."},
                {"speaker": "agent", "text": "The tunnel opened in 1990."}]  # fmt: skip
     assert unresolved_reference(history, "How long is this tunnel?") is None
@@ -78,7 +78,6 @@ def test_unresolved_reference_uses_no_list_of_nouns():
 
 
 def test_with_a_threshold_the_model_judges_the_remaining_turns(monkeypatch):
-    from mtrag_graph.nodes import clarify
 
     monkeypatch.setattr(clarify, "score_choice", lambda *a, **k: ("no", {"yes": 0.3, "no": 0.7}, ["no"]))
     history = [{"speaker": "user", "text": EARLIER[0]}, {"speaker": "agent", "text": EARLIER[1]}]
@@ -137,8 +136,6 @@ def test_the_definite_noun_with_several_things_of_that_kind_in_the_passages_is_c
 
 
 def test_the_definite_noun_named_in_the_last_exchange_is_not_clarified():
-    from mtrag_graph.nodes.clarify import is_underspecified
-
     history = [{"speaker": "user", "text": "Tell me about the Hibbing clinic."},
                {"speaker": "agent", "text": "The Hibbing clinic offers labs."}]  # fmt: skip
     decided, _ = is_underspecified(history, "What services does the clinic provide?", CLINICS, fake_context())
@@ -146,7 +143,6 @@ def test_the_definite_noun_named_in_the_last_exchange_is_not_clarified():
 
 
 def test_a_model_question_that_restates_the_users_is_replaced_by_the_fallback():
-    from mtrag_graph.nodes.clarify import clarifying_question, restates
 
     question = "Does this outpatient clinic provide mental health services to veterans in Minneapolis?"
     assert restates("Does this outpatient clinic provide mental health services to veterans?", question)
@@ -157,7 +153,6 @@ def test_a_model_question_that_restates_the_users_is_replaced_by_the_fallback():
 
 
 def test_a_first_turn_pronoun_is_unresolved_unless_the_question_names_someone():
-    from mtrag_graph.nodes.clarify import unresolved_reference
 
     assert unresolved_reference([], "How many film adaptations of it are there?") == "it"
     assert unresolved_reference([], "Were Shakespeare's plays popular when he was alive?") is None

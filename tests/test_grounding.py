@@ -6,7 +6,6 @@ from mtrag_graph.answers import parse_evidence_first
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.judging.grounding import keep_supported, sentence_support, unsupported_facts
-from mtrag_graph.judging.text import sentence_spans, sentences
 from mtrag_graph.state import AbstainReason
 from mtrag_graph.testing import fake_context, make_task
 
@@ -69,14 +68,6 @@ def test_unsupported_sentences_are_cut_and_the_layout_kept():
 def test_a_sentence_without_content_words_is_no_claim():
     (support,) = sentence_support("Yes.", ["Anything."], "", 0.9)
     assert support.supported and not support.claim
-
-
-def test_sentence_spans_agree_with_sentences():
-    text = "  First claim here.  Second one!\n\n- third item\n1) fourth item"
-    assert [text[s:e] for s, e in sentence_spans(text)] == [
-        "First claim here.", "Second one!", "third item", "fourth item",
-    ]  # fmt: skip
-    assert sentences(text) == ["First claim here.", "Second one!", "third item", "fourth item"]
 
 
 def test_the_graph_drops_the_fabricated_sentence_and_keeps_its_support():

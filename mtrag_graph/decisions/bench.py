@@ -22,6 +22,8 @@ from typing import Any
 
 from mtrag_graph.context import Context
 from mtrag_graph.decisions import metrics, report, sets
+from mtrag_graph.decisions.fit import fit_gate_classifier
+from mtrag_graph.decisions.retrieval import index_retriever
 from mtrag_graph.decisions.run import decide_gate, fingerprint, run_decision
 from mtrag_graph.nodes.answerability_gate import FEATURES
 
@@ -52,8 +54,6 @@ def build_set(
                     "the gate set needs an index of corpora/mini for its UNANSWERABLE turns: pass --index "
                     "(build it with `mtrag-graph index .../corpora/mini/*.jsonl -o DIR`)"
                 )
-            from mtrag_graph.decisions.retrieval import index_retriever
-
             retriever = index_retriever(index_dir)
         return sets.gate_items(tasks, retriever, limit_per_kind=limit_per_kind, seed=seed)
     if name == "clarify":
@@ -123,8 +123,6 @@ def run_benchmark(
         if name in ("gate", "evidence") and fit_gate:
             if split != "tuning":
                 raise ValueError("the gate classifier is fitted on the tuning split only")
-            from mtrag_graph.decisions.fit import fit_gate_classifier
-
             features = tuple(gate_features or FEATURES)
             classifier, summary = fit_gate_classifier(
                 results,

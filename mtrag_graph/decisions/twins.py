@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph.tasks import answerability_of, domain_of
-from mtrag_graph.words import FUNCTION_WORDS
+from mtrag_graph.text import STOPWORDS
 
 ANSWERED = ("ANSWERABLE", "PARTIAL")
 # A capitalised name of one to five words ("Causeway VA Clinic", "Hurricane Katrina", "Bank of America").
@@ -47,14 +47,14 @@ def _names(question: str) -> list[str]:
         name = (match.group(1) + match.group(2)).strip()
         words = name.split()
         at_start = bool(_SENTENCE_START.search(question[: match.start()]))
-        if at_start and words[0].lower() in FUNCTION_WORDS:
+        if at_start and words[0].lower() in STOPWORDS:
             words = words[1:]  # "Does Causeway VA Clinic" -> "Causeway VA Clinic"
             name = " ".join(words)
         elif at_start and len(words) == 1:  # a lone capitalised first word ("Tell", "Explain")
             continue
         if re.search(r"\ban?\s*$", question[: match.start()], re.IGNORECASE):  # "an Earth satellite"
             continue
-        if not words or len(name) < MIN_NAME_CHARS or words[0].lower() in FUNCTION_WORDS:
+        if not words or len(name) < MIN_NAME_CHARS or words[0].lower() in STOPWORDS:
             continue
         if len(words) == 1 and words[0].isupper():  # a lone acronym ("IBM", "VPC"): often a product name
             continue
@@ -71,7 +71,7 @@ def reference_word(name: str, passages_text: str) -> str | None:
     lowered = set(_WORD.findall(passages_text))
     head = name.split(" of ")[0].split()[-1]  # the head of an English noun phrase: "Great Wall of China"
     plain = head.strip("'.&-").lower()
-    if plain.isalpha() and len(plain) >= 3 and plain not in FUNCTION_WORDS and plain in lowered:
+    if plain.isalpha() and len(plain) >= 3 and plain not in STOPWORDS and plain in lowered:
         return plain
     return None
 

@@ -34,8 +34,9 @@ from mtrag_graph.evaluation.agreement import (
 from mtrag_graph.evaluation.golden import GoldenResponse, by_task
 from mtrag_graph.evaluation.runner import Scorers, score_items
 from mtrag_graph.jsonl_out import open_resumable
-from mtrag_graph.judging import answer_judge_of, declines
+from mtrag_graph.judging import answer_judge_of
 from mtrag_graph.nodes.judge_candidates import judge_candidates as judge_candidates_node
+from mtrag_graph.text import declines
 
 SPLITS = ("report", "tune", "all")
 CANDIDATE_FILE = "candidate_judge.jsonl"
@@ -134,9 +135,9 @@ def _split(responses: Sequence[GoldenResponse], split: str) -> list[GoldenRespon
 
 def idk_verdicts(harness: dict[str, dict[str, Any]], responses: Sequence[GoldenResponse]) -> dict[str, dict]:
     """IDK verdicts per method (1 = declines): the harness's (as configured) and the refusal pattern alone."""
-    methods: dict[str, dict[str, int | None]] = {"pattern (judging.declines)": {}}
+    methods: dict[str, dict[str, int | None]] = {"pattern (text.declines)": {}}
     for r in responses:
-        methods["pattern (judging.declines)"][r.key] = int(declines(r.item.response))
+        methods["pattern (text.declines)"][r.key] = int(declines(r.item.response))
         row = harness.get(r.key)
         # a harness run with the pattern method repeats the first row: not shown twice
         if row is not None and "idk" in row["scores"] and row.get("idk_method") != "pattern":

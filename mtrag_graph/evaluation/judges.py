@@ -23,6 +23,7 @@ from mtrag_graph.evaluation import prompts
 from mtrag_graph.models.bundled import cache_dir
 from mtrag_graph.models.calls import CallLog, ask_choice, constraint_options, invoke_text, parse_choice
 from mtrag_graph.models.factory import ModelSpec, get_chat_model, model_name
+from mtrag_graph.text import sentences, words
 
 RATING_CHOICES = tuple(f"Rating: [[{n}]]" for n in range(1, 11))
 RATING_FALLBACK = 0.5
@@ -64,8 +65,7 @@ def parse_verdict(text: str, choices: tuple[str, ...]) -> str | None:
     label = re.search(r"(?:answer|verdict|judgement|judgment)\s*[:=]\s*\**\s*([a-z]+)", lowered)
     if label and label.group(1) in choices:
         return label.group(1)
-    words = re.findall(r"[a-z]+", lowered)
-    return next((w for w in words if w in choices), None)
+    return next((w for w in words(lowered) if w in choices), None)
 
 
 def parse_statements(text: str, limit: int | None = None) -> list[str]:
@@ -96,11 +96,6 @@ def parse_statements(text: str, limit: int | None = None) -> list[str]:
             if line and not line.endswith(":") and not line.startswith(("{", "}", "[", "]")):
                 statements.append(line)
     return statements[:limit] if limit else statements
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a text (the statements used when the judge lists none)."""
-    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text.strip()) if len(s.strip()) > 1]
 
 
 # ---------------------------------------------------------------- cache
@@ -268,7 +263,7 @@ class Judge:
     def statements(self, question: str, response: str) -> list[str]:
         """The response split into atomic statements (at most ``max_statements``)."""
         if self.settings.statements_from == "sentences":
-            return split_sentences(response)[: self.settings.max_statements]
+            return sentences(response)[: self.settings.max_statements]
         fields = {
             "question": question,
             "response": response,
@@ -283,7 +278,7 @@ class Judge:
             )
             statements = list(dict.fromkeys(parse_statements(raw, self.settings.max_statements)))
             if not statements:
-                statements = split_sentences(response)[: self.settings.max_statements]
+                statements = sentences(response)[: self.settings.max_statements]
             return {"statements": statements, "raw": raw}
 
         return self._cached("rl_f_statements", fields, compute)["statements"]

@@ -18,13 +18,13 @@ from mtrag_graph.evaluation.inputs import EvalItem
 from mtrag_graph.evaluation.judges import IDK_VALUES
 from mtrag_graph.evaluation.metrics import CONDITIONED, condition, rb_alg, rouge_l
 from mtrag_graph.jsonl_out import open_resumable
-from mtrag_graph.judging.declines import decline_verdict, declines
 from mtrag_graph.judging.grounding import sentence_support, unsupported_facts
 from mtrag_graph.models.endpoints import endpoint_limit
+from mtrag_graph.text import decline_verdict, declines
 
 METRICS = ("rouge", "bert", "rb_llm", "rl_f", "idk", "clarify", "faithfulness", "citations")
 JUDGE_METRICS = frozenset({"rb_llm", "rl_f", "idk", "clarify"})
-# how the IDK verdict is reached: the refusal detector of ``judging.declines`` (no model call), the LLM
+# how the IDK verdict is reached: the refusal recogniser of ``text.declines`` (no model call), the LLM
 # judge, or the detector first and the judge only for what it calls partial
 IDK_METHODS = ("pattern", "judge", "pattern+judge")
 # who gives RB_llm and RL_F: the LLM judge, or the fitted models of ``evaluation.fitted`` (no model call;

@@ -17,8 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from mtrag_graph.judging.declines import declines
-from mtrag_graph.judging.text import bigrams, content_stems, sentences
+from mtrag_graph.text import bigrams, claims, content_stems, declines
 
 FEATURES = (
     "lex_precision",
@@ -50,8 +49,8 @@ def lexical_features(answer: str, passages: Sequence[str], question: str = "") -
     known = set(content_stems(" ".join(passages)))
     known_bigrams = set(bigrams(" ".join(passages)))
     stems = content_stems(answer)
-    claims = [content_stems(s) for s in sentences(answer)]
-    claim_support = [sum(s in known for s in c) / len(c) for c in claims if c]
+    claim_stems = [content_stems(s) for s in claims(answer)]
+    claim_support = [sum(s in known for s in c) / len(c) for c in claim_stems if c]
     answer_bigrams = bigrams(answer)
     unsupported = set(stems) - known - set(content_stems(question))
     return {
@@ -69,12 +68,12 @@ def semantic_features(
 ) -> dict[str, float]:
     """Per-claim best cosine with a passage sentence (mean, min), the answer's cosine with the question,
     and the share of the content words of the passage sentences closest to the question that it uses."""
-    claims = sentences(answer) or [answer]
-    evidence = [s for p in passages for s in sentences(p)]
-    vectors = embedder.embed([*claims, question, answer, *evidence])
-    claim_vectors = vectors[: len(claims)]
-    question_vector, answer_vector = vectors[len(claims)], vectors[len(claims) + 1]
-    evidence_vectors = vectors[len(claims) + 2 :]
+    answer_claims = claims(answer) or [answer]
+    evidence = [s for p in passages for s in claims(p)]
+    vectors = embedder.embed([*answer_claims, question, answer, *evidence])
+    claim_vectors = vectors[: len(answer_claims)]
+    question_vector, answer_vector = vectors[len(answer_claims)], vectors[len(answer_claims) + 1]
+    evidence_vectors = vectors[len(answer_claims) + 2 :]
     features = {"question_similarity": float(answer_vector @ question_vector)}
     if not evidence:
         return {**features, "sem_claim_mean": 0.0, "sem_claim_min": 0.0, "passage_coverage": 0.0}

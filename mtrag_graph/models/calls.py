@@ -10,7 +10,6 @@ caller records its safe default.
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -34,6 +33,7 @@ from mtrag_graph.models.endpoints import endpoint_slot
 from mtrag_graph.models.factory import model_name
 from mtrag_graph.models.faults import TransientModelError
 from mtrag_graph.models.openai_compatible import TransientEndpointError
+from mtrag_graph.text import words
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
@@ -242,9 +242,6 @@ def invoke_text(
             raise
 
 
-_WORD = re.compile(r"[a-z0-9]+")
-
-
 def parse_choice(text: str, choices: Sequence[str]) -> str | None:
     """The choice a reply names: the whole reply, ``{"answer": ...}``, or its first word; else None."""
     raw = text.strip()
@@ -258,9 +255,9 @@ def parse_choice(text: str, choices: Sequence[str]) -> str | None:
     wanted = {c.lower(): c for c in choices}
     if lowered in wanted:
         return wanted[lowered]
-    words = _WORD.findall(lowered)
-    if words and words[0] in wanted:
-        return wanted[words[0]]
+    first = words(lowered)[:1]
+    if first and first[0] in wanted:
+        return wanted[first[0]]
     return None
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -28,6 +27,7 @@ from tqdm import tqdm
 from mtrag_graph import settings
 from mtrag_graph.models.batching import CoalescingEncoder
 from mtrag_graph.models.bundled import minilm_path
+from mtrag_graph.text import words
 
 _CACHE_SIZE = 50_000
 
@@ -114,14 +114,11 @@ def _flag_model(path: str) -> Callable[[list[str]], np.ndarray]:
     return lambda texts: model.encode(texts)
 
 
-_HASHED_WORD = re.compile(r"[a-z0-9]+")
-
-
 def _hashing(dim: int) -> Callable[[list[str]], np.ndarray]:
     def encode(texts: list[str]) -> np.ndarray:
         matrix = np.zeros((len(texts), dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            for word in _HASHED_WORD.findall(text.lower()):
+            for word in words(text):
                 matrix[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % dim] += 1.0
         matrix[:, 0] += 1e-3  # no all-zero rows
         return matrix
@@ -198,13 +195,12 @@ class LexicalReranker:
     """Token-overlap scoring (no model): the share of the query's distinct words found in the passage."""
 
     name = "lexical"
-    _token = re.compile(r"[a-z0-9]+")
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
-        wanted = set(self._token.findall(query.lower()))
+        wanted = set(words(query))
         if not wanted:
             return [0.0 for _ in passages]
-        return [len(wanted & set(self._token.findall(p.lower()))) / len(wanted) for p in passages]
+        return [len(wanted & set(words(p))) / len(wanted) for p in passages]
 
 
 class CrossEncoderReranker:

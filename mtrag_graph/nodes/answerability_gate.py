@@ -33,7 +33,7 @@ from mtrag_graph.models import get_chat_model, get_reranker
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import AbstainReason, State
-from mtrag_graph.words import content_words
+from mtrag_graph.text import content_words
 
 FEATURES = ("logit_p_yes", "cos_max", "cos_mean", "overlap_max", "overlap_all")
 LOGIT_CLIP = 12.0
@@ -51,8 +51,9 @@ def evidence_features(question: str, passages: list[dict[str, Any]], context: Co
         return {"cos_max": 0.0, "cos_mean": 0.0, "overlap_max": 0.0, "overlap_all": 0.0}
     scores = get_reranker("embedding", context.embedder).score(question, texts)
     words = content_words(question)
-    per_passage = [len(words & content_words(t)) / len(words) if words else 0.0 for t in texts]
-    union = set().union(*(content_words(t) for t in texts))
+    per_passage_words = [content_words(t) for t in texts]
+    per_passage = [len(words & w) / len(words) if words else 0.0 for w in per_passage_words]
+    union = set().union(*per_passage_words)
     return {
         "cos_max": float(max(scores)),
         "cos_mean": float(sum(scores) / len(scores)),

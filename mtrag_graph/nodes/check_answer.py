@@ -9,7 +9,6 @@ from langgraph.runtime import Runtime
 from mtrag_graph.answers import (
     answer_problems,
     clean_answer,
-    declines_entirely,
     drop_spurious_yes_no,
     injected_payloads,
     repeats_injection,
@@ -20,6 +19,7 @@ from mtrag_graph.messages import DECLINED_DESPITE_EVIDENCE
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.nodes.evidence_precheck import retrieved_setting
 from mtrag_graph.state import AbstainReason, RetryReason, State
+from mtrag_graph.text import declines
 
 
 @guarded
@@ -30,7 +30,7 @@ def check_answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if truncated and (trimmed := trim_to_sentence(answer)):
         answer, truncated = trimmed, False
     retries = state.get("retries", 0)
-    if declines_entirely(answer):
+    if declines(answer):
         # the gate judged the passages relevant: ask once for the part they support before declining
         retry = context.retry_declines_retrieved if retrieved_setting(state) else context.retry_declines
         if retry and state.get("gate") == "yes" and retries < context.max_generate_retries:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from os.path import commonprefix
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -27,7 +28,7 @@ from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import State
-from mtrag_graph.words import FUNCTION_WORDS
+from mtrag_graph.text import STOPWORDS, stem, words
 
 # Closed-class words only (determiners, pronouns, auxiliaries): no list of topic nouns. A phrase
 # "this/that/these/those <word>" or "the <word>'s" points at one particular thing; when that word
@@ -39,22 +40,11 @@ _NAMES_ONE = re.compile(r"(?<=[a-z,] )[A-Z]")  # a capitalised word inside the s
 _PRONOUN = re.compile(r"\b(it|its|he|him|his|she|her|they|them|their)\b", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"\bthe\s+([a-z][\w-]*)'s\b", re.IGNORECASE)
 _A_SPECIFIC = re.compile(r"\ba specific\s+[a-z]+", re.IGNORECASE)
-_WORD = re.compile(r"[a-z0-9]+")
 LAST_EXCHANGE_TURNS = 2  # the referent must have been named in the last exchange
-_NOT_A_NOUN = FUNCTION_WORDS | {"means", "mean", "be", "been"}
+_NOT_A_NOUN = STOPWORDS | {"means", "mean", "be", "been"}
 REFERRING_WORD = re.compile(
     r"\b(the|this|that|these|those|it|its|they|them|their|he|him|his|she|her|one|a specific)\b", re.IGNORECASE
 )
-
-
-def _stem(word: str) -> str:
-    """Singular of a plain English plural ("libraries" -> "library", "clinics" -> "clinic")."""
-    word = word.lower()
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
 
 
 def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> str | None:
@@ -62,10 +52,10 @@ def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> st
     named = _named(history)
     for match in _DEMONSTRATIVE.finditer(question):
         noun = match.group(2)
-        if noun.lower() not in _NOT_A_NOUN and _stem(noun) not in named:
+        if noun.lower() not in _NOT_A_NOUN and stem(noun) not in named:
             return f"{match.group(1)} {noun}"
     for match in _POSSESSIVE.finditer(question):
-        if _stem(match.group(1)) not in named:
+        if stem(match.group(1)) not in named:
             return match.group(0)
     found = _A_SPECIFIC.search(question)
     if found:
@@ -87,15 +77,13 @@ def unresolved_definite(history: Sequence[dict[str, str]], question: str) -> lis
     nouns = []
     for match in _DEFINITE.finditer(question):
         noun = match.group(1).lower()
-        if noun not in _NOT_A_NOUN and _stem(noun) not in named and noun not in nouns:
+        if noun not in _NOT_A_NOUN and stem(noun) not in named and noun not in nouns:
             nouns.append(noun)
     return nouns
 
 
 def _named(history: Sequence[dict[str, str]]) -> set[str]:
-    return {
-        _stem(w) for turn in list(history)[-LAST_EXCHANGE_TURNS:] for w in _WORD.findall(turn["text"].lower())
-    }
+    return {stem(w) for turn in list(history)[-LAST_EXCHANGE_TURNS:] for w in words(turn["text"])}
 
 
 def passage_things(passages: Sequence[dict[str, Any]] | None) -> list[str]:
@@ -117,19 +105,20 @@ def passage_things(passages: Sequence[dict[str, Any]] | None) -> list[str]:
 def alternatives(noun: str, passages: Sequence[dict[str, Any]] | None) -> list[str]:
     """Names in the passages that carry the noun as a capitalised word ("Hibbing VA Clinic",
     "Hurricane Katrina" for "clinic", "hurricane"): the things of that kind, each once, in order."""
-    stem = _stem(noun)
-    word = rf"{stem[0].upper()}{re.escape(stem[1:])}\w*"
+    # the part the noun shares with its stem: "librar" of "library" (stem "librari") matches "Libraries"
+    head = commonprefix([noun.lower(), stem(noun)]) or noun.lower()
+    word = rf"{head[0].upper()}{re.escape(head[1:])}\w*"
     name = re.compile(rf"((?:{_CAPITALISED}\s+){{0,4}}{word}(?:\s+(?:of\s+)?{_CAPITALISED}){{0,3}})")
     found: list[str] = []
     for passage in passages or []:
         for source in (str(passage.get("title") or ""), str(passage.get("text", ""))[:PASSAGE_HEAD_CHARS]):
             for piece in _TITLE_HEAD.split(source):
                 for match in name.finditer(piece):
-                    words = match.group(1).split()
-                    if 2 <= len(words) <= MAX_NAME_WORDS and not any(
-                        _is_same(" ".join(words), seen) for seen in found
+                    name_words = match.group(1).split()
+                    if 2 <= len(name_words) <= MAX_NAME_WORDS and not any(
+                        _is_same(" ".join(name_words), seen) for seen in found
                     ):
-                        found.append(" ".join(words))
+                        found.append(" ".join(name_words))
     return found
 
 
@@ -225,9 +214,9 @@ def _options(names: Sequence[str]) -> str:
 
 def restates(asked: str, question: str) -> bool:
     """A question that adds no content word to the user's only repeats it ("Does this clinic ...?")."""
-    said = {_stem(w) for w in _WORD.findall(question.lower())}
-    added = {_stem(w) for w in _WORD.findall(asked.lower()) if len(w) > 2}
-    return not (added - said - {_stem(w) for w in _NOT_A_NOUN | ASKING_WORDS})
+    said = {stem(w) for w in words(question)}
+    added = {stem(w) for w in words(asked) if len(w) > 2}
+    return not (added - said - {stem(w) for w in _NOT_A_NOUN | ASKING_WORDS})
 
 
 def clarifying_question(state: Mapping[str, Any], context: Context) -> str:

@@ -16,12 +16,13 @@ from typing import Any
 from langchain_core.language_models.chat_models import BaseChatModel
 from langgraph.runtime import Runtime
 
-from mtrag_graph.answers import answer_problems, clean_answer, says_idk
+from mtrag_graph.answers import answer_problems, clean_answer
 from mtrag_graph.context import Context
 from mtrag_graph.messages import answer_messages
 from mtrag_graph.models import get_chat_model, invoke_text, model_name
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import State
+from mtrag_graph.text import declines
 
 # Replies the judge cannot use at all; other flaws are for the judge and check_answer to weigh.
 UNUSABLE = {"empty answer", "echoes the prompt"}
@@ -74,7 +75,7 @@ def generate_candidate(state: CandidateBranch, runtime: Runtime[Context]) -> dic
         if unusable:
             entry["error"] = f"unusable reply ({', '.join(sorted(unusable))}): {raw[:REPLY_EXCERPT_CHARS]!r}"
         else:
-            entry.update(text=text, declined=says_idk(text))
+            entry.update(text=text, declined=declines(text))
     except Exception as error:  # noqa: BLE001 - one candidate failing is recorded, the others go on
         entry["error"] = f"{type(error).__name__}: {error}"
     entry["seconds"] = round(time.perf_counter() - started, 3)

@@ -21,32 +21,22 @@ validates falls back to the prior order, recorded in ``fallbacks``.
 from __future__ import annotations
 
 import random
-import re
 import string
 from typing import Any
 
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from mtrag_graph.answers import says_idk
 from mtrag_graph.context import Context
+from mtrag_graph.judging import answer_judge_of
 from mtrag_graph.messages import candidate_judge_messages, question_for_answering
 from mtrag_graph.models import ask_json, get_chat_model, model_name
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import AbstainReason, State
+from mtrag_graph.text import content_stems, declines, sentences
 
 SUPPORTED_SHARE = 0.6  # a sentence is supported when this share of its content words is in the documents
-CONTENT_WORD_MIN_CHARS = 4  # shorter words are not content words
-STEM_CHARS = 6  # words are compared by their first characters (a crude stem: "dances" ~ "dancer")
 REPLY_EXCERPT_CHARS = 200  # of a judge reply that failed, recorded in the reason
-_WORD = re.compile(r"[a-z0-9]+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-_STOPWORDS = set(
-    "about above after again also been before being below between both could does doing down during each "
-    "from further have having here into just more most much must only other over same should some such "
-    "than that their them then there these they this those through under until very were what when where "
-    "which while will with would your yours".split()
-)
 
 
 class Verdict(BaseModel):
@@ -61,17 +51,12 @@ class JudgeReply(BaseModel):
     verdicts: list[Verdict]
 
 
-def _stems(text: str) -> list[str]:
-    words = _WORD.findall(text.lower())
-    return [w[:STEM_CHARS] for w in words if len(w) >= CONTENT_WORD_MIN_CHARS and w not in _STOPWORDS]
-
-
 def lexical_support(answer: str, passages: list[dict[str, Any]]) -> float:
     """Share of the answer's sentences whose content words mostly occur in the passages."""
-    known = set(_stems(" ".join(str(p.get("text", "")) for p in passages)))
+    known = set(content_stems(" ".join(str(p.get("text", "")) for p in passages)))
     counted = supported = 0
-    for sentence in _SENTENCE.split(answer.strip()):
-        stems = _stems(sentence)
+    for sentence in sentences(answer):
+        stems = content_stems(sentence)
         if not stems:
             continue
         counted += 1
@@ -115,7 +100,7 @@ def _judge(state, context, shown, labels) -> tuple[dict[str, Verdict] | None, st
 
 def _score(entry, verdict: Verdict | None, passages, weights, gate_said_yes: bool) -> dict[str, Any]:
     support = lexical_support(entry["text"], passages)
-    declined = gate_said_yes and (bool(entry.get("declined")) or says_idk(entry["text"]))
+    declined = gate_said_yes and (bool(entry.get("declined")) or declines(entry["text"]))
     row: dict[str, Any] = {"support": round(support, 3), "declined": declined}
     if verdict is not None:
         declined = declined or (gate_said_yes and verdict.declines)
@@ -138,8 +123,6 @@ def _score(entry, verdict: Verdict | None, passages, weights, gate_said_yes: boo
 
 def _pick_by_answer_judge(state, context, usable, judgement: dict[str, Any]) -> dict[str, Any]:
     """Score the candidates with the fitted answer judge; the best selection score wins (prior order on ties)."""
-    from mtrag_graph.judging import answer_judge_of
-
     judge = answer_judge_of(context.answer_judge)
     passages = [str(p.get("text", "")) for p in state.get("kept_passages") or []]
     scored = judge.score(question_for_answering(state), passages, [e["text"] for e in usable])

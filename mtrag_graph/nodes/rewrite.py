@@ -14,7 +14,7 @@ from mtrag_graph.messages import QUESTION_CHARS, global_rewrite_messages, local_
 from mtrag_graph.models import ask_json, get_chat_model, invoke_text
 from mtrag_graph.nodes._common import guarded, pairs_to_turns, user_and_agent_pairs
 from mtrag_graph.state import State
-from mtrag_graph.words import content_words
+from mtrag_graph.text import content_stems
 
 _WORDS = re.compile(r"[A-Za-z']+")
 _LABEL = re.compile(r"^\s*(rewritten|standalone)?\s*(question)?\s*:\s*", re.IGNORECASE)
@@ -36,8 +36,8 @@ def clean_rewrite(text: str, question: str) -> str | None:
         return None
     # a rewrite that keeps none of the question's content words is answering another question (the
     # small model sometimes copies the previous exchange instead)
-    asked = content_words(question)
-    if asked and not asked & content_words(line):
+    asked = set(content_stems(question))
+    if asked and not asked.intersection(content_stems(line)):
         return None
     return line
 

@@ -1,20 +1,27 @@
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
+from mtrag_graph.cli import main
 from mtrag_graph.decisions import sets
 from mtrag_graph.decisions.fit import fit_gate_classifier
 from mtrag_graph.decisions.run import grounded_state
+from mtrag_graph.graph import build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.nodes import answerability_gate as gate
-from mtrag_graph.testing import fake_context
-from tests.decisions.conftest import fake_retriever
+from mtrag_graph.testing import fake_context, make_task
+from tests.decisions.conftest import fake_retriever, task
 
 
-def test_content_words_drop_function_words():
-    assert gate.content_words("What do the bees do when flowers are close?") == {"bees", "flowers", "close"}
+def test_evidence_overlap_counts_the_question_words_that_carry_content():
+    passages = [{"text": "Bees dance near flowers."}]
+    features = gate.evidence_features(
+        "Can you tell me why the bees dance for roses?", passages, fake_context()
+    )
+    assert features["overlap_max"] == pytest.approx(2 / 3)  # "bees" and "dance" of "bees", "dance", "roses"
 
 
 def test_evidence_features_measure_overlap_with_the_best_passage_and_all_passages():
@@ -82,8 +89,6 @@ def test_fit_refuses_results_without_features():
 
 
 def test_the_graph_gate_uses_the_shipped_classifier_without_a_gate_model_call():
-    from mtrag_graph.graph import build_graph
-    from mtrag_graph.testing import make_task
 
     context = fake_context(
         gate_classifier="default", generate=["Bees perform a round dance when flowers are near."]
@@ -97,10 +102,6 @@ def test_the_graph_gate_uses_the_shipped_classifier_without_a_gate_model_call():
 
 
 def test_the_gate_classifier_is_rebuilt_from_its_card_command_with_a_full_card(tmp_path, monkeypatch):
-    import json
-
-    from mtrag_graph.cli import main
-    from tests.decisions.conftest import task
 
     questions = ["How do bees dance?", "Where do bees live?", "What do bees make?", "Why do bees sting?"]
     rows = []

@@ -7,6 +7,7 @@ import pytest
 from mtrag_graph.cli import main
 from mtrag_graph.decisions import run, sets
 from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.nodes import answerability_gate as gate
 from mtrag_graph.testing import fake_context
 from tests.decisions.conftest import fake_retriever
 
@@ -61,7 +62,6 @@ def test_gate_without_log_probabilities_reports_the_parsed_choice_as_certain(gat
 
 
 def test_a_gate_threshold_overrides_the_argmax(gate_set, monkeypatch):
-    from mtrag_graph.nodes import answerability_gate as gate
 
     monkeypatch.setattr(gate, "score_choice", lambda *a, **k: ("no", {"yes": 0.3, "no": 0.7}, ["no"]))
     context = fake_context()

@@ -80,9 +80,9 @@ def test_official_values_are_compared_with_people_per_split(tmp_path):
 
 def test_idk_verdicts_are_scored_against_the_official_ones(tmp_path):
     report, _ = _fidelity(tmp_path, "--metrics", "idk", "--candidate-judges", "none")
-    pattern = report["idk"]["pattern (judging.declines)"]["all"]
+    pattern = report["idk"]["pattern (text.declines)"]["all"]
     assert (pattern["n"], pattern["positives"], pattern["accuracy"], pattern["kappa"]) == (6, 1, 1.0, 1.0)
-    assert list(report["idk"]) == ["pattern (judging.declines)"]  # the harness used the same detector
+    assert list(report["idk"]) == ["pattern (text.declines)"]  # the harness used the same detector
 
 
 def test_the_llm_idk_judge_is_scored_beside_the_detector(tmp_path):
