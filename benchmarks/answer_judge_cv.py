@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mtrag_graph.evaluation.agreement import spearman, top1_agreement  # noqa: E402
-from mtrag_graph.evaluation.golden import by_task, conversation_of, load_golden  # noqa: E402
+from mtrag_graph.measure.evaluation.agreement import spearman, top1_agreement  # noqa: E402
+from mtrag_graph.measure.evaluation.golden import by_task, conversation_of, load_golden  # noqa: E402
 from mtrag_graph.judging.answer_judge import AnswerJudge, LinearModel  # noqa: E402
 from mtrag_graph.judging.embedding_cache import default_embedding_cache  # noqa: E402
 from mtrag_graph.judging.fit import (  # noqa: E402

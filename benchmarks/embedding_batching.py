@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.throughput import PeakSampler, rss_mb  # noqa: E402
-from mtrag_graph.concurrency import run_bounded  # noqa: E402
+from mtrag_graph.runtime.concurrency import run_bounded  # noqa: E402
 from mtrag_graph.models.batching import CoalescingEncoder  # noqa: E402
 from mtrag_graph.models.bundled import minilm_path  # noqa: E402
 from mtrag_graph.models.embeddings import Embedder, _sentence_transformer  # noqa: E402

@@ -14,8 +14,8 @@ import statistics
 import sys
 
 from mtrag_graph.context import Context
-from mtrag_graph.evaluation.golden import load_golden
-from mtrag_graph.evaluation.runner import fabrication
+from mtrag_graph.measure.evaluation.golden import load_golden
+from mtrag_graph.measure.evaluation.runner import fabrication
 from mtrag_graph.judging.grounding import sentence_support
 
 

@@ -24,8 +24,8 @@ import random
 import sys
 from pathlib import Path
 
-from mtrag_graph.decisions.retrieval import index_retriever
-from mtrag_graph.decisions.sets import ANSWERED, load_split
+from mtrag_graph.measure.decisions.retrieval import index_retriever
+from mtrag_graph.measure.decisions.sets import ANSWERED, load_split
 from mtrag_graph.judging.grounding import sentence_support
 from mtrag_graph.messages import format_conversation
 from mtrag_graph.tasks import answerability_of, parse_task

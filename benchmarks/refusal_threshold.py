@@ -18,8 +18,8 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mtrag_graph.evaluation.agreement import accuracy, cohen_kappa  # noqa: E402
-from mtrag_graph.evaluation.golden import GoldenResponse, load_golden  # noqa: E402
+from mtrag_graph.measure.evaluation.agreement import accuracy, cohen_kappa  # noqa: E402
+from mtrag_graph.measure.evaluation.golden import GoldenResponse, load_golden  # noqa: E402
 
 # the module, whose REMARK_WORDS the scan patches
 declines = importlib.import_module("mtrag_graph.text")

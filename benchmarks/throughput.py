@@ -3,7 +3,7 @@
     python benchmarks/throughput.py /work/shared/data/mtrag/tasks/mtrag_reference.jsonl \\
         -o benchmarks/results/throughput.md
 
-The endpoint is ``mtrag_graph.standin`` in its own process (127.0.0.1 only; it serves a fixed budget
+The endpoint is ``mtrag_graph.testing.standin`` in its own process (127.0.0.1 only; it serves a fixed budget
 of requests, then stops, and stops anyway after a minute idle): every completion sleeps ``--latency``
 seconds and replies deterministically, so the graph takes its usual routes (rewrites, relation
 verdicts, gate, answer checks) and the time a task waits is the endpoint's, as with a real server.
@@ -67,7 +67,7 @@ class PeakSampler(threading.Thread):
 
 def child(args: argparse.Namespace) -> None:
     """One level: warm up, then answer the tasks at the given concurrency; print a JSON line."""
-    from mtrag_graph.batch import answer_tasks
+    from mtrag_graph.runtime.batch import answer_tasks
     from mtrag_graph.context import Context
     from mtrag_graph.graph import build_graph
     from mtrag_graph.models import embeddings
@@ -122,7 +122,7 @@ def child(args: argparse.Namespace) -> None:
 
 def start_standin(latency: float, budget: int) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "mtrag_graph.standin", "--latency", str(latency), "--max-requests", str(budget),
+        [sys.executable, "-m", "mtrag_graph.testing.standin", "--latency", str(latency), "--max-requests", str(budget),
          "--idle-exit", "60"],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip

@@ -103,7 +103,7 @@ class State(InputState, total=False):
     abstain_reason: AbstainReason | None
     error: dict[str, str] | None  # {"node", "message"} when a node failed
     fallbacks: Annotated[list[dict[str, Any]], operator.add]  # safe defaults used for unparseable replies
-    # bookkeeping, written only by the node wrapper (nodes/_common.guarded); see mtrag_graph.bookkeeping
+    # bookkeeping, written only by the node wrapper (nodes/_common.guarded); see mtrag_graph.runtime.bookkeeping
     model_calls: Annotated[list[dict[str, Any]], MATERIAL, operator.add]
     node_seconds: Annotated[list[dict[str, Any]], MATERIAL, operator.add]
 

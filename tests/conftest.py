@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mtrag_graph import settings
-from mtrag_graph.evaluation import bertscore
+from mtrag_graph.measure.evaluation import bertscore
 from mtrag_graph.models import embeddings
 
 REPO = settings.REPO

@@ -14,11 +14,11 @@ import pytest
 from langgraph.graph import END
 
 from mtrag_graph import graph, state
-from mtrag_graph.bookkeeping import route_of
 from mtrag_graph.candidates import Candidate
 from mtrag_graph.nodes._common import UndeclaredKey, guarded
+from mtrag_graph.runtime.bookkeeping import route_of
+from mtrag_graph.runtime.tracing import node_metadata
 from mtrag_graph.testing import fake_context, make_task
-from mtrag_graph.tracing import node_metadata
 
 PASSAGES = ["Bees use the waggle dance to show the direction of flowers.", "Wasps sting."]
 

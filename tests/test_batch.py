@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from mtrag_graph.batch import answer_tasks, prediction_record
 from mtrag_graph.cli import main
-from mtrag_graph.jsonl_out import open_resumable
+from mtrag_graph.runtime.batch import answer_tasks, prediction_record
+from mtrag_graph.runtime.jsonl_out import open_resumable
 from mtrag_graph.testing import fake_context, make_task
 
 PASSAGES = ["Bees use the waggle dance to show the direction of flowers."]

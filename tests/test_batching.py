@@ -8,8 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from mtrag_graph.concurrency import run_bounded
 from mtrag_graph.models.batching import CoalescingEncoder
+from mtrag_graph.runtime.concurrency import run_bounded
 
 
 def lengths(texts: list[str]) -> np.ndarray:

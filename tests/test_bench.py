@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-import mtrag_graph.bench as bench
-from mtrag_graph.bench import peak_memory_mb, preset_stats, render, run_bench, start_preset_counters
+import mtrag_graph.measure.bench as bench
 from mtrag_graph.context import Context
+from mtrag_graph.measure.bench import peak_memory_mb, preset_stats, render, run_bench, start_preset_counters
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.models.llama import ChatLlamaCpp
 from mtrag_graph.presets import CANDIDATES, load_preset, preset_names

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from langchain_core.messages import HumanMessage
 
-from mtrag_graph.bookkeeping import cost_summary, route_of
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.calls import CallLog, TransientModelError, invoke_text, recording, timed_model_call
 from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.runtime.bookkeeping import cost_summary, route_of
 from mtrag_graph.testing import fake_context, make_task
 
 PASSAGES = [

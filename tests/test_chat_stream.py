@@ -6,8 +6,8 @@ import io
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from mtrag_graph.chat import build_chat_graph, user_turn
 from mtrag_graph.commands.chat import stream_turn
+from mtrag_graph.runtime.chat import build_chat_graph, user_turn
 from mtrag_graph.testing import fake_context
 from tests.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
 

@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from mtrag_graph.batch import answer_tasks, local_models_note
 from mtrag_graph.commands.answer import at_least_one
-from mtrag_graph.concurrency import run_bounded
-from mtrag_graph.evaluation.inputs import EvalItem
-from mtrag_graph.evaluation.judges import Judge
-from mtrag_graph.evaluation.runner import Scorers, score_items
+from mtrag_graph.measure.evaluation.inputs import EvalItem
+from mtrag_graph.measure.evaluation.judges import Judge
+from mtrag_graph.measure.evaluation.runner import Scorers, score_items
 from mtrag_graph.models.endpoints import ENDPOINTS, endpoint_limit, endpoint_of
 from mtrag_graph.models.factory import get_chat_model, spec_capabilities
 from mtrag_graph.models.fake import ScriptedChatModel
-from mtrag_graph.standin import StandInServer
+from mtrag_graph.runtime.batch import answer_tasks, local_models_note
+from mtrag_graph.runtime.concurrency import run_bounded
 from mtrag_graph.testing import endpoint_context, fake_context, make_task
+from mtrag_graph.testing.standin import StandInServer
 from tests.conftest import REPO
 
 PASSAGES = [

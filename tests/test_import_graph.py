@@ -149,7 +149,9 @@ def test_function_level_type_only_and_relative_imports_all_count(tmp_path):
 
 def test_importing_a_module_imports_its_parent_packages():
     edges = module_edges()
-    assert {"mtrag_graph.models", "mtrag_graph.models.calls"} <= edges["mtrag_graph.evaluation.judges"]
+    assert {"mtrag_graph.models", "mtrag_graph.models.calls"} <= edges[
+        "mtrag_graph.measure.evaluation.judges"
+    ]
 
 
 def test_no_module_of_the_package_imports_itself_back():

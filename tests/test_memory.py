@@ -10,7 +10,7 @@ import uuid
 import pytest
 from langgraph.types import Command
 
-from mtrag_graph.chat import build_chat_graph, open_checkpointer, pending_question, user_turn
+from mtrag_graph.runtime.chat import build_chat_graph, open_checkpointer, pending_question, user_turn
 from mtrag_graph.testing import fake_context
 from tests.conftest import REPO
 from tests.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES, judge

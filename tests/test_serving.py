@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 
-from mtrag_graph.batch import answer_tasks
 from mtrag_graph.context import Context
 from mtrag_graph.models.bundled import gguf_path
 from mtrag_graph.models.factory import get_chat_model
-from mtrag_graph.standin import StandInServer
+from mtrag_graph.runtime.batch import answer_tasks
 from mtrag_graph.testing import endpoint_context, make_task
+from mtrag_graph.testing.standin import StandInServer
 from tests.conftest import REPO
 
 PASSAGES = [

@@ -24,8 +24,8 @@ SERVE_WITHOUT_MEASURE = textwrap.dedent(
 
     sys.meta_path.insert(0, Absent())
 
-    from mtrag_graph.batch import answer_tasks
-    from mtrag_graph.chat import build_chat_graph
+    from mtrag_graph.runtime.batch import answer_tasks
+    from mtrag_graph.runtime.chat import build_chat_graph
     from mtrag_graph.cli import build_parser
     from mtrag_graph.graph import build_graph
     from mtrag_graph.testing import fake_context, make_task

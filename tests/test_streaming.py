@@ -6,9 +6,9 @@ import json
 import subprocess
 import sys
 
-from mtrag_graph.batch import answer_tasks
 from mtrag_graph.graph import build_graph
-from mtrag_graph.streaming import run_streamed
+from mtrag_graph.runtime.batch import answer_tasks
+from mtrag_graph.runtime.streaming import run_streamed
 from mtrag_graph.testing import fake_context, make_task
 from tests.conftest import REPO
 from tests.test_clarify import LIBRARIES, QUESTION_ASKED, titled

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mtrag_graph.evaluation.golden import GoldenResponse
-from mtrag_graph.evaluation.inputs import EvalItem
+from mtrag_graph.measure.evaluation.golden import GoldenResponse
+from mtrag_graph.measure.evaluation.inputs import EvalItem
 from mtrag_graph.text import (
     STOPWORDS,
     claims,

@@ -6,8 +6,8 @@ import json
 
 from mtrag_graph.commands.trace import render
 from mtrag_graph.graph import build_graph
+from mtrag_graph.runtime.tracing import TraceFile, instrument_opentelemetry, opentelemetry_provider
 from mtrag_graph.testing import fake_context, make_task
-from mtrag_graph.tracing import TraceFile, instrument_opentelemetry, opentelemetry_provider
 
 PASSAGES = [
     "Bees use the waggle dance to show the direction of flowers.",

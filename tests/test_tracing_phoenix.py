@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from mtrag_graph.graph import build_graph
+from mtrag_graph.runtime.tracing import instrument_opentelemetry, opentelemetry_provider
 from mtrag_graph.testing import fake_context, make_task
-from mtrag_graph.tracing import instrument_opentelemetry, opentelemetry_provider
 from tests.conftest import REPO
 
 PHOENIX = REPO / ".venv-phoenix" / "bin" / "phoenix"

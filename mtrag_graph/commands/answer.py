@@ -36,7 +36,7 @@ def at_least_one(text: str) -> int:
 
 
 def add_concurrency_options(parser: argparse.ArgumentParser, what: str = "tasks") -> None:
-    """``--concurrency`` and ``--endpoint-concurrency`` (see mtrag_graph/concurrency.py)."""
+    """``--concurrency`` and ``--endpoint-concurrency`` (see mtrag_graph/runtime/concurrency.py)."""
     parser.add_argument(
         "--concurrency",
         type=at_least_one,
@@ -111,9 +111,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mtrag_graph.batch import answer_tasks
     from mtrag_graph.graph import build_graph
-    from mtrag_graph.tracing import tracing_callbacks
+    from mtrag_graph.runtime.batch import answer_tasks
+    from mtrag_graph.runtime.tracing import tracing_callbacks
 
     def show(record: dict) -> None:
         if record.get("status") != "ok":

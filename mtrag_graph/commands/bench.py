@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mtrag_graph.bench import render, run_bench
+    from mtrag_graph.measure.bench import render, run_bench
 
     overrides = overrides_from_args(args)
     results = run_bench(

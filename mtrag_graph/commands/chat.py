@@ -139,7 +139,7 @@ class TurnPrinter:
 
 def stream_turn(chat: Any, inputs: Any, config: dict[str, Any], context: Any, out: TextIO) -> dict[str, Any]:
     """Run one chat turn streamed to ``out``; returns the chat's state after it."""
-    from mtrag_graph.streaming import is_answer_token
+    from mtrag_graph.runtime.streaming import is_answer_token
 
     printer = TurnPrinter(out)
     for _, mode, chunk in chat.stream(
@@ -170,8 +170,8 @@ def _read(prompt: str) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from langgraph.types import Command
 
-    from mtrag_graph.chat import build_chat_graph, open_checkpointer, read_passages, user_turn
-    from mtrag_graph.tracing import tracing_callbacks
+    from mtrag_graph.runtime.chat import build_chat_graph, open_checkpointer, read_passages, user_turn
+    from mtrag_graph.runtime.tracing import tracing_callbacks
 
     # model loading progress bars would write over the status line
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")

@@ -25,8 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mtrag_graph.decisions.sets import load_split, split_path
-    from mtrag_graph.decisions.twins import build_twins, file_sha256
+    from mtrag_graph.measure.decisions.sets import load_split, split_path
+    from mtrag_graph.measure.decisions.twins import build_twins, file_sha256
 
     if not args.data:
         print("error: pass --data or set MTRAG_DATA to the benchmark data folder", file=sys.stderr)

@@ -93,7 +93,7 @@ def _settings(pairs: list[str]) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from mtrag_graph.context import Context
-    from mtrag_graph.decisions.bench import run_benchmark
+    from mtrag_graph.measure.decisions.bench import run_benchmark
 
     if not args.data:
         print("error: pass --data or set MTRAG_DATA to the benchmark data folder", file=sys.stderr)

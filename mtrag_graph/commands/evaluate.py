@@ -88,7 +88,7 @@ def register(subparsers) -> None:
         choices=("llm", "fitted"),
         default="llm",
         help="who gives RB_llm and RL_F: the --judge model (default), or the fitted models of "
-        "mtrag_graph/evaluation/fitted.py (no model call: RL_F = the answer judge's faithfulness, RB_llm = "
+        "mtrag_graph/measure/evaluation/fitted.py (no model call: RL_F = the answer judge's faithfulness, RB_llm = "
         "a rating from BERTScore recall and faithfulness fitted on the official rb_llm of the golden "
         "file's tuning half; see benchmarks/results/judge_fidelity.md)",
     )
@@ -108,14 +108,14 @@ def register(subparsers) -> None:
 
 
 def _scorers(args, metrics):
-    from mtrag_graph.evaluation.runner import FITTED_NEEDS, JUDGE_METRICS, Scorers, with_fitted_needs
+    from mtrag_graph.measure.evaluation.runner import FITTED_NEEDS, JUDGE_METRICS, Scorers, with_fitted_needs
 
     fitted = args.ratings == "fitted"
     if fitted:
         metrics = with_fitted_needs(metrics)
     bert = judge = None
     if "bert" in metrics:
-        from mtrag_graph.evaluation.bertscore import Baseline, BertScorer
+        from mtrag_graph.measure.evaluation.bertscore import Baseline, BertScorer
 
         layer = args.bert_layer
         baseline = None
@@ -128,7 +128,12 @@ def _scorers(args, metrics):
         bert = BertScorer(args.bert_encoder, layer=layer, baseline=baseline)
     wanted = JUDGE_METRICS & set(metrics) - (set(FITTED_NEEDS) if fitted else set())
     if wanted - {"idk"} or ("idk" in wanted and args.idk_method != "pattern"):
-        from mtrag_graph.evaluation.judges import Judge, JudgeSettings, VerdictCache, default_cache_path
+        from mtrag_graph.measure.evaluation.judges import (
+            Judge,
+            JudgeSettings,
+            VerdictCache,
+            default_cache_path,
+        )
 
         cache = None if args.no_judge_cache else VerdictCache(args.judge_cache or default_cache_path())
         judge = Judge(args.judge, cache=cache, settings=JudgeSettings(statements_from=args.rl_f_statements))
@@ -152,10 +157,10 @@ def _scorers(args, metrics):
 
 
 def _evaluate_one(predictions: str, args, scorers, out_dir: Path):
-    from mtrag_graph.evaluation.compare import judge_picks
-    from mtrag_graph.evaluation.inputs import load_items
-    from mtrag_graph.evaluation.report import build_report, write_report
-    from mtrag_graph.evaluation.runner import score_items
+    from mtrag_graph.measure.evaluation.compare import judge_picks
+    from mtrag_graph.measure.evaluation.inputs import load_items
+    from mtrag_graph.measure.evaluation.report import build_report, write_report
+    from mtrag_graph.measure.evaluation.runner import score_items
 
     items, issues = load_items(predictions, args.tasks)
     for issue in issues:
@@ -186,7 +191,7 @@ def _evaluate_one(predictions: str, args, scorers, out_dir: Path):
 
 
 def run(args: argparse.Namespace) -> int:
-    from mtrag_graph.evaluation.runner import parse_metrics
+    from mtrag_graph.measure.evaluation.runner import parse_metrics
 
     try:
         metrics = parse_metrics(args.metrics or (FIDELITY_METRICS if args.fidelity else DEFAULT_METRICS))
@@ -212,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"warning: {warning}", file=sys.stderr)
             print("\n".join(str(p) for p in paths))
             return 0
-        from mtrag_graph.evaluation.compare import compare, render_comparison
+        from mtrag_graph.measure.evaluation.compare import compare, render_comparison
 
         systems = {}
         warnings: list[str] = []
@@ -236,8 +241,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_fidelity(args: argparse.Namespace, metrics: tuple[str, ...]) -> int:
     from mtrag_graph.context import Context
-    from mtrag_graph.evaluation.fidelity import graph_node_candidates, run_fidelity
-    from mtrag_graph.evaluation.golden import by_task, load_golden
+    from mtrag_graph.measure.evaluation.fidelity import graph_node_candidates, run_fidelity
+    from mtrag_graph.measure.evaluation.golden import by_task, load_golden
     from mtrag_graph.tasks import TaskError
 
     names = [n.strip() for n in args.candidate_judges.split(",") if n.strip() and n.strip() != "none"]

@@ -1,5 +1,5 @@
 """The answer judge's fitting: its feature sets and the two regressions (ridge least squares, pairwise
-logistic). The command that fits it on the golden file is ``mtrag_graph.evaluation.fit_answer_judge``.
+logistic). The command that fits it on the golden file is ``mtrag_graph.measure.evaluation.fit_answer_judge``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,238 @@
+"""Run each decision node alone over its labelled set; one cached result per item (resumable).
+
+Results go to ``<out>/results/<decision>-<split>-<fingerprint>.jsonl``. The fingerprint hashes the
+Context (models, prompt texts, thresholds), so a changed setting starts a fresh file and an
+interrupted run picks up where it stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from mtrag_graph.context import Context
+from mtrag_graph.graph import build_graph
+from mtrag_graph.judging.grounding import unsupported_facts
+from mtrag_graph.messages import format_conversation, question_for_answering
+from mtrag_graph.nodes._common import user_and_agent_pairs
+from mtrag_graph.nodes.answerability_gate import evidence_features
+from mtrag_graph.nodes.clarify import clarifying_question, is_underspecified
+from mtrag_graph.nodes.classify_relation import judge_relation
+from mtrag_graph.runtime.jsonl_out import open_resumable
+from mtrag_graph.state import AbstainReason
+
+logger = logging.getLogger("mtrag_graph.measure.decisions")
+
+Decide = Callable[[dict[str, Any], Context], dict[str, Any]]
+ITEM_FIELDS = ("item_id", "task_id", "kind", "domain", "label", "answerability", "multi_turn")
+
+
+# Settings of the stages before the gate (and of the benchmark's own switch, in the result file's name):
+# the gate's run (the graph from the gate on) never reads them. Every other setting is in the gate's
+# fingerprint, so a node or a setting added after the gate starts a fresh result file by itself.
+BEFORE_GATE = (
+    "rewrite_model", "classify_model", "clarify_model", "reranker", "rewrite_question", "classify_history",
+    "history_pairs_without_classifier", "top_k", "history_walk_cap", "pronouns", "rewrite_max_tokens",
+    "local_rewrite_max_tokens", "index_dir", "retrieval_top_k", "bm25_weight", "dense_weight", "rrf_k",
+    "clarify", "clarify_interrupt", "clarify_max_tokens", "clarify_fallback_question",
+    "clarify_alternatives_question", "clarify_threshold", "clarify_min_things", "rewrite_system_prompt",
+    "global_rewrite_instruction", "local_rewrite_instruction", "related_to_question_instruction",
+    "related_to_answer_instruction", "clarify_system_prompt", "clarify_instruction",
+    "clarify_question_instruction", "gate_all_features",
+)  # fmt: skip
+
+# The Context fields each decision reads: a change to any of them starts a fresh result file.
+READS = {
+    "gate": tuple(f.name for f in fields(Context) if f.name not in BEFORE_GATE),
+    "evidence": ("embedder",),
+    "clarify": (
+        "clarify_model", "clarify_system_prompt", "clarify_instruction", "clarify_threshold",
+        "clarify_min_things", "clarify_alternatives_question", "clarify_question_instruction",
+        "clarify_fallback_question",
+        "no_conversation_text", "parse_retries",
+    ),
+    "relation": (
+        "classify_model", "rewrite_system_prompt", "related_to_question_instruction",
+        "related_to_answer_instruction", "parse_retries",
+    ),
+}  # fmt: skip
+
+
+def fingerprint(context: Context, decision: str | None = None) -> str:
+    """A short hash of the settings ``decision`` reads (all plain Context settings when None)."""
+    names = READS[decision] if decision else tuple(f.name for f in fields(context))
+    plain = {}
+    for name in names:
+        value = getattr(context, name, None)
+        plain[name] = value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
+    return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def grounded_state(item: dict[str, Any]) -> dict[str, Any]:
+    """The state the gate and the generator see: the raw last turn and the whole conversation."""
+    return {
+        "question": item["question"],
+        "history": item["history"],
+        "selected_history": item["history"],
+        "kept_passages": item.get("passages") or [],
+        "retries": 0,
+        # passages our retrieval found (full RAG) rather than passages given with the turn
+        "retrieve": item.get("kind") == "unanswerable_retrieved",
+    }
+
+
+@functools.cache
+def _graph(start: str, stop_after: str | None = None):
+    """The answering graph entered at ``start`` (and ended after ``stop_after``): the real nodes and routes."""
+    return build_graph(start=start, stop_after=stop_after, name=f"decisions-from-{start}")
+
+
+def _run(
+    state: dict[str, Any], context: Context, start: str, stop_after: str | None = None
+) -> dict[str, Any]:
+    final = _graph(start, stop_after).invoke(state, context=context)
+    if final.get("error"):  # a failed model call is not a result: nothing is cached, the run stops
+        raise RuntimeError(f"{final['error']['node']}: {final['error']['message']}")
+    return final
+
+
+def _seconds(state: dict[str, Any], nodes: Callable[[str], bool]) -> float:
+    return sum(float(e["seconds"]) for e in state.get("node_seconds", []) if nodes(e["node"]))
+
+
+def answer_outcome(state: dict[str, Any], context: Context) -> dict[str, Any]:
+    """What the generate -> check -> ground part of a run ended in: the answer or the decline, and its facts."""
+    reason = state.get("abstain_reason")
+    grounding = state.get("grounding") or {}
+    passages = [p.get("text", "") for p in state.get("kept_passages") or []]
+    said = format_conversation([*state["history"], {"speaker": "user", "text": state["question"]}])
+    before = grounding.get("answer_before") or state.get("answer")
+    return {
+        "answer": state.get("answer") if not reason else context.idk_answer,
+        "answer_before_grounding": grounding.get("answer_before"),
+        "abstain_reason": reason,
+        "declined": reason in DECLINE_REASONS,
+        "retries": state.get("retries", 0),
+        "decline_retried": bool(state.get("decline_retried")),
+        "sentences_dropped": grounding.get("dropped", 0),
+        "unsupported_facts": [] if reason else unsupported_facts(state.get("answer") or "", passages, said),
+        "unsupported_facts_before_grounding": unsupported_facts(before, passages, said) if before else [],
+    }
+
+
+# what the generate -> check -> ground loop ends in when it does not answer
+DECLINE_REASONS = (AbstainReason.GENERATOR_DECLINED, AbstainReason.FAILED_RETRY, AbstainReason.UNGROUNDED)
+
+
+GENERATE_MODES = ("after-yes", "always", "never")
+GATE = "answerability_gate"
+
+
+def decide_gate(
+    item: dict[str, Any], context: Context, *, generate: str = "after-yes", ask_model: bool = True
+) -> dict[str, Any]:
+    """The gate's decision (with every feature), then the generator's answer or decline.
+
+    Runs the graph's own nodes and routes from the gate on (``build_graph(start=...)``), so what is
+    measured is what the graph does. ``generate``: after a gate "yes" (the graph's route), always (the
+    graph ended after the gate, then entered at ``generate`` with the gate's verdict in the state), or
+    never (the graph ended after the gate). ``ask_model``: also ask the gate model for its yes-probability when
+    the decision rule does not need it (``Context.gate_all_features``).
+    """
+    if generate not in GENERATE_MODES:
+        raise ValueError(f"generate must be one of {GENERATE_MODES}, not '{generate}'")
+    context = dataclasses.replace(context, gate_all_features=ask_model)
+    state = _run(grounded_state(item), context, GATE, stop_after=None if generate == "after-yes" else GATE)
+    evidence = state.get("gate_evidence") or {}
+    gate = state.get("gate")
+    result: dict[str, Any] = {
+        "gate_argmax": evidence.get("gate_argmax"),
+        "p_yes": evidence.get("p_yes"),
+        "raw": evidence.get("raw", ""),
+        **({"features": evidence["features"]} if "features" in evidence else {}),
+        **({"score": evidence["score"]} if "score" in evidence else {}),
+        "gate": gate,
+        "fallback": any(f.get("node") == GATE for f in state.get("fallbacks", [])),
+        "gate_seconds": _seconds(state, lambda node: node == GATE),
+    }
+    if generate == "always":
+        state = _run({**state, "abstain_reason": None}, context, "generate")
+    if (gate == "yes" and generate == "after-yes") or generate == "always":
+        result.update(answer_outcome(state, context))
+        result["generate_seconds"] = _seconds(state, lambda node: node != GATE)
+    else:
+        result["declined"] = None
+    return result
+
+
+def decide_evidence(item: dict[str, Any], context: Context) -> dict[str, Any]:
+    """The gate's model-free features alone (question-passage similarity, word overlap)."""
+    state = grounded_state(item)
+    return {"features": evidence_features(question_for_answering(state), state["kept_passages"], context)}
+
+
+def decide_clarify(item: dict[str, Any], context: Context) -> dict[str, Any]:
+    """The decision, and for a clarified turn the question the node would ask."""
+    decision, evidence = is_underspecified(item["history"], item["question"], item.get("passages"), context)
+    result = {
+        "clarify": bool(decision),
+        "parsed": decision is not None,
+        "evidence": evidence[-1] if evidence else "",
+    }
+    if decision:
+        result["question_asked"] = clarifying_question(item, context)
+    return result
+
+
+def decide_relation(item: dict[str, Any], context: Context) -> dict[str, Any]:
+    pairs = user_and_agent_pairs(item["history"])
+    relation, vote, fallbacks = judge_relation(item["question"], pairs[-1], context, "classify_relation")
+    return {"relation_class": int(relation), "vote": vote, "fallbacks": len(fallbacks)}
+
+
+DECISIONS: dict[str, Decide] = {
+    "gate": decide_gate,
+    "evidence": decide_evidence,
+    "clarify": decide_clarify,
+    "relation": decide_relation,
+}
+
+
+def run_decision(
+    name: str,
+    items: Sequence[dict[str, Any]],
+    context: Context,
+    results_path: str | Path,
+    *,
+    decide: Decide | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Each item's result (from the cache when already there), in item order."""
+    decide = decide or DECISIONS[name]
+    writer, done = open_resumable(results_path, key=lambda record: record.get("item_id"))
+    results = []
+    with writer:
+        for number, item in enumerate(items, start=1):
+            if item["item_id"] in done:
+                results.append(done[item["item_id"]])
+                continue
+            started = time.perf_counter()
+            outcome = decide(item, context)
+            record = {
+                **{k: item[k] for k in ITEM_FIELDS if k in item},
+                **outcome,
+                "seconds": round(time.perf_counter() - started, 3),
+            }
+            writer.write(record)
+            results.append(record)
+            if progress:
+                progress(f"{name} {number}/{len(items)} {item['item_id']} {record['seconds']:.1f}s")
+    return results

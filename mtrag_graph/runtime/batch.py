@@ -1,0 +1,254 @@
+"""Answer a file of tasks (batch mode) with the graph: incremental, resumable output and a run summary."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from mtrag_graph.citations import answer_citations
+from mtrag_graph.context import Context
+from mtrag_graph.graph import build_graph
+from mtrag_graph.models.endpoints import endpoint_limit
+from mtrag_graph.models.factory import ModelSpec, model_name, spec_capabilities
+from mtrag_graph.runtime.bookkeeping import route_of
+from mtrag_graph.runtime.concurrency import run_bounded
+from mtrag_graph.runtime.jsonl_out import open_resumable
+from mtrag_graph.runtime.streaming import run_streamed
+from mtrag_graph.tasks import TaskError, answerability_of, parse_task, read_jsonl, task_label
+
+
+@dataclass
+class RunSummary:
+    tasks: int = 0
+    answered: int = 0
+    resumed: int = 0
+    failed: int = 0
+    seconds: list[float] = field(default_factory=list)
+    abstentions: Counter = field(default_factory=Counter)
+    by_answerability: dict[str, Counter] = field(default_factory=dict)
+    node_seconds: Counter = field(default_factory=Counter)
+    concurrency: int = 1
+    wall_seconds: float = 0.0
+    endpoints: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, record: dict[str, Any], seconds: float) -> None:
+        self.answered += 1
+        self.seconds.append(seconds)
+        route = record.get("route") or {}
+        reason = route.get("abstain_reason")
+        if reason:
+            self.abstentions[reason] += 1
+        label = answerability_of(record) or "unknown"
+        self.by_answerability.setdefault(label, Counter())[reason or "answered"] += 1
+        for node, value in (route.get("node_seconds") or {}).items():
+            self.node_seconds[node] += value
+
+    def render(self) -> str:
+        lines = [
+            f"tasks: {self.tasks}  answered now: {self.answered}  resumed (already done): {self.resumed}  "
+            f"failed: {self.failed}"
+        ]
+        if self.seconds:
+            lines.append(
+                f"seconds per task: mean {statistics.mean(self.seconds):.1f}  max {max(self.seconds):.1f}"
+            )
+        lines.extend(self._throughput_lines())
+        if self.abstentions:
+            lines.append("abstentions: " + ", ".join(f"{k} {v}" for k, v in self.abstentions.most_common()))
+        if self.by_answerability:
+            lines.append("outcome by answerability class:")
+            for label, counts in sorted(self.by_answerability.items()):
+                lines.append(f"  {label:<15} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        if self.node_seconds and self.seconds:
+            total = sum(self.seconds)
+            lines.append("time by node (share of task time):")
+            for node, value in self.node_seconds.most_common():
+                lines.append(f"  {node:<20} {value:8.1f} s  {100 * value / total:5.1f}%")
+        return "\n".join(lines)
+
+    def _throughput_lines(self) -> list[str]:
+        """Tasks per second at the run's concurrency, requests in flight per endpoint, notes."""
+        lines = []
+        if self.answered and self.wall_seconds > 0:
+            lines.append(
+                f"concurrency {self.concurrency}: {self.answered} tasks in {self.wall_seconds:.1f} s "
+                f"wall, {self.answered / self.wall_seconds:.2f} tasks/s"
+            )
+        for url, (limit, peak, requests) in sorted(self.endpoints.items()):
+            if requests:
+                lines.append(f"endpoint {url}: {requests} requests, at most {peak} in flight (limit {limit})")
+        lines.extend(f"note: {note}" for note in self.notes)
+        return lines
+
+
+def models_of(context: Context) -> list[ModelSpec]:
+    """The model specs a graph run with ``context`` calls (clarify's when on; candidates and judge when
+    ensembling)."""
+    specs = [context.rewrite_model, context.classify_model, context.gate_model, context.generate_model]
+    if context.clarify:
+        specs.append(context.clarify_model)
+    if len(context.candidates) >= 2:
+        specs += [c.model for c in context.candidates] + [context.judge_model]
+    return specs
+
+
+def default_endpoint_limit(context: Context, concurrency: int) -> int:
+    """One request in flight per task, times the candidates an ensemble sends at once."""
+    return concurrency * max(1, len(context.candidates))
+
+
+def local_models_note(specs: list[ModelSpec], concurrency: int) -> str | None:
+    """The summary line saying that local llama.cpp models serialise their calls, when any are used."""
+    local = sorted({model_name(s) for s in specs if spec_capabilities(s).serialised})
+    if concurrency <= 1 or not local:
+        return None
+    return (
+        f"local llama.cpp models run one call at a time per model ({', '.join(local)}): their calls queue "
+        f"behind each other at concurrency {concurrency}, and tasks interleaving on one model lose the "
+        "prompt-prefix reuse between a task's gate and generate calls"
+    )
+
+
+def _task_key(record: dict[str, Any]) -> str | None:
+    return record.get("task_id") or record.get("_line")
+
+
+def prediction_record(
+    task: dict[str, Any], state: dict[str, Any], seconds: float, first_token: float | None = None
+) -> dict[str, Any]:
+    """The task with its prediction (the submission format's ``text``, and beside it the ``citations``:
+    each answer sentence with its supporting passages) and route. ``first_token``: seconds to the
+    answer's first streamed token, when the run was streamed. A task whose passages were retrieved (full
+    RAG) carries the kept passages as ``contexts`` (what the answer was written from, as in MTRAG's Task C
+    submissions, so ``evaluate`` scores against them); its own contexts move to ``reference_contexts``."""
+    route = {**route_of(state), "seconds": round(seconds, 3)}
+    if first_token is not None:
+        route["first_token_seconds"] = round(first_token, 3)
+    prediction = {"text": state["answer"], "citations": answer_citations(state)}
+    record = {**task, "predictions": [prediction], "route": route, "status": "ok"}
+    if state.get("retrieve") or task.get("contexts") is None:
+        if task.get("contexts") is not None:
+            record["reference_contexts"] = task["contexts"]
+        record["contexts"] = [
+            {key: p[key] for key in ("document_id", "title", "text", "url", "score") if key in p}
+            for p in state.get("kept_passages") or []
+        ]
+    return record
+
+
+def answer_tasks(
+    tasks_path: str | Path,
+    output_path: str | Path,
+    context: Context,
+    *,
+    limit: int | None = None,
+    graph: Any = None,
+    progress: bool = True,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+    config: dict[str, Any] | None = None,
+    concurrency: int = 1,
+    endpoint_concurrency: int | None = None,
+    retrieve: bool = False,
+    stream: bool = False,
+) -> RunSummary:
+    """Answer every task of ``tasks_path`` into ``output_path`` (one line per task, resumable).
+
+    ``concurrency``: tasks in flight at once (see ``mtrag_graph.runtime.concurrency``); ``endpoint_concurrency``:
+    requests in flight per remote endpoint (default: one per task in flight, times the ensemble's
+    candidates). Lines come in finishing order. ``retrieve``: retrieve passages for every task (full
+    RAG, MTRAG Task C), whatever contexts it has. ``stream``: run each task streamed
+    (``streaming.run_streamed``) and record the seconds to the answer's first token in the route
+    (``first_token_seconds``; the bench's first-token column).
+    """
+    if graph is None:
+        graph = build_graph()
+    writer, done = open_resumable(output_path, _task_key)
+    summary = RunSummary(concurrency=concurrency)
+    rows = list(read_jsonl(tasks_path))
+    if limit is not None:
+        rows = rows[:limit]
+    bar = None
+    if progress:
+        bar = tqdm(total=len(rows), desc="answering", unit="task", file=sys.stderr)
+
+    def answer_one(job: tuple[int, Any, str | None, str]) -> tuple[dict[str, Any], float]:
+        line, raw, error, key = job
+        started = time.perf_counter()
+        try:
+            if error is not None:
+                raise TaskError(task_label(raw, line), "<line>", error)
+            parse_task(raw, line)
+            assert isinstance(raw, dict)  # parse_task accepted it
+            inputs = {"task": raw, "retrieve": True} if retrieve else {"task": raw}
+            first_token = None
+            if stream:
+                state, first_token = run_streamed(graph, inputs, context=context, config=config)
+            else:
+                state = graph.invoke(inputs, context=context, config=config)
+            seconds = time.perf_counter() - started
+            return prediction_record(raw, state, seconds, first_token), seconds
+        except TaskError as failure:
+            return _failed(raw, key, failure.field, failure.message), 0.0
+        except Exception as failure:  # noqa: BLE001 - one task's crash must not end the run
+            return _failed(raw, key, "<run>", f"{type(failure).__name__}: {failure}"), 0.0
+
+    def pending_jobs() -> Iterator[tuple[int, Any, str | None, str]]:
+        for line, raw, error in rows:
+            summary.tasks += 1
+            key = (
+                raw.get("task_id") if isinstance(raw, dict) and isinstance(raw.get("task_id"), str) else None
+            )
+            key = key or f"line {line}"
+            if key in done:
+                summary.resumed += 1
+                if done[key].get("status") == "failed":
+                    summary.failed += 1
+                if bar:
+                    bar.update()
+                continue
+            yield line, raw, error, key
+
+    started = time.perf_counter()
+    try:
+        # tasks run concurrently; this thread alone writes, so every line is whole and fsynced
+        cap = endpoint_concurrency or default_endpoint_limit(context, concurrency)
+        with endpoint_limit(cap) as endpoints:
+            for _, (record, seconds) in run_bounded(answer_one, pending_jobs(), concurrency):
+                if record["status"] == "failed":
+                    summary.failed += 1
+                    print(f"failed: {record['error']['task']}: field '{record['error']['field']}': "
+                          f"{record['error']['message']}", file=sys.stderr)  # fmt: skip
+                else:
+                    summary.add(record, seconds)
+                writer.write(record)
+                if on_record:
+                    on_record(record)
+                if bar:
+                    bar.update()
+            summary.endpoints = endpoints.peaks()
+    finally:
+        summary.wall_seconds = time.perf_counter() - started
+        writer.close()
+        if bar:
+            bar.close()
+    note = local_models_note(models_of(context), concurrency)
+    if note:
+        summary.notes.append(note)
+    return summary
+
+
+def _failed(raw: Any, key: str, field_name: str, message: str) -> dict[str, Any]:
+    base = raw if isinstance(raw, dict) else {}
+    record = {**base, "status": "failed", "error": {"task": key, "field": field_name, "message": message}}
+    if "task_id" not in record or not isinstance(record.get("task_id"), str):
+        record["_line"] = key
+    return record

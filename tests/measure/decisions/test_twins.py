@@ -1,0 +1,65 @@
+"""The clarify twin set: an underspecified twin and the original answerable twin per named-entity turn."""
+
+from __future__ import annotations
+
+from mtrag_graph.measure.decisions.twins import bare_question, build_twins, named_entity
+
+
+def _task(conversation: str, question: str, passage: str, *, earlier: str = "What is open today?") -> dict:
+    return {
+        "task_id": f"{conversation}<::>2",
+        "conversation_id": conversation,
+        "Collection": "mt-rag-govt-elser-512-100-20240611",
+        "input": [
+            {"speaker": "user", "text": earlier},
+            {"speaker": "agent", "text": "Several offices are open."},
+            {"speaker": "user", "text": question},
+        ],
+        "contexts": [
+            {"document_id": f"{conversation}-0", "title": passage.split(" offers")[0], "text": passage}
+        ],
+        "answerability": ["ANSWERABLE"],
+        "targets": [{"speaker": "agent", "text": "gold"}],
+    }
+
+
+TASKS = [
+    _task(
+        "c1", "What does the Causeway VA Clinic offer?", "Causeway VA Clinic offers labs; the clinic is open."
+    ),
+    _task(
+        "c2", "What does the Hibbing VA Clinic offer?", "Hibbing VA Clinic offers care; the clinic is small."
+    ),
+    _task("c3", "How long is the season?", "The season lasts ten weeks."),  # no name: no twin
+]
+
+
+def test_a_turn_naming_an_entity_its_passages_hold_gets_an_underspecified_and_an_answerable_twin():
+    twins = build_twins(TASKS, seed=0)
+    roles = [(t["twin"]["source"], t["twin"]["role"]) for t in twins]
+    assert roles == [("c1<::>2", "answerable"), ("c1<::>2", "underspecified"),
+                     ("c2<::>2", "answerable"), ("c2<::>2", "underspecified")]  # fmt: skip
+    answerable, underspecified = twins[0], twins[1]
+    assert answerable["input"] == TASKS[0]["input"] and answerable["answerability"] == ["ANSWERABLE"]
+    assert underspecified["answerability"] == ["UNDERSPECIFIED"]
+    assert "Causeway" not in " ".join(t["text"] for t in underspecified["input"])
+    assert underspecified["input"][-1]["text"] in (
+        "What does this clinic offer?",
+        "What does the clinic offer?",
+    )
+    # both twins see the same passages: their own and another clinic's
+    assert answerable["contexts"] == underspecified["contexts"]
+    assert {p["document_id"] for p in underspecified["contexts"]} == {"c1-0", "c2-0"}
+
+
+def test_the_same_seed_builds_the_same_set():
+    assert build_twins(TASKS, seed=3) == build_twins(TASKS, seed=3)
+
+
+def test_a_name_without_a_common_head_word_becomes_it():
+    raw = _task("c4", "When was Hamlet written?", "Hamlet offers a tragedy written around 1600.")
+    assert named_entity(raw) == {"name": "Hamlet", "kind": ""}
+    assert bare_question("When was Hamlet written?", "Hamlet", "it") == "When was it written?"
+    assert bare_question(
+        "What is the Causeway VA Clinic's address?", "Causeway VA Clinic", "this clinic"
+    ) == ("What is this clinic's address?")
