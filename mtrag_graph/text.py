@@ -27,6 +27,10 @@ STOPWORDS = frozenset(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+# a period after these ends no sentence ("Dr. Ochoa", "J. K. Rowling", "e.g. this")
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:dr|mr|mrs|ms|prof|st|jr|sr|vs|no|fig|approx|e\.g|i\.e|u\.s)|\b(?-i:[A-Z]))\.$", re.IGNORECASE
+)
 
 
 def words(text: str) -> list[str]:
@@ -67,6 +71,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     spans = []
     start = 0
     for boundary in [*_SENTENCE_END.finditer(text), None]:
+        if boundary and "\n" not in boundary.group() and _ABBREVIATION.search(text[start : boundary.start()]):
+            continue
         end = boundary.start() if boundary else len(text)
         part = text[start:end]
         lead = len(part) - len(part.lstrip())

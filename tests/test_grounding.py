@@ -197,3 +197,7 @@ def test_an_answer_written_at_the_first_try_is_not_verified():
     state = GRAPH.invoke({"task": task}, context=context)
     assert state["answer"] == FORCED
     assert "verify" not in state["grounding"]
+
+
+def test_naming_a_passage_by_its_prompt_label_is_no_fact():
+    assert unsupported_facts("The breeds listed in Document 1 include Beagle.", ["Breeds: Beagle."]) == []

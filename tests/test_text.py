@@ -140,3 +140,11 @@ def test_the_threshold_scan_scores_each_remark_length_against_the_official_verdi
     ]
     table = script.scan(responses, candidates=(20, 30))
     assert table[30][0] == 1.0 and table[20][0] == 0.5
+
+
+def test_a_title_or_an_initial_ends_no_sentence():
+    assert sentences("It names Dr. Ellen Ochoa. J. K. Rowling wrote it. It is in the U.S. today.") == [
+        "It names Dr. Ellen Ochoa.",
+        "J. K. Rowling wrote it.",
+        "It is in the U.S. today.",
+    ]

@@ -96,6 +96,10 @@ def facts_in(sentence: str) -> tuple[set[str], set[str]]:
     return {_normalise_number(m.group()) for m in _NUMBER.finditer(sentence)}, names_in(sentence)
 
 
+# the prompt labels the passages "[Document N]": naming one ("listed in Document 1") is no fact
+_PASSAGE_REFERENCE = re.compile(r"\b(?:documents?|passages?)\s+\d+(?:\s*(?:,|and|&)\s*\d+)*", re.IGNORECASE)
+
+
 class _Evidence:
     """The passages and the conversation, indexed once for every sentence of an answer."""
 
@@ -115,7 +119,8 @@ class _Evidence:
         self.all_numbers = set().union(self.said_numbers, *self.numbers)
 
     def support(self, sentence: str, start: int, end: int, min_support: float) -> SentenceSupport:
-        bare = strip_citations(sentence)  # "[Passage 1]" markers are no claim of the answer's
+        # "[Passage 1]" markers and "in Document 2" are no claim of the answer's
+        bare = _PASSAGE_REFERENCE.sub("", strip_citations(sentence))
         stems = set(content_stems(bare))
         numbers, names = facts_in(bare)
         if (not stems and not numbers) or _LIST_NUMBER.fullmatch(bare):
