@@ -14,7 +14,7 @@ from mtrag_graph.messages import QUESTION_CHARS, global_rewrite_messages, local_
 from mtrag_graph.models import ask_json, get_chat_model, invoke_text
 from mtrag_graph.nodes._common import guarded, pairs_to_turns, user_and_agent_pairs
 from mtrag_graph.state import State
-from mtrag_graph.text import content_stems
+from mtrag_graph.text import content_words
 
 _WORDS = re.compile(r"[A-Za-z']+")
 _LABEL = re.compile(r"^\s*(rewritten|standalone)?\s*(question)?\s*:\s*", re.IGNORECASE)
@@ -35,9 +35,10 @@ def clean_rewrite(text: str, question: str) -> str | None:
     if len(line.split()) > max(3 * len(question.split()), 40):
         return None
     # a rewrite that keeps none of the question's content words is answering another question (the
-    # small model sometimes copies the previous exchange instead)
-    asked = set(content_stems(question))
-    if asked and not asked.intersection(content_stems(line)):
+    # small model sometimes copies the previous exchange instead); whole words, not stems: "camping" in
+    # a rewrite does not keep "camp facilities" (the bench's before/after run, issue 21)
+    asked = content_words(question)
+    if asked and not asked & content_words(line):
         return None
     return line
 
