@@ -67,7 +67,7 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
         "index_dir": args.index_dir,
         "idk_answer": args.idk_answer,
         "candidates": args.candidates,
-        "clarify": True if getattr(args, "clarify", False) else None,  # unset: the preset decides
+        "clarify": getattr(args, "clarify", None),  # unset: the preset decides
     }
 
 
@@ -95,8 +95,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--clarify",
-        action="store_true",
-        help="switch the clarify node on (Context.clarify: asks when unclear)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="switch the clarify node on or off (Context.clarify: asks when unclear; on in the default preset ncl)",
     )
     parser.add_argument(
         "--retrieve",
