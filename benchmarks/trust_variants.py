@@ -4,10 +4,11 @@ The grounding check is the last node and model-free: a run's route keeps the ans
 (``grounding.answer_before``), so the run without the check is that answer, task for task, with every
 model call the same. A run without the decline retry is the run where every retried decline stands
 (``decline_retried``: the retry's answer is replaced by the "I don't know"). ``grounded`` is the run with
-the check as this code makes it (threshold and rules), from the same answers. All come from one run,
-so they are paired with it exactly; ``evaluate --compare`` then gives paired bootstrap intervals.
+the check as this code makes it (threshold and rules), from the same answers; with ``--clarified-from``,
+``grounded-clarify`` puts a ``--clarify`` run's clarifying questions in the turns it asked about. All
+come from one run, so they are paired with it exactly; ``evaluate --compare`` then gives paired bootstrap intervals.
 
-    python benchmarks/trust_variants.py runs/taskc.jsonl -o runs/variants
+    python benchmarks/trust_variants.py runs/taskc.jsonl -o runs/variants [--clarified-from runs/taskc-clarify.jsonl]
     mtrag-graph evaluate --compare runs/variants/taskc-no-grounding.jsonl runs/taskc.jsonl --ratings fitted -o runs/cmp-c
 """
 
@@ -90,6 +91,15 @@ def verified(record: dict, threshold: float, idk: str) -> dict:
     }
 
 
+def with_clarifications(record: dict, clarified: dict[str, dict]) -> dict:
+    """The record of a ``--clarify`` run where that run asked a clarifying question, else this one's:
+    the clarify node decides before any answer is written (model-free), so the other turns are this
+    run's answers, task for task."""
+    other = clarified.get(record["task_id"])
+    asked = other is not None and ((other.get("route") or {}).get("clarification") or {}).get("asked")
+    return other if asked else record
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("predictions")
@@ -97,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--verify-threshold", type=float, action="append", default=[], metavar="T",
         help="also write the run as verify_threshold=T leaves it (needs a run that recorded grounding.verify)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--clarified-from", type=Path, metavar="RUN",
+        help="a --clarify run of the same tasks: also write the grounded run with its clarifying questions",
     )  # fmt: skip
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in Path(args.predictions).read_text().splitlines() if line.strip()]
@@ -117,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     for threshold in args.verify_threshold:
         variants[f"verified-{threshold:g}"] = [verified(r, threshold, context.idk_answer) for r in rows]
+    if args.clarified_from:
+        clarified = {
+            r["task_id"]: r for r in map(json.loads, args.clarified_from.read_text().splitlines()) if r
+        }
+        variants["grounded-clarify"] = [with_clarifications(r, clarified) for r in rows]
     for name, records in variants.items():
         path = out / f"{stem}-{name}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in records))

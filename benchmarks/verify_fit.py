@@ -9,24 +9,29 @@ before the table is read: the highest threshold whose extra positives lost (over
 most ``--max-extra-loss`` of the positives.
 
     python benchmarks/verify_fit.py runs/tunec.jsonl
+    (or a run that verify_offline.py annotated)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.trust_variants import verified
+
+IDK = "I don't know."  # any text: only the route's abstained flag is read
 
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 POSITIVES = ("ANSWERABLE", "PARTIAL")
 
 
 def declined(record: dict, threshold: float) -> bool:
-    route = record.get("route") or {}
-    p_yes = ((route.get("grounding") or {}).get("verify") or {}).get("p_yes")
-    if p_yes is not None and not (route.get("abstained") and route.get("abstain_reason") != "unverified"):
-        return p_yes < threshold
-    return bool(route.get("abstained"))
+    """Does the task end declined when the run is left as ``verify_threshold=threshold`` leaves it?"""
+    return bool((verified(record, threshold, IDK)["route"] or {}).get("abstained"))
 
 
 def table(rows: list[dict]) -> list[dict]:

@@ -4,17 +4,18 @@ For every answer of the run that only the decline retry wrote (``route.decline_r
 abstained), the state the check reads is rebuilt from the record (the kept passages, by id, from the
 prediction's ``contexts``; the selected history and the rewrites from the route) and the model is asked
 the check's yes/no (``nodes.ground_answer.verify_answer``, the default Context's generate model). The
-yes-probabilities go to a JSON-lines file that ``--apply`` turns into the run as a threshold leaves it.
+run is written again with each answer's ``route.grounding.verify``, as a run with the check on at
+threshold 0 records it: ``verify_fit.py`` chooses a threshold from it, ``trust_variants.py
+--verify-threshold T`` applies one.
 
-    python benchmarks/verify_offline.py runs/taskc.jsonl -o runs/taskc-verify-p.jsonl
-    python benchmarks/verify_offline.py runs/taskc.jsonl -o runs/taskc-verify-p.jsonl --apply 0.5 --write runs/taskc-verified.jsonl
+    python benchmarks/verify_offline.py runs/taskc.jsonl -o runs/taskc-verify.jsonl
+    python benchmarks/verify_fit.py runs/taskc-verify.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections import defaultdict
 from pathlib import Path
 
 from mtrag_graph.context import Context
@@ -36,55 +37,46 @@ def state_of(record: dict) -> dict:
     }
 
 
-def retried_answers(rows: list[dict]) -> list[dict]:
-    return [
-        r
-        for r in rows
-        if r.get("status") == "ok"
-        and (r.get("route") or {}).get("decline_retried")
-        and not r["route"].get("abstained")
-    ]
+def retried_answer(record: dict) -> bool:
+    route = record.get("route") or {}
+    return record.get("status") == "ok" and bool(route.get("decline_retried")) and not route.get("abstained")
+
+
+def with_verify(record: dict, verify: dict) -> dict:
+    route = record["route"]
+    return {**record, "route": {**route, "grounding": {**(route.get("grounding") or {}), "verify": verify}}}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path)
-    parser.add_argument("-o", "--output", type=Path, required=True, help="yes-probabilities (resumed)")
-    parser.add_argument("--apply", type=float, metavar="T", help="threshold to apply to the run")
-    parser.add_argument("--write", type=Path, help="with --apply: the run as that threshold leaves it")
+    parser.add_argument(
+        "-o", "--output", type=Path, required=True, help="the run with the check's record (resumed)"
+    )
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in args.run.read_text().splitlines() if line.strip()]
-    done = {}
-    if args.output.exists():
-        done = {d["task_id"]: d for d in map(json.loads, args.output.read_text().splitlines()) if d}
-    context = Context()
-    with args.output.open("a") as out:
-        for record in retried_answers(rows):
-            if record["task_id"] in done:
-                continue
-            verified = verify_answer(state_of(record), context, record["predictions"][0]["text"])
-            entry = {"task_id": record["task_id"], "label": record["answerability"][0], **verified}
-            out.write(json.dumps(entry) + "\n")
+    # resumable: checks already made are read back from the output, or from the partial file an
+    # interrupted run left (the output is written whole at the end)
+    partial = args.output.with_name(args.output.name + ".partial")
+    done: dict[str, dict] = {}
+    for path in (args.output, partial):
+        if path.exists():
+            for record in map(json.loads, path.read_text().splitlines()):
+                verify = ((record.get("route") or {}).get("grounding") or {}).get("verify")
+                if verify:
+                    done[record["task_id"]] = verify
+    context = Context(verify_threshold=0.0)  # record, keep every answer
+    with partial.open("w") as out:
+        for record in rows:
+            if retried_answer(record):
+                if record["task_id"] not in done:
+                    answer = record["predictions"][0]["text"]
+                    done[record["task_id"]] = verify_answer(state_of(record), context, answer)
+                record = with_verify(record, done[record["task_id"]])
+            out.write(json.dumps(record) + "\n")
             out.flush()
-            done[record["task_id"]] = entry
-    by_label: dict[str, list[float]] = defaultdict(list)
-    for entry in done.values():
-        if entry.get("p_yes") is not None:
-            by_label[entry["label"]].append(entry["p_yes"])
-    print("| class | retried answers | p_yes < 0.5 | p_yes values |\n|---|---|---|---|")
-    for label, values in sorted(by_label.items()):
-        shown = ", ".join(f"{v:.2f}" for v in sorted(values))
-        print(f"| {label} | {len(values)} | {sum(v < 0.5 for v in values)} | {shown} |")
-    if args.apply is not None and args.write:
-        idk = context.idk_answer
-        with args.write.open("w") as out:
-            for record in rows:
-                entry = done.get(record["task_id"])
-                if entry and entry.get("p_yes") is not None and entry["p_yes"] < args.apply:
-                    route = {**record["route"], "abstain_reason": "unverified", "abstained": True}
-                    record = {**record, "predictions": [{"text": idk}], "route": route}
-                out.write(json.dumps(record) + "\n")
-        print(f"wrote {args.write}")
+    partial.replace(args.output)
+    print(f"{args.output}: {len(rows)} tasks, {len(done)} retried answers checked")
     return 0
 
 

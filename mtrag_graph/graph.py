@@ -1,6 +1,7 @@
 """The controller graph: validate, (clarify: given passages), precheck, rewrite, classify, select history,
-(retrieve), rerank, (clarify: retrieved passages), gate, generate (or, with two or more candidates configured, fan out to the candidates and
-judge them), check (retry once), ground (drop unsupported sentences), abstain.
+(retrieve), rerank, (clarify: retrieved passages), gate, generate (or, with two or more candidates
+configured, fan out to the candidates and judge them), check (retry once), ground (drop unsupported
+sentences), abstain.
 
 Routing lives here and only here: ``ROUTES`` says where each node goes next. Every route comes from
 one factory, ``next_or_abstain``: go on to the next node (or the one a small ``choose`` function

@@ -74,18 +74,13 @@ def verify_answer(state: State, context: Context, answer: str) -> dict[str, Any]
         ["yes", "no"],
         retries=context.parse_retries,
     )
-    if probabilities is None:
-        return {
-            "p_yes": None,
-            "threshold": context.verify_threshold,
-            "kept": True,
-            "answer": answer,
-            "raw": raws[-1] if raws else "",
-        }
-    p_yes = probabilities["yes"]
-    return {
-        "p_yes": round(p_yes, 4),
+    record: dict[str, Any] = {
+        "p_yes": None,
         "threshold": context.verify_threshold,
-        "kept": p_yes >= context.verify_threshold,
+        "kept": True,
         "answer": answer,
     }
+    if probabilities is None:
+        return {**record, "raw": raws[-1] if raws else ""}
+    p_yes = probabilities["yes"]
+    return {**record, "p_yes": round(p_yes, 4), "kept": p_yes >= context.verify_threshold}
