@@ -5,7 +5,12 @@ from __future__ import annotations
 from mtrag_graph.answers import parse_evidence_first
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
-from mtrag_graph.judging.grounding import keep_supported, sentence_support, unsupported_facts
+from mtrag_graph.judging.grounding import (
+    anchored_support,
+    keep_supported,
+    sentence_support,
+    unsupported_facts,
+)
 from mtrag_graph.state import AbstainReason
 from mtrag_graph.testing import fake_context, make_task
 
@@ -201,3 +206,32 @@ def test_an_answer_written_at_the_first_try_is_not_verified():
 
 def test_naming_a_passage_by_its_prompt_label_is_no_fact():
     assert unsupported_facts("The breeds listed in Document 1 include Beagle.", ["Breeds: Beagle."]) == []
+
+
+BIRDS = [
+    "Songbirds are part of the passerine order. Most of them sing to mark territory. "
+    "Ornithologists count over five thousand species.",
+    "Hummingbirds hover in front of flowers and feed on nectar.",
+]
+
+
+def test_anchored_support_wants_the_words_of_a_sentence_together_in_one_passage():
+    stitched = "Hummingbirds are part of the songbirds."  # every word somewhere, never together
+    assert sentence_support(stitched, BIRDS)[0].score == 1.0
+    assert anchored_support(stitched, BIRDS, said_in_passage=False) == [0.6667]
+    copied = "Songbirds are part of the passerine order."
+    assert anchored_support(copied, BIRDS, said_in_passage=False) == [1.0]
+
+
+def test_anchored_support_lets_words_already_said_stand_anywhere_in_the_same_passage():
+    answer = "Hummingbirds feed on nectar."
+    assert anchored_support(answer, BIRDS, question="What do hummingbirds eat?", window=1) == [1.0]
+    # the passage must still hold them: the question's words alone back nothing
+    assert anchored_support("Hummingbirds sing.", BIRDS, question="Do hummingbirds sing?", window=1) == [0.5]
+
+
+def test_anchored_support_window_spans_consecutive_sentences():
+    answer = "Songbirds sing to mark territory."
+    assert anchored_support(answer, BIRDS, window=1) == [0.75]
+    assert anchored_support(answer, BIRDS, window=2) == [1.0]
+    assert anchored_support("Yes.", BIRDS) == [1.0]

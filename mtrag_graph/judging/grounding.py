@@ -197,3 +197,43 @@ def keep_supported(answer: str, support: Sequence[SentenceSupport]) -> str:
 
 
 _EMPTY_ITEM = re.compile(r"\s*(?:[-*•]|\d+[.)])?\s*")
+
+
+def anchored_support(
+    answer: str,
+    passages: Sequence[str],
+    conversation: str = "",
+    question: str = "",
+    window: int = 2,
+    said_in_passage: bool = True,
+) -> list[float]:
+    """For each claim sentence of ``answer``: the largest share of its content-word stems that one
+    passage holds in ``window`` consecutive sentences, the words already said (conversation, question)
+    counting wherever that passage holds them.
+
+    ``sentence_support`` looks for each word anywhere in all the passages; an answer forced out of
+    on-topic passages that do not hold it ("Hummingbirds are part of the songbirds.") finds every word
+    somewhere. A sentence that states what a passage says finds its new words together in one place,
+    next to the words that name what it is about. With ``said_in_passage`` False the words already said
+    must stand in the stretch too. A sentence without content words scores 1.0.
+    """
+    said = set(content_stems(f"{conversation}\n{question}")) if said_in_passage else set()
+    stretches: list[tuple[set[str], set[str]]] = []  # (stems of a stretch, stems of its whole passage)
+    for passage in passages:
+        sentences = [set(content_stems(passage[s:e])) for s, e in sentence_spans(passage)]
+        whole = set().union(*sentences) if sentences else set()
+        for i in range(max(1, len(sentences) - window + 1)):
+            stretches.append((set().union(*sentences[i : i + window]), whole))
+    scores = []
+    for start, end in sentence_spans(answer):
+        bare = _PASSAGE_REFERENCE.sub("", strip_citations(answer[start:end]))
+        stems = set(content_stems(bare))
+        if not stems:
+            scores.append(1.0)
+            continue
+        best = max(
+            (len(stems & (stretch | (whole & said))) for stretch, whole in stretches),
+            default=0,
+        )
+        scores.append(round(best / len(stems), 4))
+    return scores
