@@ -8,7 +8,14 @@ from langgraph.types import Command
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.nodes import clarify
-from mtrag_graph.nodes.clarify import clarifying_question, is_underspecified, restates, unresolved_reference
+from mtrag_graph.nodes.clarify import (
+    clarifying_question,
+    is_underspecified,
+    passage_things,
+    restates,
+    unresolved_reference,
+    untitled_name,
+)
 from mtrag_graph.testing import fake_context, make_task
 
 LIBRARIES = ["The Alameda library opens at 9 am.", "The Monterey library opens at 10 am."]
@@ -212,3 +219,66 @@ def test_clarify_is_off_unless_the_context_switches_it_on():
         context=fake_context(clarify_model=model),
     )
     assert model.calls == [] and "clarification" not in state
+
+
+UNRELATED = [{"speaker": "user", "text": "How do I renew a passport?"},
+             {"speaker": "agent", "text": "Fill in form DS-82 and mail it."}]  # fmt: skip
+
+
+def test_a_later_turn_pronoun_is_clarified_when_the_conversation_names_none_of_the_passages_things():
+    decided, evidence = is_underspecified(
+        UNRELATED, "What services does it provide?", CLINICS, fake_context()
+    )
+    assert decided is True and evidence[-1].startswith("pronoun: 'it'")
+
+
+def test_a_later_turn_pronoun_is_resolved_by_a_thing_the_conversation_named():
+    history = [{"speaker": "user", "text": "Is there a clinic in Hibbing?"},
+               {"speaker": "agent", "text": "Yes, there is one."}]  # fmt: skip
+    assert is_underspecified(history, "What services does it provide?", CLINICS, fake_context())[0] is False
+
+
+def test_a_later_turn_pronoun_is_not_asked_about_over_untitled_passages():
+    # an untitled post's most used name is often incidental: no sign that "it" is one of several things
+    untitled = [{**passage, "title": ""} for passage in CLINICS]
+    assert (
+        is_underspecified(UNRELATED, "What services does it provide?", untitled, fake_context())[0] is False
+    )
+
+
+def test_a_noun_named_earlier_than_the_last_exchange_still_resolves_the_reference():
+    history = [{"speaker": "user", "text": "Tell me about the novel Carrie."},
+               {"speaker": "agent", "text": "It is a horror book."}, *UNRELATED]  # fmt: skip
+    assert unresolved_reference(history, "Briefly narrate the story of this novel.") is None
+
+
+def test_a_demonstrative_of_time_is_no_reference_to_a_thing():
+    assert unresolved_reference([], "Where do the cardinals play this week") is None
+    assert unresolved_reference([], "Where do the cardinals play this stadium") == "this stadium"
+
+
+def test_a_definite_noun_whose_alternative_the_user_names_in_full_is_not_clarified():
+    walls = [{"document_id": "a", "title": "Great Wall of China", "text": "The Great Wall of China is long."},
+             {"document_id": "b", "title": "Badaling", "text": "The Badaling Great Wall is near Beijing."}]  # fmt: skip
+    decided, _ = is_underspecified([], "what is the great wall of china built out of", walls, fake_context())
+    assert decided is False
+    decided, evidence = is_underspecified([], "how old is the great wall", walls, fake_context())
+    assert decided is True and evidence[-1].startswith("passages: 'the great'")
+
+
+def test_an_untitled_passage_is_named_by_the_name_it_uses_most():
+    post = (
+        "In the US, gift tax applies. A Roth IRA grows tax free, and a Roth IRA can hold stocks at Vanguard."
+    )
+    assert untitled_name(post) == "Roth IRA"
+    assert untitled_name("it is correct, in my view, to pay it off.") == ""
+
+
+def test_the_question_names_untitled_passages_by_their_names_not_their_first_words():
+    posts = [{"document_id": "a", "title": "", "text": "In the US, you can open a Roth IRA. A Roth IRA is taxed once."},
+             {"document_id": "b", "title": "", "text": "It is correct: buy a Vanguard fund. Vanguard funds are cheap."}]  # fmt: skip
+    assert passage_things(posts) == ["Roth IRA", "Vanguard"]
+    question = clarifying_question(
+        {"history": [], "question": "How is it taxed?", "passages": posts}, fake_context()
+    )
+    assert question == "Which one do you mean: Roth IRA or Vanguard?"

@@ -40,15 +40,19 @@ _NAMES_ONE = re.compile(r"(?<=[a-z,] )[A-Z]")  # a capitalised word inside the s
 _PRONOUN = re.compile(r"\b(it|its|he|him|his|she|her|they|them|their)\b", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"\bthe\s+([a-z][\w-]*)'s\b", re.IGNORECASE)
 _A_SPECIFIC = re.compile(r"\ba specific\s+[a-z]+", re.IGNORECASE)
-LAST_EXCHANGE_TURNS = 2  # the referent must have been named in the last exchange
-_NOT_A_NOUN = STOPWORDS | {"means", "mean", "be", "been"}
+LAST_EXCHANGE_TURNS = 2  # what the model signal is shown of the conversation
+# "this week", "these days": a demonstrative of time points at now, not at a thing to choose
+_TIME_WORDS = frozenset(
+    "time times moment day days week weeks weekend month months year years season morning evening night".split()
+)
+_NOT_A_NOUN = STOPWORDS | _TIME_WORDS | {"means", "mean", "be", "been"}
 REFERRING_WORD = re.compile(
     r"\b(the|this|that|these|those|it|its|they|them|their|he|him|his|she|her|one|a specific)\b", re.IGNORECASE
 )
 
 
 def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> str | None:
-    """A phrase of the question that points at one thing the last exchange never names, or None."""
+    """A phrase of the question that points at one thing the conversation never names, or None."""
     named = _named(history)
     for match in _DEMONSTRATIVE.finditer(question):
         noun = match.group(2)
@@ -65,6 +69,38 @@ def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> st
     return pronoun.group(0) if pronoun else None
 
 
+def unresolved_pronoun(
+    history: Sequence[dict[str, str]], question: str, passages: Sequence[dict[str, Any]]
+) -> str | None:
+    """A pronoun of the question when neither it nor the conversation names any of the things the
+    passages speak of (a word of one of their titles): nothing ties "it" to one of them."""
+    pronoun = _PRONOUN.search(question)
+    if pronoun is None:
+        return None
+    said = _named(history) | {stem(w) for w in words(question)}
+    if any(_mentioned(thing, said) for thing in passage_things(passages)):
+        return None
+    return pronoun.group(0)
+
+
+def named_in_full(history: Sequence[dict[str, str]], question: str, names: Sequence[str]) -> str | None:
+    """The first of the names (of at least two content words) that the conversation says in full, in
+    any case ("the great wall of china" for "Great Wall of China"): "the wall" is that one."""
+    said = _named(history) | {stem(w) for w in words(question)}
+    for name in names:
+        content = [w for w in words(name.split(" (")[0]) if w not in STOPWORDS]
+        if len(content) >= MIN_FULL_NAME_WORDS and all(stem(w) in said for w in content):
+            return name
+    return None
+
+
+MIN_FULL_NAME_WORDS = 2  # one common word ("Friends", "Football") is no sign the user meant that one
+
+
+def _mentioned(thing: str, said: set[str]) -> bool:
+    return any(stem(w) in said for w in words(thing) if w not in STOPWORDS and len(w) > 2)
+
+
 _DEFINITE = re.compile(r"\bthe\s+([a-z][a-z-]+)\b(?!\s+of\b)(?!'s)")
 _CAPITALISED = r"[A-Z][\w'.&-]*[\w]"
 _TITLE_HEAD = re.compile(r"\s+[|\u2013-]\s+")
@@ -72,7 +108,7 @@ MAX_NAME_WORDS = 6
 
 
 def unresolved_definite(history: Sequence[dict[str, str]], question: str) -> list[str]:
-    """Nouns of "the <noun>" phrases that the last exchange never names ("the clinic", "the park")."""
+    """Nouns of "the <noun>" phrases that the conversation never names ("the clinic", "the park")."""
     named = _named(history)
     nouns = []
     for match in _DEFINITE.finditer(question):
@@ -83,18 +119,19 @@ def unresolved_definite(history: Sequence[dict[str, str]], question: str) -> lis
 
 
 def _named(history: Sequence[dict[str, str]]) -> set[str]:
-    return {stem(w) for turn in list(history)[-LAST_EXCHANGE_TURNS:] for w in words(turn["text"])}
+    """Stems of the whole conversation: a thing named three turns ago ("the novel") is still named."""
+    return {stem(w) for turn in history for w in words(turn["text"])}
 
 
 def passage_things(passages: Sequence[dict[str, Any]] | None) -> list[str]:
     """The different things the passages speak of, by title: its first part and, in brackets, its
-    second ("Adults (Monterey Park, CA)"), once per first part (one name inside another: the same)."""
+    second ("Adults (Monterey Park, CA)"), once per first part (one name inside another: the same).
+    An untitled passage (a fiqa post) by the name it uses most; one that names nothing is left out."""
     things: list[str] = []
     heads: list[str] = []
     for passage in passages or []:
         title = " ".join(str(passage.get("title") or "").split())
-        if not title:  # an untitled passage: its first words name what it speaks of
-            title = " ".join(str(passage.get("text", "")).split()[:UNTITLED_WORDS])
+        title = title or untitled_name(str(passage.get("text", "")))
         parts = [p for p in _TITLE_HEAD.split(title) if p]
         if parts and not any(_is_same(parts[0], head) for head in heads):
             heads.append(parts[0])
@@ -123,7 +160,23 @@ def alternatives(noun: str, passages: Sequence[dict[str, Any]] | None) -> list[s
 
 
 PASSAGE_HEAD_CHARS = 300
-UNTITLED_WORDS = 4
+# a name inside a sentence: capitalised words (and "of"), not the sentence's first word
+_NAME_IN_TEXT = re.compile(rf"(?<=[\w,;()] )({_CAPITALISED}(?:\s+(?:of\s+)?{_CAPITALISED}){{0,3}})")
+
+
+_CONTRACTION = re.compile(r"\w+'(?!s$)\w+")  # "I'm", "WON'T": a sentence's start, not a name
+
+
+def untitled_name(text: str) -> str:
+    """What an untitled passage (a fiqa post) speaks of: the name it uses most often inside its
+    sentences ("Roth IRA", "Vanguard"), the first one on a tie; "" when it names nothing."""
+    counts: dict[str, int] = {}
+    for match in _NAME_IN_TEXT.finditer(text):
+        name = match.group(1)
+        first = name.split()[0]
+        if first.lower() not in STOPWORDS and not _CONTRACTION.fullmatch(first) and len(name) > 1:
+            counts[name] = counts.get(name, 0) + 1
+    return max(counts, key=lambda name: counts[name], default="")
 
 
 def _is_same(a: str, b: str) -> bool:
@@ -159,15 +212,19 @@ def is_underspecified(
     things, is the sign that the user must say which. Each evidence line starts with the signal that
     decided (``rule``, ``passages``, ``model``), so the benchmark can report each signal's share:
 
-    1. ``rule``: a demonstrative or possessive phrase whose word the last exchange never mentions
-       ("this library" after an exchange about a clinic, "the hurricane's" on a first turn), or
-       "a specific ...", and passages about at least ``Context.clarify_min_things`` different things
-       (distinct titles). Without such passages the turn is answered (or declined) as usual: a
+    1. ``rule``: a demonstrative or possessive phrase whose word the conversation never mentions
+       ("this library" after a conversation about a clinic, "the hurricane's" on a first turn; not a
+       time: "this week"), "a specific ...", or a first turn's pronoun, and passages about at least
+       ``Context.clarify_min_things`` different things (distinct titles; an untitled passage by the
+       name it uses most). Without such passages the turn is answered (or declined) as usual: a
        question with nothing to choose from helps no one, and an UNANSWERABLE turn has no passages.
-    2. ``passages``: "the <noun>" that the last exchange never names, and passages naming at least
+    2. ``pronoun``: a later turn's pronoun ("Did it air abroad?") when neither the turn nor the
+       conversation names a word of any title of the passages, which speak of at least
+       ``clarify_min_things`` different titled things.
+    3. ``passages``: "the <noun>" that the conversation never names, and passages naming at least
        ``clarify_min_things`` different things of that kind ("the clinic" with "Hibbing VA Clinic",
-       "Hayward VA Clinic").
-    3. ``model``: only with ``Context.clarify_threshold`` set, one yes/no ("does it point at something
+       "Hayward VA Clinic"), none of which the conversation names in full.
+    4. ``model``: only with ``Context.clarify_threshold`` set, one yes/no ("does it point at something
        neither it nor the conversation identifies?") on a message with a determiner or pronoun. Off
        by default: on the 1.5B model that probability did not separate the classes
        (benchmarks/results/decisions.md).
@@ -177,9 +234,15 @@ def is_underspecified(
     phrase = unresolved_reference(history, question)
     if phrase is not None and len(things) >= context.clarify_min_things:
         return True, [f"rule: unresolved reference '{phrase}', {len(things)} things in the passages"]
+    # a later turn's pronoun: only titles say what a passage speaks of reliably enough (an untitled
+    # post's most used name is often incidental)
+    titled = [p for p in passages or [] if str(p.get("title") or "").strip()]
+    pronoun = unresolved_pronoun(history, question, titled) if history else None
+    if pronoun is not None and len(passage_things(titled)) >= context.clarify_min_things:
+        return True, [f"pronoun: '{pronoun}', none of the {len(passage_things(titled))} titled things named"]
     for noun in unresolved_definite(history, question):
         found = alternatives(noun, passages)
-        if len(found) >= context.clarify_min_things:
+        if len(found) >= context.clarify_min_things and named_in_full(history, question, found) is None:
             return True, [f"passages: 'the {noun}' with {len(found)} of that kind: {'; '.join(found[:3])}"]
     if context.clarify_threshold is None or not REFERRING_WORD.search(question):
         return False, ["no unresolved reference" if phrase is None else f"'{phrase}', too few things"]

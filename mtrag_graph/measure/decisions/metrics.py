@@ -142,7 +142,8 @@ def negative_threshold(scores: Iterable[float], max_false_rate: float) -> float:
 
 
 def signal_of(result: dict[str, Any]) -> str:
-    """Which signal decided a clarification: ``rule``, ``passages`` or ``model`` (its evidence's prefix)."""
+    """Which signal decided a clarification: ``rule``, ``pronoun``, ``passages`` or ``model`` (its
+    evidence's prefix)."""
     return str(result.get("evidence") or "").partition(":")[0] or "unknown"
 
 
