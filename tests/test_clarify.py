@@ -282,3 +282,15 @@ def test_the_question_names_untitled_passages_by_their_names_not_their_first_wor
         {"history": [], "question": "How is it taxed?", "passages": posts}, fake_context()
     )
     assert question == "Which one do you mean: Roth IRA or Vanguard?"
+
+
+def test_a_dummy_it_on_a_first_turn_is_no_reference():
+    assert unresolved_reference([], "Is it worth having a web chat widget on my website?") is None
+    assert unresolved_reference([], "Why is it so important to have good credit?") is None
+    assert unresolved_reference([], "How is it transmitted?") == "it"
+
+
+def test_they_after_a_plural_noun_of_the_same_turn_is_resolved_by_it():
+    question = "Do common stocks and preferred stocks differ in the share of the company they represent?"
+    assert unresolved_reference([], question) is None
+    assert unresolved_reference([], "Do they represent a share of the company?") == "they"

@@ -66,7 +66,27 @@ def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> st
         return found.group(0)
     # ... unless the question names someone itself ("Were Shakespeare's plays popular when he was alive?")
     pronoun = _PRONOUN.search(question) if not history and not _NAMES_ONE.search(question) else None
-    return pronoun.group(0) if pronoun else None
+    if pronoun is None or _resolved_in_turn(question, pronoun):
+        return None
+    return pronoun.group(0)
+
+
+# "it" that points at nothing: "is it worth having ...", "it is important to ..." (extraposition)
+_DUMMY_IT = re.compile(
+    r"\bit\s+(?:is|was|'s)\s+(?:\w+\s+)?\w+\s+(?:to|that|if|when)\b"
+    r"|\bis\s+it\s+(?:\w+\s+)?\w+\s+(?:to|that|if|when)\b|\bit\s+worth\b",
+    re.IGNORECASE,
+)
+_PLURAL_NOUN = re.compile(r"\b[a-z]{3,}[^s\W]s\b")  # "stocks", "plans"; not "class", "his"
+
+
+def _resolved_in_turn(question: str, pronoun: re.Match[str]) -> bool:
+    """The turn itself gives the pronoun its sense: a dummy "it", or "they" after a plural noun
+    ("Do common stocks ... they represent?")."""
+    word = pronoun.group(0).lower()
+    if word in ("it", "its"):
+        return bool(_DUMMY_IT.search(question))
+    return word in ("they", "them", "their") and bool(_PLURAL_NOUN.search(question[: pronoun.start()]))
 
 
 def unresolved_pronoun(
@@ -75,7 +95,7 @@ def unresolved_pronoun(
     """A pronoun of the question when neither it nor the conversation names any of the things the
     passages speak of (a word of one of their titles): nothing ties "it" to one of them."""
     pronoun = _PRONOUN.search(question)
-    if pronoun is None:
+    if pronoun is None or _resolved_in_turn(question, pronoun):
         return None
     said = _named(history) | {stem(w) for w in words(question)}
     if any(_mentioned(thing, said) for thing in passage_things(passages)):
