@@ -5,7 +5,10 @@ The grounding check is the last node and model-free: a run's route keeps the ans
 model call the same. A run without the decline retry is the run where every retried decline stands
 (``decline_retried``: the retry's answer is replaced by the "I don't know"). ``grounded`` is the run with
 the check as this code makes it (threshold and rules), from the same answers; with ``--clarified-from``,
-``grounded-clarify`` puts a ``--clarify`` run's clarifying questions in the turns it asked about. All
+``grounded-clarify`` puts a ``--clarify`` run's clarifying questions in the turns it asked about; with
+``--reclarify``, ``grounded-reclarify`` puts the questions this code's clarify node asks on the run's
+own passages (model-free: the decision and the question naming the passages' alternatives need no
+model call; a turn whose question would need the model is an error). All
 come from one run, so they are paired with it exactly; ``evaluate --compare`` then gives paired bootstrap intervals.
 
     python benchmarks/trust_variants.py runs/taskc.jsonl -o runs/variants [--clarified-from runs/taskc-clarify.jsonl]
@@ -22,6 +25,8 @@ from pathlib import Path
 from mtrag_graph.context import Context
 from mtrag_graph.judging.grounding import grounded_answer, sentence_support, support_entries
 from mtrag_graph.messages import format_conversation
+from mtrag_graph.nodes.clarify import clarifying_question, is_underspecified
+from mtrag_graph.tasks import parse_task
 
 
 def without_grounding(record: dict) -> dict:
@@ -100,6 +105,27 @@ def with_clarifications(record: dict, clarified: dict[str, dict]) -> dict:
     return other if asked else record
 
 
+def reclarified(record: dict, context: Context) -> dict:
+    """The record as this code's clarify node leaves it: its question when the node asks one about the
+    record's passages (the given ones in Task B, the kept retrieved ones in Task C: the run's
+    ``contexts``), else the record unchanged."""
+    task = parse_task({k: v for k, v in record.items() if k not in ("predictions", "route")})
+    history = [turn.model_dump() for turn in task.history]
+    passages = [{k: v for k, v in p.items() if k != "score"} for p in record.get("contexts") or []]
+    decision, evidence = is_underspecified(history, task.question, passages, context)
+    if not decision:
+        return record
+    state = {"history": history, "question": task.question, "passages": passages}
+    question = clarifying_question(state, context)
+    if question == context.clarify_fallback_question:  # the scripted model's reply was used
+        raise ValueError(
+            f"task {record['task_id']}: the question needs the clarify model; run with --clarify"
+        )
+    route = {**(record.get("route") or {}), "abstained": False, "abstain_reason": None,
+             "clarification": {"asked": True, "question": question, "evidence": evidence[-1]}}  # fmt: skip
+    return {**record, "predictions": [{"text": question}], "route": route}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("predictions")
@@ -111,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--clarified-from", type=Path, metavar="RUN",
         help="a --clarify run of the same tasks: also write the grounded run with its clarifying questions",
+    )  # fmt: skip
+    parser.add_argument(
+        "--reclarify", action="store_true",
+        help="also write the grounded run with the questions this code's clarify node asks (model-free)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in Path(args.predictions).read_text().splitlines() if line.strip()]
@@ -136,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
             r["task_id"]: r for r in map(json.loads, args.clarified_from.read_text().splitlines()) if r
         }
         variants["grounded-clarify"] = [with_clarifications(r, clarified) for r in rows]
+    if args.reclarify:
+        variants["grounded-reclarify"] = [reclarified(r, context) for r in rows]
     for name, records in variants.items():
         path = out / f"{stem}-{name}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in records))
