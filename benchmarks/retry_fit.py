@@ -19,7 +19,7 @@ Signals (all read from the runs, no model call):
 
 The rule: for each signal, the threshold (one of the values the retried answers take) that declines
 the most UNANSWERABLE turns while the positives it loses (ANSWERABLE/PARTIAL turns it declines) stay at
-most ``--max-extra-lost`` of the positives (5 points, the budget ``verify_fit.py`` fixed for the
+most ``--max-extra-lost`` of the positives (5 points, the budget the earlier ``verify_fit.py`` fixed for the
 model's yes-probability); the signal chosen is the one that declines the most, then the one that loses
 fewest, then a model-free one. (Fixed first as "positives lost in all at most the issue's 10%": on the
 tuning sample the turns lost before any check were already over 10%, so no threshold qualified and

@@ -6,7 +6,7 @@ model call the same. A run without the decline retry is the run where every retr
 (``decline_retried``: the retry's answer is replaced by the "I don't know"). ``grounded`` is the run with
 the check as this code makes it (threshold and rules), from the same answers; with ``--clarified-from``,
 ``grounded-clarify`` puts a ``--clarify`` run's clarifying questions in the turns it asked about; with
-``--reclarify``, ``grounded-reclarify`` puts the questions this code's clarify node asks on the run's
+``--reclarify``, ``grounded-reclarify`` (and ``verified-T-reclarify``) puts the questions this code's clarify node asks on the run's
 own passages (model-free: the decision and the question naming the passages' alternatives need no
 model call; a turn whose question would need the model is an error). All
 come from one run, so they are paired with it exactly; ``evaluate --compare`` then gives paired bootstrap intervals.
@@ -166,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
             r["task_id"]: r for r in map(json.loads, args.clarified_from.read_text().splitlines()) if r
         }
         variants["grounded-clarify"] = [with_clarifications(r, clarified) for r in rows]
-    if args.reclarify:
-        variants["grounded-reclarify"] = [reclarified(r, context) for r in rows]
+    if args.reclarify:  # clarify decides before any answer is written: its question wins
+        for name in [n for n in variants if n == "grounded" or n.startswith("verified-")]:
+            variants[f"{name}-reclarify"] = [reclarified(r, context) for r in variants[name]]
     for name, records in variants.items():
         path = out / f"{stem}-{name}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in records))

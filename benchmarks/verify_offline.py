@@ -5,11 +5,11 @@ abstained), the state the check reads is rebuilt from the record (the kept passa
 prediction's ``contexts``; the selected history and the rewrites from the route) and the model is asked
 the check's yes/no (``nodes.ground_answer.verify_answer``, the default Context's generate model). The
 run is written again with each answer's ``route.grounding.verify``, as a run with the check on at
-threshold 0 records it: ``verify_fit.py`` chooses a threshold from it, ``trust_variants.py
+threshold 0 records it: ``retry_fit.py`` chooses a threshold from it, ``trust_variants.py
 --verify-threshold T`` applies one.
 
     python benchmarks/verify_offline.py runs/taskc.jsonl -o runs/taskc-verify.jsonl
-    python benchmarks/verify_fit.py runs/taskc-verify.jsonl
+    python benchmarks/retry_fit.py --negatives runs/taskc-verify.jsonl --positives runs/taskb-verify.jsonl
 """
 
 from __future__ import annotations

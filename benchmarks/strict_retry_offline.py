@@ -1,0 +1,109 @@
+"""The decline retry asked the strict way, applied to a finished run without re-running it.
+
+The default retry after a decline (``Context.decline_retry_instruction``) takes the "I don't know" way
+out away; with ``decline_retry_instruction=""`` the retry is the strict one instead
+(``GENERATE_STRICT``: "your previous answer was rejected (it said it does not know, but ...) ... if the
+documents do not contain the answer, reply exactly: I don't know"). For every task of the run that
+the first answer declined (``route.decline_retried``), the state is rebuilt from the record (as
+``verify_offline.py`` does) and the generator is asked the strict retry; its reply is kept in
+``route.strict_retry``. ``--apply`` writes the run as the strict retry leaves it: the strict reply,
+declined when it declines, through the grounding check as this code makes it. (check_answer's other
+problems, such as a cut-off reply, are not re-checked.)
+
+    python benchmarks/strict_retry_offline.py runs/taskc.jsonl -o runs/taskc-strict.jsonl
+    python benchmarks/strict_retry_offline.py runs/taskc-strict.jsonl --apply -o runs/taskc-strict-applied.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.verify_offline import state_of
+from mtrag_graph.context import Context
+from mtrag_graph.judging.grounding import grounded_answer, sentence_support
+from mtrag_graph.messages import DECLINED_DESPITE_EVIDENCE, answer_messages, format_conversation
+from mtrag_graph.models import get_chat_model, invoke_text
+from mtrag_graph.nodes.generate import active_candidate
+from mtrag_graph.text import declines
+
+
+def strict_reply(record: dict, context: Context) -> str:
+    state = {**state_of(record), "answer_problems": [DECLINED_DESPITE_EVIDENCE]}
+    candidate = active_candidate(state, context)
+    reply = invoke_text(
+        get_chat_model(candidate.model),
+        answer_messages(state, context, candidate),
+        max_tokens=context.answer_max_tokens,
+    )
+    return candidate.finish(str(reply.content), context.citation_markers)
+
+
+def strictly_retried(record: dict, context: Context) -> dict:
+    """The record with the strict retry's reply in place of the default retry's answer."""
+    route = record.get("route") or {}
+    reply = (route.get("strict_retry") or {}).get("answer")
+    if not route.get("decline_retried") or reply is None:
+        return record
+    kept = None
+    if not declines(reply):
+        by_id = {p.get("document_id"): p for p in record.get("contexts") or []}
+        ids = [p.get("document_id") for p in route.get("kept_passages") or []]
+        turns = record.get("input") or []
+        support = sentence_support(
+            reply,
+            [by_id[i].get("text", "") for i in ids if i in by_id],
+            format_conversation(turns[:-1]),
+            context.grounding_min_support,
+            question=turns[-1]["text"] if turns else "",
+        )
+        kept = grounded_answer(reply, support)
+    reason = None if kept is not None else ("generator_declined" if declines(reply) else "ungrounded")
+    route = {**route, "abstained": reason is not None, "abstain_reason": reason}
+    return {
+        **record,
+        "predictions": [{"text": kept if kept is not None else context.idk_answer}],
+        "route": route,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", type=Path)
+    parser.add_argument(
+        "-o", "--output", type=Path, required=True, help="the run with route.strict_retry (resumed)"
+    )
+    parser.add_argument("--apply", action="store_true", help="write the run as the strict retry leaves it")
+    args = parser.parse_args(argv)
+    rows = [json.loads(line) for line in args.run.read_text().splitlines() if line.strip()]
+    context = Context(decline_retry_instruction="")
+    if args.apply:
+        args.output.write_text("".join(json.dumps(strictly_retried(r, context)) + "\n" for r in rows))
+        return 0
+    partial = args.output.with_name(args.output.name + ".partial")
+    done: dict[str, dict] = {}
+    for path in (args.output, partial):
+        if path.exists():
+            for record in map(json.loads, path.read_text().splitlines()):
+                if (record.get("route") or {}).get("strict_retry"):
+                    done[record["task_id"]] = record["route"]["strict_retry"]
+    with partial.open("w") as out:
+        for record in rows:
+            route = record.get("route") or {}
+            if record.get("status") == "ok" and route.get("decline_retried"):
+                if record["task_id"] not in done:
+                    done[record["task_id"]] = {"answer": strict_reply(record, context)}
+                record = {**record, "route": {**route, "strict_retry": done[record["task_id"]]}}
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+    partial.replace(args.output)
+    print(f"{args.output}: {len(rows)} tasks, {len(done)} declines retried the strict way")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
