@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.verify_offline import state_of
+from benchmarks.verify_offline import annotate_run, state_of
 from mtrag_graph.context import Context
 from mtrag_graph.judging.grounding import grounded_answer, sentence_support
 from mtrag_graph.messages import DECLINED_DESPITE_EVIDENCE, answer_messages, format_conversation
@@ -84,24 +84,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.apply:
         args.output.write_text("".join(json.dumps(strictly_retried(r, context)) + "\n" for r in rows))
         return 0
-    partial = args.output.with_name(args.output.name + ".partial")
-    done: dict[str, dict] = {}
-    for path in (args.output, partial):
-        if path.exists():
-            for record in map(json.loads, path.read_text().splitlines()):
-                if (record.get("route") or {}).get("strict_retry"):
-                    done[record["task_id"]] = record["route"]["strict_retry"]
-    with partial.open("w") as out:
-        for record in rows:
-            route = record.get("route") or {}
-            if record.get("status") == "ok" and route.get("decline_retried"):
-                if record["task_id"] not in done:
-                    done[record["task_id"]] = {"answer": strict_reply(record, context)}
-                record = {**record, "route": {**route, "strict_retry": done[record["task_id"]]}}
-            out.write(json.dumps(record) + "\n")
-            out.flush()
-    partial.replace(args.output)
-    print(f"{args.output}: {len(rows)} tasks, {len(done)} declines retried the strict way")
+    retried = annotate_run(
+        rows,
+        args.output,
+        read=lambda r: (r.get("route") or {}).get("strict_retry"),
+        wanted=lambda r: r.get("status") == "ok" and bool((r.get("route") or {}).get("decline_retried")),
+        compute=lambda r: {"answer": strict_reply(r, context)},
+        attach=lambda r, value: {**r, "route": {**r["route"], "strict_retry": value}},
+    )
+    print(f"{args.output}: {len(rows)} tasks, {retried} declines retried the strict way")
     return 0
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from mtrag_graph.context import Context
@@ -47,6 +48,37 @@ def with_verify(record: dict, verify: dict) -> dict:
     return {**record, "route": {**route, "grounding": {**(route.get("grounding") or {}), "verify": verify}}}
 
 
+def annotate_run(
+    rows: list[dict],
+    output: Path,
+    *,
+    read: Callable[[dict], dict | None],
+    wanted: Callable[[dict], bool],
+    compute: Callable[[dict], dict],
+    attach: Callable[[dict, dict], dict],
+) -> int:
+    """Write ``rows`` to ``output``, each ``wanted`` one with ``compute``'s result attached. Resumable:
+    results already made are ``read`` back from the output, or from the partial file an interrupted run
+    left (the output is written whole at the end). Returns how many results the output holds."""
+    partial = output.with_name(output.name + ".partial")
+    done: dict[str, dict] = {}
+    for path in (output, partial):
+        if path.exists():
+            for record in map(json.loads, path.read_text().splitlines()):
+                if (value := read(record)) is not None:
+                    done[record["task_id"]] = value
+    with partial.open("w") as out:
+        for record in rows:
+            if wanted(record):
+                if record["task_id"] not in done:
+                    done[record["task_id"]] = compute(record)
+                record = attach(record, done[record["task_id"]])
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+    partial.replace(output)
+    return len(done)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path)
@@ -55,28 +87,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in args.run.read_text().splitlines() if line.strip()]
-    # resumable: checks already made are read back from the output, or from the partial file an
-    # interrupted run left (the output is written whole at the end)
-    partial = args.output.with_name(args.output.name + ".partial")
-    done: dict[str, dict] = {}
-    for path in (args.output, partial):
-        if path.exists():
-            for record in map(json.loads, path.read_text().splitlines()):
-                verify = ((record.get("route") or {}).get("grounding") or {}).get("verify")
-                if verify:
-                    done[record["task_id"]] = verify
     context = Context(verify_threshold=0.0)  # record, keep every answer
-    with partial.open("w") as out:
-        for record in rows:
-            if retried_answer(record):
-                if record["task_id"] not in done:
-                    answer = record["predictions"][0]["text"]
-                    done[record["task_id"]] = verify_answer(state_of(record), context, answer)
-                record = with_verify(record, done[record["task_id"]])
-            out.write(json.dumps(record) + "\n")
-            out.flush()
-    partial.replace(args.output)
-    print(f"{args.output}: {len(rows)} tasks, {len(done)} retried answers checked")
+    checked = annotate_run(
+        rows,
+        args.output,
+        read=lambda r: ((r.get("route") or {}).get("grounding") or {}).get("verify"),
+        wanted=retried_answer,
+        compute=lambda r: verify_answer(state_of(r), context, r["predictions"][0]["text"]),
+        attach=with_verify,
+    )
+    print(f"{args.output}: {len(rows)} tasks, {checked} retried answers checked")
     return 0
 
 
