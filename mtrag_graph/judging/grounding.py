@@ -100,6 +100,11 @@ def facts_in(sentence: str) -> tuple[set[str], set[str]]:
 _PASSAGE_REFERENCE = re.compile(r"\b(?:documents?|passages?)\s+\d+(?:\s*(?:,|and|&)\s*\d+)*", re.IGNORECASE)
 
 
+def _claim_text(sentence: str) -> str:
+    """The sentence without what is no claim of the answer's: "[Passage 1]" markers, "in Document 2"."""
+    return _PASSAGE_REFERENCE.sub("", strip_citations(sentence))
+
+
 class _Evidence:
     """The passages and the conversation, indexed once for every sentence of an answer."""
 
@@ -119,8 +124,7 @@ class _Evidence:
         self.all_numbers = set().union(self.said_numbers, *self.numbers)
 
     def support(self, sentence: str, start: int, end: int, min_support: float) -> SentenceSupport:
-        # "[Passage 1]" markers and "in Document 2" are no claim of the answer's
-        bare = _PASSAGE_REFERENCE.sub("", strip_citations(sentence))
+        bare = _claim_text(sentence)
         stems = set(content_stems(bare))
         numbers, names = facts_in(bare)
         if (not stems and not numbers) or _LIST_NUMBER.fullmatch(bare):
@@ -218,22 +222,17 @@ def anchored_support(
     must stand in the stretch too. A sentence without content words scores 1.0.
     """
     said = set(content_stems(f"{conversation}\n{question}")) if said_in_passage else set()
-    stretches: list[tuple[set[str], set[str]]] = []  # (stems of a stretch, stems of its whole passage)
+    stretches: list[
+        set[str]
+    ] = []  # the stems each stretch backs: its own, and the said ones its passage holds
     for passage in passages:
         sentences = [set(content_stems(passage[s:e])) for s, e in sentence_spans(passage)]
-        whole = set().union(*sentences) if sentences else set()
+        said_here = said & set().union(*sentences)
         for i in range(max(1, len(sentences) - window + 1)):
-            stretches.append((set().union(*sentences[i : i + window]), whole))
+            stretches.append(set().union(*sentences[i : i + window]) | said_here)
     scores = []
     for start, end in sentence_spans(answer):
-        bare = _PASSAGE_REFERENCE.sub("", strip_citations(answer[start:end]))
-        stems = set(content_stems(bare))
-        if not stems:
-            scores.append(1.0)
-            continue
-        best = max(
-            (len(stems & (stretch | (whole & said))) for stretch, whole in stretches),
-            default=0,
-        )
-        scores.append(round(best / len(stems), 4))
+        stems = set(content_stems(_claim_text(answer[start:end])))
+        best = max((len(stems & stretch) for stretch in stretches), default=0)
+        scores.append(round(best / len(stems), 4) if stems else 1.0)
     return scores
