@@ -89,16 +89,14 @@ def _resolved_in_turn(question: str, pronoun: re.Match[str]) -> bool:
     return word in ("they", "them", "their") and bool(_PLURAL_NOUN.search(question[: pronoun.start()]))
 
 
-def unresolved_pronoun(
-    history: Sequence[dict[str, str]], question: str, passages: Sequence[dict[str, Any]]
-) -> str | None:
-    """A pronoun of the question when neither it nor the conversation names any of the things the
-    passages speak of (a word of one of their titles): nothing ties "it" to one of them."""
+def unresolved_pronoun(history: Sequence[dict[str, str]], question: str, things: Sequence[str]) -> str | None:
+    """A pronoun of the question when neither it nor the conversation names any of ``things`` (what
+    the passages speak of, by title: ``passage_things``): nothing ties "it" to one of them."""
     pronoun = _PRONOUN.search(question)
     if pronoun is None or _resolved_in_turn(question, pronoun):
         return None
-    said = _named(history) | {stem(w) for w in words(question)}
-    if any(_mentioned(thing, said) for thing in passage_things(passages)):
+    said = _said(history, question)
+    if any(_mentioned(thing, said) for thing in things):
         return None
     return pronoun.group(0)
 
@@ -106,7 +104,7 @@ def unresolved_pronoun(
 def named_in_full(history: Sequence[dict[str, str]], question: str, names: Sequence[str]) -> str | None:
     """The first of the names (of at least two content words) that the conversation says in full, in
     any case ("the great wall of china" for "Great Wall of China"): "the wall" is that one."""
-    said = _named(history) | {stem(w) for w in words(question)}
+    said = _said(history, question)
     for name in names:
         content = [w for w in words(name.split(" (")[0]) if w not in STOPWORDS]
         if len(content) >= MIN_FULL_NAME_WORDS and all(stem(w) in said for w in content):
@@ -141,6 +139,11 @@ def unresolved_definite(history: Sequence[dict[str, str]], question: str) -> lis
 def _named(history: Sequence[dict[str, str]]) -> set[str]:
     """Stems of the whole conversation: a thing named three turns ago ("the novel") is still named."""
     return {stem(w) for turn in history for w in words(turn["text"])}
+
+
+def _said(history: Sequence[dict[str, str]], question: str) -> set[str]:
+    """Stems of the conversation and the question."""
+    return _named(history) | {stem(w) for w in words(question)}
 
 
 def passage_things(passages: Sequence[dict[str, Any]] | None) -> list[str]:
@@ -256,10 +259,10 @@ def is_underspecified(
         return True, [f"rule: unresolved reference '{phrase}', {len(things)} things in the passages"]
     # a later turn's pronoun: only titles say what a passage speaks of reliably enough (an untitled
     # post's most used name is often incidental)
-    titled = [p for p in passages or [] if str(p.get("title") or "").strip()]
+    titled = passage_things([p for p in passages or [] if str(p.get("title") or "").strip()])
     pronoun = unresolved_pronoun(history, question, titled) if history else None
-    if pronoun is not None and len(passage_things(titled)) >= context.clarify_min_things:
-        return True, [f"pronoun: '{pronoun}', none of the {len(passage_things(titled))} titled things named"]
+    if pronoun is not None and len(titled) >= context.clarify_min_things:
+        return True, [f"pronoun: '{pronoun}', none of the {len(titled)} titled things named"]
     for noun in unresolved_definite(history, question):
         found = alternatives(noun, passages)
         if len(found) >= context.clarify_min_things and named_in_full(history, question, found) is None:
