@@ -34,9 +34,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.trust_variants import kept_passages
 from mtrag_graph.judging.grounding import anchored_support
 from mtrag_graph.messages import format_conversation
 from mtrag_graph.text import declines
@@ -47,14 +51,6 @@ WINDOWS = (1, 2, 3)
 
 def label(record: dict) -> str:
     return (record.get("answerability") or ["?"])[0]
-
-
-def kept_passages(record: dict) -> list[str]:
-    """The texts of the passages the answer was written from, in the route's order."""
-    route = record.get("route") or {}
-    by_id = {p.get("document_id"): p for p in record.get("contexts") or []}
-    ids = [p.get("document_id") for p in route.get("kept_passages") or []]
-    return [by_id[i].get("text", "") for i in ids if i in by_id]
 
 
 def answer_of(record: dict) -> str:
@@ -79,7 +75,7 @@ def signals(record: dict) -> dict[str, float]:
     turns = record.get("input") or []
     conversation = format_conversation(turns[:-1])
     question = str(route.get("standalone_question") or (turns[-1]["text"] if turns else ""))
-    passages = kept_passages(record)
+    passages = [p.get("text", "") for p in kept_passages(record)]
     out: dict[str, float] = {}
     p_yes = (grounding.get("verify") or {}).get("p_yes")
     if p_yes is not None:

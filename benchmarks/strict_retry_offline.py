@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.trust_variants import checked
 from benchmarks.verify_offline import annotate_run, state_of
 from mtrag_graph.context import Context
-from mtrag_graph.judging.grounding import grounded_answer, sentence_support
-from mtrag_graph.messages import DECLINED_DESPITE_EVIDENCE, answer_messages, format_conversation
+from mtrag_graph.messages import DECLINED_DESPITE_EVIDENCE, answer_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.nodes.generate import active_candidate
 from mtrag_graph.text import declines
@@ -49,19 +49,7 @@ def strictly_retried(record: dict, context: Context) -> dict:
     reply = (route.get("strict_retry") or {}).get("answer")
     if not route.get("decline_retried") or reply is None:
         return record
-    kept = None
-    if not declines(reply):
-        by_id = {p.get("document_id"): p for p in record.get("contexts") or []}
-        ids = [p.get("document_id") for p in route.get("kept_passages") or []]
-        turns = record.get("input") or []
-        support = sentence_support(
-            reply,
-            [by_id[i].get("text", "") for i in ids if i in by_id],
-            format_conversation(turns[:-1]),
-            context.grounding_min_support,
-            question=turns[-1]["text"] if turns else "",
-        )
-        kept = grounded_answer(reply, support)
+    kept = None if declines(reply) else checked(record, reply, context)[0]
     reason = None if kept is not None else ("generator_declined" if declines(reply) else "ungrounded")
     route = {**route, "abstained": reason is not None, "abstain_reason": reason}
     return {

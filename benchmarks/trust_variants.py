@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.grounding import grounded_answer, sentence_support, support_entries
+from mtrag_graph.judging.grounding import SentenceSupport, grounded_answer, sentence_support, support_entries
 from mtrag_graph.messages import format_conversation
 from mtrag_graph.nodes.clarify import clarifying_question, is_underspecified
 from mtrag_graph.tasks import parse_task
@@ -40,6 +40,27 @@ def without_grounding(record: dict) -> dict:
     return {**record, "predictions": [{"text": before}], "route": route}
 
 
+def kept_passages(record: dict) -> list[dict]:
+    """The passages the run's answer was written from: the route's kept ids, from the record's contexts."""
+    by_id = {p.get("document_id"): p for p in record.get("contexts") or []}
+    ids = [p.get("document_id") for p in (record.get("route") or {}).get("kept_passages") or []]
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def checked(record: dict, answer: str, context: Context) -> tuple[str | None, list[SentenceSupport]]:
+    """``answer`` through this code's grounding check, against the record's kept passages and
+    conversation: what the check lets through (None: the graph abstains) and the per-sentence support."""
+    turns = record.get("input") or []
+    support = sentence_support(
+        answer,
+        [p.get("text", "") for p in kept_passages(record)],
+        format_conversation(turns[:-1]),
+        context.grounding_min_support,
+        question=turns[-1]["text"] if turns else "",
+    )
+    return grounded_answer(answer, support), support
+
+
 def regrounded(record: dict, context: Context) -> dict:
     """The run's answer before the check, checked again with this code's grounding (``context``'s
     threshold): a run made before a change to the check is scored as the graph now answers."""
@@ -47,20 +68,9 @@ def regrounded(record: dict, context: Context) -> dict:
     before = (route.get("grounding") or {}).get("answer_before")
     if before is None:
         return record
-    kept_ids = [p.get("document_id") for p in route.get("kept_passages") or []]
-    by_id = {p.get("document_id"): p for p in record.get("contexts") or []}
-    passages = [by_id[i] for i in kept_ids if i in by_id]
-    turns = record.get("input") or []
-    support = sentence_support(
-        before,
-        [p.get("text", "") for p in passages],
-        format_conversation(turns[:-1]),
-        context.grounding_min_support,
-        question=turns[-1]["text"] if turns else "",
-    )
-    grounding = {**route["grounding"], "sentences": support_entries(support, passages),
+    kept, support = checked(record, before, context)
+    grounding = {**route["grounding"], "sentences": support_entries(support, kept_passages(record)),
                  "dropped": sum(not s.supported for s in support), "min_support": context.grounding_min_support}  # fmt: skip
-    kept = grounded_answer(before, support)
     text, reason = (context.idk_answer, "ungrounded") if kept is None else (kept, None)
     route = {**route, "grounding": grounding, "abstain_reason": reason, "abstained": reason is not None}
     return {**record, "predictions": [{"text": text}], "route": route}

@@ -16,22 +16,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.trust_variants import kept_passages
 from mtrag_graph.context import Context
 from mtrag_graph.nodes.ground_answer import verify_answer
 
 
 def state_of(record: dict) -> dict:
     route = record.get("route") or {}
-    by_id = {p.get("document_id"): p for p in record.get("contexts") or []}
-    kept = [
-        by_id[p["document_id"]] for p in route.get("kept_passages") or [] if p.get("document_id") in by_id
-    ]
     return {
         "question": record["input"][-1]["text"],
-        "kept_passages": kept,
+        "kept_passages": kept_passages(record),
         "selected_history": route.get("selected_history") or [],
         "standalone_question": route.get("standalone_question"),
         "global_rewrite": route.get("global_rewrite"),
