@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from mtrag_graph.context import Context
-from mtrag_graph.nodes.clarify import is_underspecified
+from mtrag_graph.nodes.clarify import SIGNALS, is_underspecified
 from mtrag_graph.retrieval.index import PassageIndex, index_for
 from mtrag_graph.retrieval.search import bm25_ranking
 from mtrag_graph.tasks import answerability_of, domain_of, parse_task
@@ -34,6 +34,7 @@ def rows(data: Path, twins: Path) -> list[tuple[str, dict]]:
             label = str(answerability_of(raw))
             if is_twin:
                 label = "TWIN-U" if raw["task_id"].startswith("twin-under") else "TWIN-A"
+                label += f" {raw['twin'].get('form', 'name')}"
             out.append((label, raw))
     return out
 
@@ -43,8 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--twins", type=Path, required=True)
     parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--without", action="append", default=[], choices=SIGNALS, help="switch a signal off")
+    parser.add_argument(
+        "--with", dest="with_", action="append", default=[], choices=SIGNALS, help="switch one on"
+    )
     args = parser.parse_args(argv)
-    context = Context()
+    on = [*Context().clarify_signals, *args.with_]
+    context = Context(clarify_signals=tuple(s for s in SIGNALS if s in on and s not in args.without))
     indexes: dict[str, PassageIndex] = {}
     for setting in ("B", "C (BM25 stand-in)"):
         counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])

@@ -294,3 +294,72 @@ def test_they_after_a_plural_noun_of_the_same_turn_is_resolved_by_it():
     question = "Do common stocks and preferred stocks differ in the share of the company they represent?"
     assert unresolved_reference([], question) is None
     assert unresolved_reference([], "Do they represent a share of the company?") == "they"
+
+
+ASTRONAUTS = [
+    {
+        "document_id": "a",
+        "title": "Ellen Ochoa - NASA",
+        "text": "Ellen Ochoa flew in 1993. She led a center.",
+    },
+    {
+        "document_id": "b",
+        "title": "Kalpana Chawla - NASA",
+        "text": "Kalpana Chawla flew in 1997. She died in 2003.",
+    },
+]
+# the conversation names a word of the titles ("NASA"), so the pronoun signal is silent
+INSTRUMENT = [{"speaker": "user", "text": "How does NASA's MOXIE make oxygen?"},
+              {"speaker": "agent", "text": "It splits carbon dioxide in a heated cell."}]  # fmt: skip
+
+
+def test_a_later_turn_she_with_nobody_of_that_gender_in_the_conversation_is_clarified():
+    question = "I am reading about women NASA astronauts. Can you tell me more about her?"
+    decided, evidence = is_underspecified(INSTRUMENT, question, ASTRONAUTS, fake_context())
+    assert decided is True and evidence[-1].startswith("person: 'her'")
+
+
+def test_she_is_resolved_by_a_feminine_pronoun_in_the_conversation_or_a_name_before_it():
+    history = [{"speaker": "user", "text": "Who led the NASA Johnson center?"},
+               {"speaker": "agent", "text": "She was its first Hispanic director."}]  # fmt: skip
+    assert is_underspecified(history, "What awards has she won?", ASTRONAUTS, fake_context())[0] is False
+    named = "I like Ellen Ochoa. What awards has she won?"
+    assert is_underspecified(INSTRUMENT, named, ASTRONAUTS, fake_context())[0] is False
+
+
+def test_a_signal_left_out_of_clarify_signals_decides_nothing():
+    only_rule = fake_context(clarify_signals=("rule",))
+    assert is_underspecified(UNRELATED, "What services does it provide?", CLINICS, only_rule)[0] is False
+    assert is_underspecified(UNRELATED, "What services does it provide?", CLINICS, fake_context())[0] is True
+
+
+def test_an_unknown_signal_is_an_error_naming_the_field():
+    try:
+        is_underspecified([], "What is it?", CLINICS, fake_context(clarify_signals=("rule", "vibes")))
+    except ValueError as error:
+        assert "clarify_signals" in str(error) and "vibes" in str(error)
+    else:
+        raise AssertionError("an unknown signal was accepted")
+
+
+COUNTRIES = [
+    {"document_id": "a", "title": "Israel", "text": "Israel has about 9 million people."},
+    {"document_id": "b", "title": "History of the Jews in Egypt", "text": "Few Jews live in Egypt today."},
+]
+
+
+def test_the_definite_signal_is_off_by_default_and_asks_when_switched_on():
+    history = [{"speaker": "user", "text": "When was Cahokia abandoned?"},
+               {"speaker": "agent", "text": "Around 1300."}]  # fmt: skip
+    question = "What is the Jewish population in the country?"
+    assert is_underspecified(history, question, COUNTRIES, fake_context())[0] is False
+    on = fake_context(clarify_signals=("rule", "pronoun", "passages", "person", "definite"))
+    decided, evidence = is_underspecified(history, question, COUNTRIES, on)
+    assert decided is True and evidence[-1].startswith("definite: 'the country'")
+    # a conversation that names one of the passages' things resolves it
+    named = [{"speaker": "user", "text": "Tell me about Israel."}, {"speaker": "agent", "text": "A country."}]
+    assert is_underspecified(named, question, COUNTRIES, on)[0] is False
+
+
+def test_the_definite_noun_after_a_ranking_adjective_is_the_next_word():
+    assert clarify.unresolved_definite([], "which sport awards the oldest trophy") == ["trophy"]

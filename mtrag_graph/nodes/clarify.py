@@ -71,6 +71,25 @@ def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> st
     return pronoun.group(0)
 
 
+_GENDERED = re.compile(r"\b(she|her|hers|he|him|his)\b", re.IGNORECASE)
+_FEMININE = frozenset({"she", "her", "hers", "herself"})
+_MASCULINE = frozenset({"he", "him", "his", "himself"})
+_NAME_BEFORE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")  # "Who was Willy Brandt and what did he do?"
+
+
+def unresolved_person(history: Sequence[dict[str, str]], question: str) -> str | None:
+    """A later turn's "she"/"his" with nobody of that gender before it: no capitalised name earlier in
+    the turn and no pronoun of that gender anywhere in the conversation ("women astronauts ... her"
+    after an exchange about an instrument)."""
+    pronoun = _GENDERED.search(question)
+    if pronoun is None or _NAME_BEFORE.search(question[: pronoun.start()]):
+        return None
+    gender = _FEMININE if pronoun.group(1).lower() in _FEMININE else _MASCULINE
+    if any(w in gender for turn in history for w in words(turn["text"])):
+        return None
+    return pronoun.group(0)
+
+
 # "it" that points at nothing: "is it worth having ...", "it is important to ..." (extraposition)
 _DUMMY_IT = re.compile(
     r"\bit\s+(?:is|was|'s)\s+(?:\w+\s+)?\w+\s+(?:to|that|if|when)\b"
@@ -119,6 +138,11 @@ def _mentioned(thing: str, said: set[str]) -> bool:
     return any(stem(w) in said for w in words(thing) if w not in STOPWORDS and len(w) > 2)
 
 
+# adjectives that rank or compare: "the best players" speaks of players
+_RANKING = frozenset(
+    "best worst most least first last same different other following main whole entire right wrong latest "
+    "next previous only oldest newest largest biggest smallest highest lowest".split()
+)
 _DEFINITE = re.compile(r"\bthe\s+([a-z][a-z-]+)\b(?!\s+of\b)(?!'s)")
 _CAPITALISED = r"[A-Z][\w'.&-]*[\w]"
 _TITLE_HEAD = re.compile(r"\s+[|\u2013-]\s+")
@@ -126,11 +150,15 @@ MAX_NAME_WORDS = 6
 
 
 def unresolved_definite(history: Sequence[dict[str, str]], question: str) -> list[str]:
-    """Nouns of "the <noun>" phrases that the conversation never names ("the clinic", "the park")."""
+    """Nouns of "the <noun>" phrases that the conversation never names ("the clinic", "the park"); after
+    an adjective that only ranks or compares, the next word ("the oldest trophy": "trophy")."""
     named = _named(history)
     nouns = []
     for match in _DEFINITE.finditer(question):
         noun = match.group(1).lower()
+        if noun in _RANKING:
+            following = re.match(r"\s+([a-z][a-z-]+)\b", question[match.end() :])
+            noun = following.group(1) if following else noun
         if noun not in _NOT_A_NOUN and stem(noun) not in named and noun not in nouns:
             nouns.append(noun)
     return nouns
@@ -223,6 +251,9 @@ def unclear_probability(
     return probabilities["yes"], raws[-1]
 
 
+SIGNALS = ("rule", "pronoun", "passages", "person", "definite")
+
+
 def is_underspecified(
     history: Sequence[dict[str, str]],
     question: str,
@@ -253,20 +284,33 @@ def is_underspecified(
        (benchmarks/results/decisions.md).
     Returns the decision and the evidence.
     """
+    on = set(context.clarify_signals)
+    if on - set(SIGNALS):
+        raise ValueError(f"clarify_signals: unknown {sorted(on - set(SIGNALS))}; known: {', '.join(SIGNALS)}")
     things = passage_things(passages)
     phrase = unresolved_reference(history, question)
-    if phrase is not None and len(things) >= context.clarify_min_things:
+    if "rule" in on and phrase is not None and len(things) >= context.clarify_min_things:
         return True, [f"rule: unresolved reference '{phrase}', {len(things)} things in the passages"]
     # a later turn's pronoun: only titles say what a passage speaks of reliably enough (an untitled
     # post's most used name is often incidental)
     titled = passage_things([p for p in passages or [] if str(p.get("title") or "").strip()])
-    pronoun = unresolved_pronoun(history, question, titled) if history else None
+    pronoun = unresolved_pronoun(history, question, titled) if history and "pronoun" in on else None
     if pronoun is not None and len(titled) >= context.clarify_min_things:
         return True, [f"pronoun: '{pronoun}', none of the {len(titled)} titled things named"]
-    for noun in unresolved_definite(history, question):
+    definite = unresolved_definite(history, question)
+    for noun in definite if "passages" in on else []:
         found = alternatives(noun, passages)
         if len(found) >= context.clarify_min_things and named_in_full(history, question, found) is None:
             return True, [f"passages: 'the {noun}' with {len(found)} of that kind: {'; '.join(found[:3])}"]
+    if len(titled) >= context.clarify_min_things:
+        person = unresolved_person(history, question) if history and "person" in on else None
+        if person is not None:
+            return True, [
+                f"person: '{person}', nobody of that gender in the conversation, {len(titled)} titled things"
+            ]
+        said = _said(history, question)
+        if "definite" in on and definite and not any(_mentioned(thing, said) for thing in titled):
+            return True, [f"definite: 'the {definite[0]}', none of the {len(titled)} titled things named"]
     if context.clarify_threshold is None or not REFERRING_WORD.search(question):
         return False, ["no unresolved reference" if phrase is None else f"'{phrase}', too few things"]
     probability, raw = unclear_probability(history, question, context)

@@ -198,6 +198,95 @@ def build_twins(tasks: Sequence[dict[str, Any]], *, seed: int = 0) -> list[dict[
                 },  # fmt: skip
             }
         )
+    twins += reference_twins(tasks, exchanges, seed=seed)
+    return twins
+
+
+_PRONOUN = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
+_NAME_BEFORE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")
+_GENDERS = (frozenset({"she", "her", "hers", "herself"}), frozenset({"he", "him", "his", "himself"}))
+
+
+def refers_back(question: str) -> str | None:
+    """The pronoun of a later turn that points back into the conversation ("does he have an infinity
+    gem", "How much dividend does it pay?"): the first one, when no name comes before it in the turn."""
+    pronoun = _PRONOUN.search(question)
+    if pronoun is None or _NAME_BEFORE.search(question[: pronoun.start()]):
+        return None
+    return pronoun.group(1).lower()
+
+
+def _title_words(passages: Sequence[dict[str, Any]]) -> set[str]:
+    return {
+        w for p in passages for w in _WORD.findall(str(p.get("title") or "").lower()) if w not in STOPWORDS
+    }
+
+
+def reference_twins(
+    tasks: Sequence[dict[str, Any]],
+    exchanges: dict[str, list[tuple[str, list[dict[str, str]]]]],
+    *,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """Twins of later turns whose pronoun the conversation resolves ("does he have an infinity gem"
+    after an exchange about Thor): the question kept word for word, the conversation replaced by the
+    last exchange of another same-domain conversation that names none of the turn's passage titles'
+    words and, for "he"/"she", has no pronoun of that gender. Passages: the turn's own and another such
+    turn's of the domain. Drawn from their own seeded generator, so adding them leaves the name twins
+    as they were."""
+    rng = random.Random(f"reference-{seed}")
+    sources = [
+        (raw, pronoun)
+        for raw in tasks
+        if answerability_of(raw) in ANSWERED
+        and raw.get("contexts")
+        and len(raw["input"]) >= 3
+        and (pronoun := refers_back(raw["input"][-1]["text"]))
+    ]
+    twins: list[dict[str, Any]] = []
+    for raw, pronoun in sources:
+        domain = _domain(raw)
+        others = [r for r, _ in sources if _domain(r) == domain and _conversation(r) != _conversation(raw)]
+        passages = list(raw["contexts"])
+        if others:
+            passages += rng.choice(others)["contexts"]
+        titles = _title_words(passages)
+        gender = next((g for g in _GENDERS if pronoun in g), frozenset())
+        candidates = [
+            turns
+            for conversation, turns in exchanges[domain]
+            if conversation != _conversation(raw)
+            and not any(w in titles or w in gender for t in turns for w in _WORD.findall(t["text"].lower()))
+        ]
+        if not candidates:
+            continue
+        history = [dict(t) for t in rng.choice(candidates)]
+        fields = {"name": "", "kind": "", "other_name": "", "source": raw["task_id"], "form": "reference"}
+        common = {
+            "Collection": raw.get("Collection"),
+            "contexts": passages,
+            "targets": raw.get("targets", []),
+        }
+        twins.append(
+            {
+                "task_id": f"twin-answerable-reference:{raw['task_id']}",
+                "conversation_id": f"twin-answerable-reference:{_conversation(raw)}",
+                **common,
+                "input": raw["input"],
+                "answerability": ["ANSWERABLE"],
+                "twin": {**fields, "role": "answerable"},
+            }
+        )
+        twins.append(
+            {
+                "task_id": f"twin-underspecified-reference:{raw['task_id']}",
+                "conversation_id": f"twin-underspecified-reference:{_conversation(raw)}",
+                **common,
+                "input": [*history, raw["input"][-1]],
+                "answerability": ["UNDERSPECIFIED"],
+                "twin": {**fields, "role": "underspecified", "reference": pronoun, "history": "changed"},
+            }
+        )
     return twins
 
 

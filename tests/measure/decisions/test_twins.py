@@ -63,3 +63,31 @@ def test_a_name_without_a_common_head_word_becomes_it():
     assert bare_question(
         "What is the Causeway VA Clinic's address?", "Causeway VA Clinic", "this clinic"
     ) == ("What is this clinic's address?")
+
+
+def _later(conversation: str, earlier: str, answer: str, question: str, title: str) -> dict:
+    task = _task(conversation, question, f"{title} offers help.", earlier=earlier)
+    task["input"][1]["text"] = answer
+    task["contexts"][0]["title"] = title
+    return task
+
+
+def test_a_later_turn_whose_pronoun_the_conversation_resolves_gets_a_changed_conversation_twin():
+    tasks = [
+        _later("t1", "Who is Thor?", "Thor is a god; he wields a hammer.", "Does he have powers?", "Thor"),
+        _later("t2", "Who is Loki?", "Loki is his brother; he tricks.", "Does he age?", "Loki"),
+        _later("t3", "When do parks open?", "At nine.", "Are parks free?", "Parks"),  # no pronoun: no twin
+    ]
+    twins = [t for t in build_twins(tasks, seed=0) if t["twin"]["form"] == "reference"]
+    assert [(t["twin"]["source"], t["twin"]["role"]) for t in twins] == [
+        ("t1<::>2", "answerable"), ("t1<::>2", "underspecified"),
+        ("t2<::>2", "answerable"), ("t2<::>2", "underspecified"),
+    ]  # fmt: skip
+    answerable, underspecified = twins[0], twins[1]
+    assert answerable["input"] == tasks[0]["input"]
+    # the question word for word, after an exchange with nobody called "he" and no title word in it
+    assert underspecified["input"][-1] == tasks[0]["input"][-1]
+    assert [t["text"] for t in underspecified["input"][:-1]] == ["When do parks open?", "At nine."]
+    assert underspecified["twin"]["reference"] == "he"
+    assert answerable["contexts"] == underspecified["contexts"]
+    assert build_twins(tasks, seed=1) == build_twins(tasks, seed=1)
