@@ -109,9 +109,8 @@ class Context:
     # of that kind) before a reference the conversation does not resolve is asked about
     clarify_min_things: int = 2
     # the model-free signals that may call a turn underspecified (mtrag_graph.nodes.clarify.SIGNALS);
-    # "definite" is off: on the tuning data it asked 4 more natural turns for no twin gained in the
-    # Task C stand-in (benchmarks/results/clarify.md, sixth session)
-    clarify_signals: tuple[str, ...] = ("rule", "pronoun", "passages", "person")
+    # drop one to switch it off (each one's tuning numbers: benchmarks/results/clarify.md)
+    clarify_signals: tuple[str, ...] = ("rule", "pronoun", "passages", "person", "definite")
     # answerability gate: a classifier file ("default": the one shipped in mtrag_graph/data, model-free:
     # no LLM call), or (gate_classifier=None) a threshold on the model's "yes" probability; neither:
     # the model's yes/no reply decides. Measured in benchmarks/results/decisions.md.

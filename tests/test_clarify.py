@@ -348,17 +348,24 @@ COUNTRIES = [
 ]
 
 
-def test_the_definite_signal_is_off_by_default_and_asks_when_switched_on():
+def test_the_definite_noun_over_titled_things_the_conversation_never_names_is_clarified():
     history = [{"speaker": "user", "text": "When was Cahokia abandoned?"},
                {"speaker": "agent", "text": "Around 1300."}]  # fmt: skip
     question = "What is the Jewish population in the country?"
-    assert is_underspecified(history, question, COUNTRIES, fake_context())[0] is False
-    on = fake_context(clarify_signals=("rule", "pronoun", "passages", "person", "definite"))
-    decided, evidence = is_underspecified(history, question, COUNTRIES, on)
+    decided, evidence = is_underspecified(history, question, COUNTRIES, fake_context())
     assert decided is True and evidence[-1].startswith("definite: 'the country'")
+    without = fake_context(clarify_signals=("rule", "pronoun", "passages", "person"))
+    assert is_underspecified(history, question, COUNTRIES, without)[0] is False
     # a conversation that names one of the passages' things resolves it
     named = [{"speaker": "user", "text": "Tell me about Israel."}, {"speaker": "agent", "text": "A country."}]
-    assert is_underspecified(named, question, COUNTRIES, on)[0] is False
+    assert is_underspecified(named, question, COUNTRIES, fake_context())[0] is False
+
+
+def test_the_reference_noun_inside_a_title_does_not_name_that_thing():
+    plays = [{"document_id": "a", "title": "Richard III (play)", "text": "A history play by Shakespeare."},
+             {"document_id": "b", "title": "Guinea pig", "text": "A rodent kept as a pet."}]  # fmt: skip
+    decided, evidence = is_underspecified([], "Is the play historically accurate?", plays, fake_context())
+    assert decided is True and evidence[-1].startswith("definite: 'the play'")
 
 
 def test_the_definite_noun_after_a_ranking_adjective_is_the_next_word():

@@ -21,6 +21,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--data", default=os.environ.get("MTRAG_DATA"), help="benchmark data (MTRAG_DATA)")
     parser.add_argument("-o", "--output", required=True, metavar="FILE.jsonl")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--kinds-model",
+        metavar="SPEC",
+        help="also build kind twins ('the country' for Israel): this model names each entity's kind "
+        "(greedy, one call per name; e.g. the large model's spec); without it, no kind twins",
+    )
     parser.set_defaults(func=run)
 
 
@@ -32,7 +38,14 @@ def run(args: argparse.Namespace) -> int:
         print("error: pass --data or set MTRAG_DATA to the benchmark data folder", file=sys.stderr)
         return 2
     source = split_path(args.data, "tuning")
-    twins = build_twins(load_split(args.data, "tuning"), seed=args.seed)
+    tasks = load_split(args.data, "tuning")
+    kinds = None
+    if args.kinds_model:
+        from mtrag_graph.measure.decisions.twins import model_kinds
+        from mtrag_graph.models import get_chat_model
+
+        kinds = model_kinds(tasks, get_chat_model(args.kinds_model))
+    twins = build_twins(tasks, seed=args.seed, kinds=kinds)
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in twins), encoding="utf-8")
@@ -42,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
         "input_sha256": file_sha256(source),
         "seed": args.seed,
         "pairs": len(under),
+        "forms": dict(Counter(t["form"] for t in under)),
+        "kinds_model": args.kinds_model,
+        "kinds": kinds,
         "with_kind_word": sum(bool(t["kind"]) for t in under),
         "history": dict(Counter(t["history"] for t in under)),
         "output_sha256": file_sha256(out),

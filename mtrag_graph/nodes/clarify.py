@@ -308,7 +308,8 @@ def is_underspecified(
             return True, [
                 f"person: '{person}', nobody of that gender in the conversation, {len(titled)} titled things"
             ]
-        said = _said(history, question)
+        # the noun itself names none of them ("the play" and "Richard III (play)")
+        said = _said(history, question) - {stem(definite[0])} if definite else set()
         if "definite" in on and definite and not any(_mentioned(thing, said) for thing in titled):
             return True, [f"definite: 'the {definite[0]}', none of the {len(titled)} titled things named"]
     if context.clarify_threshold is None or not REFERRING_WORD.search(question):

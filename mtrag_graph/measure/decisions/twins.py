@@ -25,7 +25,7 @@ import hashlib
 import random
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,9 +114,8 @@ def _mentions(turns: Iterable[dict[str, str]], words: Iterable[str]) -> bool:
     return any(w and w.lower() in text for w in words)
 
 
-def build_twins(tasks: Sequence[dict[str, Any]], *, seed: int = 0) -> list[dict[str, Any]]:
-    """Underspecified and answerable twins (task format, with ``twin`` fields), in input order."""
-    rng = random.Random(seed)
+def name_sources(tasks: Sequence[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, str]]]:
+    """The ANSWERABLE/PARTIAL turns with passages whose user turn names an entity they hold."""
     sources = []
     for raw in tasks:
         if answerability_of(raw) not in ANSWERED or not raw.get("contexts"):
@@ -124,6 +123,17 @@ def build_twins(tasks: Sequence[dict[str, Any]], *, seed: int = 0) -> list[dict[
         entity = named_entity(raw)
         if entity is not None:
             sources.append((raw, entity))
+    return sources
+
+
+def build_twins(
+    tasks: Sequence[dict[str, Any]], *, seed: int = 0, kinds: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Underspecified and answerable twins (task format, with ``twin`` fields), in input order: the
+    name twins, then the reference twins, then (with ``kinds``, name -> common noun: ``model_kinds``)
+    the kind twins."""
+    rng = random.Random(seed)
+    sources = name_sources(tasks)
     by_domain_kind: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, str]]]] = defaultdict(list)
     by_domain: dict[str, list[tuple[dict[str, Any], dict[str, str]]]] = defaultdict(list)
     for raw, entity in sources:
@@ -172,7 +182,13 @@ def build_twins(tasks: Sequence[dict[str, Any]], *, seed: int = 0) -> list[dict[
             "contexts": passages,
             "targets": raw.get("targets", []),
         }
-        twin_fields = {"name": name, "kind": kind, "other_name": other_name, "source": raw["task_id"]}
+        twin_fields = {
+            "name": name,
+            "kind": kind,
+            "other_name": other_name,
+            "source": raw["task_id"],
+            "form": "name",
+        }
         twins.append(
             {
                 "task_id": f"twin-answerable:{raw['task_id']}",
@@ -199,6 +215,132 @@ def build_twins(tasks: Sequence[dict[str, Any]], *, seed: int = 0) -> list[dict[
             }
         )
     twins += reference_twins(tasks, exchanges, seed=seed)
+    if kinds:
+        twins += kind_twins(sources, exchanges, kinds, seed=seed)
+    return twins
+
+
+_KIND_REPLY = re.compile(r"(?:an?\s+|the\s+)?([a-z]{3,20})")
+
+
+def parse_kind(reply: str, name: str) -> str | None:
+    """One common noun, or None: a single lower-case word (an article allowed), not a closed-class word
+    and not a word of the name ("Snake River" -> "river" tells nothing the name does not)."""
+    text = reply.strip().strip(".\"'`*").strip().lower()
+    match = _KIND_REPLY.fullmatch(text)
+    if match is None:
+        return None
+    noun = match.group(1)
+    if noun in STOPWORDS or noun in {w.lower() for w in _WORD.findall(name.lower())}:
+        return None
+    return noun
+
+
+def model_kinds(tasks: Sequence[dict[str, Any]], model: Any, *, retries: int = 1) -> dict[str, str]:
+    """name -> the model's common noun for it ("Israel" -> "country"), for the names of the name
+    twins' sources, asked where a passage names it; a reply that is not one noun is asked again
+    (``retries`` times), then the name is left out."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from mtrag_graph.messages import kind_messages
+    from mtrag_graph.models import invoke_text
+
+    kinds: dict[str, str] = {}
+    for raw, entity in name_sources(tasks):
+        name = entity["name"]
+        if name in kinds:
+            continue
+        passage = next(str(p.get("text", "")) for p in raw["contexts"] if name in _passage_text([p]))
+        messages = kind_messages(name, passage)
+        for _ in range(retries + 1):
+            reply = str(invoke_text(model, messages, max_tokens=6).content)
+            noun = parse_kind(reply, name)
+            if noun is not None:
+                kinds[name] = noun
+                break
+            messages = [
+                *messages,
+                AIMessage(content=reply),
+                HumanMessage(content="Reply with one noun only."),
+            ]
+    return kinds
+
+
+def kind_twins(
+    sources: Sequence[tuple[dict[str, Any], dict[str, str]]],
+    exchanges: dict[str, list[tuple[str, list[dict[str, str]]]]],
+    kinds: Mapping[str, str],
+    *,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """Twins that refer to the thing by its kind ("What is the Jewish population in the country?"):
+    the name replaced by "the <kind>", the conversation removed or replaced by another same-domain
+    conversation's last exchange that names neither the name nor the kind; passages: the turn's own
+    and those of another named turn of the domain, preferably of the same kind. Their own seeded
+    generator, so the name and reference twins stay as they were."""
+    rng = random.Random(f"kind-{seed}")
+    usable = [(raw, entity, kinds[entity["name"]]) for raw, entity in sources if entity["name"] in kinds]
+    twins: list[dict[str, Any]] = []
+    for raw, entity, kind in usable:
+        name, domain = entity["name"], _domain(raw)
+        others = [
+            (r, e)
+            for r, e, k in usable
+            if _domain(r) == domain and e["name"] != name and _conversation(r) != _conversation(raw)
+        ]
+        alike = [(r, e) for r, e in others if kinds[e["name"]] == kind]
+        passages = list(raw["contexts"])
+        other_name = ""
+        if alike or others:
+            other, other_entity = rng.choice(alike or others)
+            passages += other["contexts"]
+            other_name = other_entity["name"]
+        candidates = [
+            turns
+            for conversation, turns in exchanges[domain]
+            if conversation != _conversation(raw) and not _mentions(turns, [name, kind])
+        ]
+        history_change = "removed" if not candidates or rng.random() < 0.5 else "changed"
+        history = [] if history_change == "removed" else [dict(t) for t in rng.choice(candidates)]
+        reference = f"the {kind}"
+        question = bare_question(raw["input"][-1]["text"], name, reference)
+        fields = {
+            "name": name,
+            "kind": kind,
+            "other_name": other_name,
+            "source": raw["task_id"],
+            "form": "kind",
+        }
+        common = {
+            "Collection": raw.get("Collection"),
+            "contexts": passages,
+            "targets": raw.get("targets", []),
+        }
+        twins.append(
+            {
+                "task_id": f"twin-answerable-kind:{raw['task_id']}",
+                "conversation_id": f"twin-answerable-kind:{_conversation(raw)}",
+                **common,
+                "input": raw["input"],
+                "answerability": ["ANSWERABLE"],
+                "twin": {**fields, "role": "answerable"},
+            }
+        )
+        twins.append(
+            {
+                "task_id": f"twin-underspecified-kind:{raw['task_id']}",
+                "conversation_id": f"twin-underspecified-kind:{_conversation(raw)}",
+                **common,
+                "input": [*history, {"speaker": "user", "text": question}],
+                "answerability": ["UNDERSPECIFIED"],
+                "twin": {
+                    **fields,
+                    "role": "underspecified",
+                    "reference": reference,
+                    "history": history_change,
+                },
+            }
+        )
     return twins
 
 

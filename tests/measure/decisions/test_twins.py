@@ -91,3 +91,35 @@ def test_a_later_turn_whose_pronoun_the_conversation_resolves_gets_a_changed_con
     assert underspecified["twin"]["reference"] == "he"
     assert answerable["contexts"] == underspecified["contexts"]
     assert build_twins(tasks, seed=1) == build_twins(tasks, seed=1)
+
+
+def test_a_kind_reply_is_one_common_noun_not_a_word_of_the_name():
+    from mtrag_graph.measure.decisions.twins import parse_kind
+
+    assert parse_kind("Country.", "Israel") == "country"
+    assert parse_kind("a country", "Israel") == "country"
+    assert parse_kind("river", "Snake River") is None  # the name's own head word tells nothing new
+    assert parse_kind("It is a country", "Israel") is None
+    assert parse_kind("the", "Israel") is None
+
+
+def test_kind_twins_refer_to_the_thing_by_the_kind_the_model_names():
+    from mtrag_graph.measure.decisions.twins import model_kinds
+    from mtrag_graph.models.fake import ScriptedChatModel
+
+    tasks = [
+        _task("k1", "What is the population of Israel?", "Israel offers beaches."),
+        _task("k2", "What is the population of Egypt?", "Egypt offers pyramids."),
+    ]
+    # the first reply is no noun: asked again once; Egypt's replies are never one noun: left out
+    model = ScriptedChatModel(responses=["It is a country in Asia", "country", "", "a big one"])
+    kinds = model_kinds(tasks, model)
+    assert kinds == {"Israel": "country"}
+    twins = [t for t in build_twins(tasks, seed=0, kinds=kinds) if t["twin"]["form"] == "kind"]
+    assert [t["twin"]["role"] for t in twins] == ["answerable", "underspecified"]
+    assert twins[1]["input"][-1]["text"] == "What is the population of the country?"
+    assert twins[1]["twin"]["kind"] == "country"
+    # no kinds: no kind twins, the rest unchanged
+    assert build_twins(tasks, seed=0) == [
+        t for t in build_twins(tasks, seed=0, kinds=kinds) if t["twin"]["form"] != "kind"
+    ]
