@@ -29,6 +29,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+
+from mtrag_graph.messages import kind_messages
+from mtrag_graph.models import invoke_text
 from mtrag_graph.tasks import answerability_of, domain_of
 from mtrag_graph.text import STOPWORDS
 
@@ -236,15 +241,10 @@ def parse_kind(reply: str, name: str) -> str | None:
     return noun
 
 
-def model_kinds(tasks: Sequence[dict[str, Any]], model: Any, *, retries: int = 1) -> dict[str, str]:
+def model_kinds(tasks: Sequence[dict[str, Any]], model: BaseChatModel, *, retries: int = 1) -> dict[str, str]:
     """name -> the model's common noun for it ("Israel" -> "country"), for the names of the name
     twins' sources, asked where a passage names it; a reply that is not one noun is asked again
     (``retries`` times), then the name is left out."""
-    from langchain_core.messages import AIMessage, HumanMessage
-
-    from mtrag_graph.messages import kind_messages
-    from mtrag_graph.models import invoke_text
-
     kinds: dict[str, str] = {}
     for raw, entity in name_sources(tasks):
         name = entity["name"]

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from mtrag_graph.measure.decisions.twins import bare_question, build_twins, named_entity
+from mtrag_graph.measure.decisions.twins import (
+    bare_question,
+    build_twins,
+    model_kinds,
+    named_entity,
+    parse_kind,
+)
+from mtrag_graph.models.fake import ScriptedChatModel
 
 
 def _task(conversation: str, question: str, passage: str, *, earlier: str = "What is open today?") -> dict:
@@ -94,8 +101,6 @@ def test_a_later_turn_whose_pronoun_the_conversation_resolves_gets_a_changed_con
 
 
 def test_a_kind_reply_is_one_common_noun_not_a_word_of_the_name():
-    from mtrag_graph.measure.decisions.twins import parse_kind
-
     assert parse_kind("Country.", "Israel") == "country"
     assert parse_kind("a country", "Israel") == "country"
     assert parse_kind("river", "Snake River") is None  # the name's own head word tells nothing new
@@ -104,9 +109,6 @@ def test_a_kind_reply_is_one_common_noun_not_a_word_of_the_name():
 
 
 def test_kind_twins_refer_to_the_thing_by_the_kind_the_model_names():
-    from mtrag_graph.measure.decisions.twins import model_kinds
-    from mtrag_graph.models.fake import ScriptedChatModel
-
     tasks = [
         _task("k1", "What is the population of Israel?", "Israel offers beaches."),
         _task("k2", "What is the population of Egypt?", "Egypt offers pyramids."),
