@@ -20,7 +20,6 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from mtrag_graph.budget import HISTORY_SHARE, cut, fit_passages, prompt_char_budget, trim_history
 from mtrag_graph.exemplars import load_exemplars
 from mtrag_graph.prompts import answer_variants, rewrite
-from mtrag_graph.prompts import clarify as clarify_prompts
 from mtrag_graph.state import RetryReason
 
 if TYPE_CHECKING:
@@ -253,13 +252,3 @@ def clarify_messages(
         phrase=phrase,
     )
     return _chat(context.clarify_system_prompt, body)
-
-
-KIND_SNIPPET_CHARS = 240  # the passage around the name's first mention, each side
-
-
-def kind_messages(name: str, passage: str) -> list[BaseMessage]:
-    """Ask for the common noun of a name's kind ("country" for Israel), shown where the passage names it."""
-    at = max(passage.find(name), 0)
-    snippet = " ".join(passage[max(at - KIND_SNIPPET_CHARS, 0) : at + len(name) + KIND_SNIPPET_CHARS].split())
-    return _chat(clarify_prompts.KIND_SYSTEM, clarify_prompts.KIND.format(passage=snippet, name=name))

@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from mtrag_graph.messages import kind_messages
+from mtrag_graph.measure.decisions import prompts
 from mtrag_graph.models import invoke_text
 from mtrag_graph.tasks import answerability_of, domain_of
 from mtrag_graph.text import STOPWORDS
@@ -239,6 +239,16 @@ def parse_kind(reply: str, name: str) -> str | None:
     if noun in STOPWORDS or noun in {w.lower() for w in _WORD.findall(name.lower())}:
         return None
     return noun
+
+
+KIND_SNIPPET_CHARS = 240  # the passage around the name's first mention, each side
+
+
+def kind_messages(name: str, passage: str) -> list[BaseMessage]:
+    """Ask for the common noun of a name's kind ("country" for Israel), shown where the passage names it."""
+    at = max(passage.find(name), 0)
+    snippet = " ".join(passage[max(at - KIND_SNIPPET_CHARS, 0) : at + len(name) + KIND_SNIPPET_CHARS].split())
+    return [SystemMessage(prompts.KIND_SYSTEM), HumanMessage(prompts.KIND.format(passage=snippet, name=name))]
 
 
 def model_kinds(tasks: Sequence[dict[str, Any]], model: BaseChatModel, *, retries: int = 1) -> dict[str, str]:
