@@ -194,30 +194,14 @@ def build_twins(
             "source": raw["task_id"],
             "form": "name",
         }
-        twins.append(
-            {
-                "task_id": f"twin-answerable:{raw['task_id']}",
-                "conversation_id": f"twin-answerable:{_conversation(raw)}",
-                **common,
-                "input": raw["input"],
-                "answerability": ["ANSWERABLE"],
-                "twin": {**twin_fields, "role": "answerable"},
-            }
-        )
-        twins.append(
-            {
-                "task_id": f"twin-underspecified:{raw['task_id']}",
-                "conversation_id": f"twin-underspecified:{_conversation(raw)}",
-                **common,
-                "input": [*history, {"speaker": "user", "text": bare_question(question, name, reference)}],
-                "answerability": ["UNDERSPECIFIED"],
-                "twin": {
-                    **twin_fields,
-                    "role": "underspecified",
-                    "reference": reference,
-                    "history": history_change,
-                },  # fmt: skip
-            }
+        twins += _pair(
+            raw,
+            "",
+            common,
+            twin_fields,
+            [*history, {"speaker": "user", "text": bare_question(question, name, reference)}],
+            reference=reference,
+            history=history_change,
         )
     twins += reference_twins(tasks, exchanges, seed=seed)
     if kinds:
@@ -326,30 +310,14 @@ def kind_twins(
             "contexts": passages,
             "targets": raw.get("targets", []),
         }
-        twins.append(
-            {
-                "task_id": f"twin-answerable-kind:{raw['task_id']}",
-                "conversation_id": f"twin-answerable-kind:{_conversation(raw)}",
-                **common,
-                "input": raw["input"],
-                "answerability": ["ANSWERABLE"],
-                "twin": {**fields, "role": "answerable"},
-            }
-        )
-        twins.append(
-            {
-                "task_id": f"twin-underspecified-kind:{raw['task_id']}",
-                "conversation_id": f"twin-underspecified-kind:{_conversation(raw)}",
-                **common,
-                "input": [*history, {"speaker": "user", "text": question}],
-                "answerability": ["UNDERSPECIFIED"],
-                "twin": {
-                    **fields,
-                    "role": "underspecified",
-                    "reference": reference,
-                    "history": history_change,
-                },
-            }
+        twins += _pair(
+            raw,
+            "-kind",
+            common,
+            fields,
+            [*history, {"speaker": "user", "text": question}],
+            reference=reference,
+            history=history_change,
         )
     return twins
 
@@ -419,27 +387,48 @@ def reference_twins(
             "contexts": passages,
             "targets": raw.get("targets", []),
         }
-        twins.append(
-            {
-                "task_id": f"twin-answerable-reference:{raw['task_id']}",
-                "conversation_id": f"twin-answerable-reference:{_conversation(raw)}",
-                **common,
-                "input": raw["input"],
-                "answerability": ["ANSWERABLE"],
-                "twin": {**fields, "role": "answerable"},
-            }
-        )
-        twins.append(
-            {
-                "task_id": f"twin-underspecified-reference:{raw['task_id']}",
-                "conversation_id": f"twin-underspecified-reference:{_conversation(raw)}",
-                **common,
-                "input": [*history, raw["input"][-1]],
-                "answerability": ["UNDERSPECIFIED"],
-                "twin": {**fields, "role": "underspecified", "reference": pronoun, "history": "changed"},
-            }
+        twins += _pair(
+            raw,
+            "-reference",
+            common,
+            fields,
+            [*history, raw["input"][-1]],
+            reference=pronoun,
+            history="changed",
         )
     return twins
+
+
+def _pair(
+    raw: dict[str, Any],
+    suffix: str,
+    common: dict[str, Any],
+    fields: dict[str, Any],
+    turns: list[dict[str, str]],
+    *,
+    reference: str,
+    history: str,
+) -> list[dict[str, Any]]:
+    """The answerable twin (the turn as it was) and the underspecified one (``turns``), ids marked
+    ``twin-answerable{suffix}:`` / ``twin-underspecified{suffix}:``."""
+    return [
+        {
+            "task_id": f"twin-answerable{suffix}:{raw['task_id']}",
+            "conversation_id": f"twin-answerable{suffix}:{_conversation(raw)}",
+            **common,
+            "input": raw["input"],
+            "answerability": ["ANSWERABLE"],
+            "twin": {**fields, "role": "answerable"},
+        },
+        {
+            "task_id": f"twin-underspecified{suffix}:{raw['task_id']}",
+            "conversation_id": f"twin-underspecified{suffix}:{_conversation(raw)}",
+            **common,
+            "input": turns,
+            "answerability": ["UNDERSPECIFIED"],
+            "twin": {**fields, "role": "underspecified", "reference": reference, "history": history},
+        },
+    ]
 
 
 def file_sha256(path: str | Path) -> str:
