@@ -168,25 +168,8 @@ def build_twins(
                 for r, e in by_domain[domain]
                 if e["name"] != name and _conversation(r) != _conversation(raw)
             ]
-        passages = list(raw["contexts"])
-        other_name = ""
-        if others:
-            other, other_entity = rng.choice(others)
-            passages += other["contexts"]
-            other_name = other_entity["name"]
-        # the conversation that named it: removed, or replaced by another conversation's last exchange
-        candidates = [
-            turns
-            for conversation, turns in exchanges[domain]
-            if conversation != _conversation(raw) and not _mentions(turns, [name, kind])
-        ]
-        history_change = "removed" if not candidates or rng.random() < 0.5 else "changed"
-        history = [] if history_change == "removed" else [dict(t) for t in rng.choice(candidates)]
-        common = {
-            "Collection": raw.get("Collection"),
-            "contexts": passages,
-            "targets": raw.get("targets", []),
-        }
+        passages, other_name = _with_other(raw, others, rng)
+        history, history_change = _history_without(raw, exchanges[domain], [name, kind], rng)
         twin_fields = {
             "name": name,
             "kind": kind,
@@ -197,7 +180,7 @@ def build_twins(
         twins += _pair(
             raw,
             "",
-            common,
+            passages,
             twin_fields,
             [*history, {"speaker": "user", "text": bare_question(question, name, reference)}],
             reference=reference,
@@ -283,19 +266,8 @@ def kind_twins(
             if _domain(r) == domain and e["name"] != name and _conversation(r) != _conversation(raw)
         ]
         alike = [(r, e) for r, e in others if kinds[e["name"]] == kind]
-        passages = list(raw["contexts"])
-        other_name = ""
-        if alike or others:
-            other, other_entity = rng.choice(alike or others)
-            passages += other["contexts"]
-            other_name = other_entity["name"]
-        candidates = [
-            turns
-            for conversation, turns in exchanges[domain]
-            if conversation != _conversation(raw) and not _mentions(turns, [name, kind])
-        ]
-        history_change = "removed" if not candidates or rng.random() < 0.5 else "changed"
-        history = [] if history_change == "removed" else [dict(t) for t in rng.choice(candidates)]
+        passages, other_name = _with_other(raw, alike or others, rng)
+        history, history_change = _history_without(raw, exchanges[domain], [name, kind], rng)
         reference = f"the {kind}"
         question = bare_question(raw["input"][-1]["text"], name, reference)
         fields = {
@@ -305,15 +277,10 @@ def kind_twins(
             "source": raw["task_id"],
             "form": "kind",
         }
-        common = {
-            "Collection": raw.get("Collection"),
-            "contexts": passages,
-            "targets": raw.get("targets", []),
-        }
         twins += _pair(
             raw,
             "-kind",
-            common,
+            passages,
             fields,
             [*history, {"speaker": "user", "text": question}],
             reference=reference,
@@ -382,15 +349,10 @@ def reference_twins(
             continue
         history = [dict(t) for t in rng.choice(candidates)]
         fields = {"name": "", "kind": "", "other_name": "", "source": raw["task_id"], "form": "reference"}
-        common = {
-            "Collection": raw.get("Collection"),
-            "contexts": passages,
-            "targets": raw.get("targets", []),
-        }
         twins += _pair(
             raw,
             "-reference",
-            common,
+            passages,
             fields,
             [*history, raw["input"][-1]],
             reference=pronoun,
@@ -399,10 +361,39 @@ def reference_twins(
     return twins
 
 
+def _with_other(
+    raw: dict[str, Any], others: Sequence[tuple[dict[str, Any], dict[str, str]]], rng: random.Random
+) -> tuple[list[dict[str, Any]], str]:
+    """The turn's passages plus those of one of ``others`` (drawn), and that one's name ("" if none)."""
+    passages = list(raw["contexts"])
+    if not others:
+        return passages, ""
+    other, other_entity = rng.choice(others)
+    return passages + list(other["contexts"]), other_entity["name"]
+
+
+def _history_without(
+    raw: dict[str, Any],
+    exchanges: Sequence[tuple[str, list[dict[str, str]]]],
+    words: Sequence[str],
+    rng: random.Random,
+) -> tuple[list[dict[str, str]], str]:
+    """The conversation that named it removed, or (drawn, half the time) replaced by the last exchange
+    of another conversation that says none of ``words``: (turns, "removed" or "changed")."""
+    candidates = [
+        turns
+        for conversation, turns in exchanges
+        if conversation != _conversation(raw) and not _mentions(turns, words)
+    ]
+    if not candidates or rng.random() < 0.5:
+        return [], "removed"
+    return [dict(t) for t in rng.choice(candidates)], "changed"
+
+
 def _pair(
     raw: dict[str, Any],
     suffix: str,
-    common: dict[str, Any],
+    passages: list[dict[str, Any]],
     fields: dict[str, Any],
     turns: list[dict[str, str]],
     *,
@@ -410,7 +401,8 @@ def _pair(
     history: str,
 ) -> list[dict[str, Any]]:
     """The answerable twin (the turn as it was) and the underspecified one (``turns``), ids marked
-    ``twin-answerable{suffix}:`` / ``twin-underspecified{suffix}:``."""
+    ``twin-answerable{suffix}:`` / ``twin-underspecified{suffix}:``; both get ``passages``."""
+    common = {"Collection": raw.get("Collection"), "contexts": passages, "targets": raw.get("targets", [])}
     return [
         {
             "task_id": f"twin-answerable{suffix}:{raw['task_id']}",
