@@ -278,7 +278,14 @@ def is_underspecified(
     3. ``passages``: "the <noun>" that the conversation never names, and passages naming at least
        ``clarify_min_things`` different things of that kind ("the clinic" with "Hibbing VA Clinic",
        "Hayward VA Clinic"), none of which the conversation names in full.
-    4. ``model``: only with ``Context.clarify_threshold`` set, one yes/no ("does it point at something
+    4. ``person``: a later turn's "she"/"his" with nobody of that gender before it (no name earlier in
+       the turn, no pronoun of that gender in the conversation), over at least ``clarify_min_things``
+       titled things.
+    5. ``definite``: "the <noun>" that the conversation never names, over at least
+       ``clarify_min_things`` titled things none of which the conversation or the turn names ("the
+       country" after an exchange about Cahokia, passages about Israel and Egypt).
+    ``Context.clarify_signals`` says which of these may decide (all by default).
+    6. ``model``: only with ``Context.clarify_threshold`` set, one yes/no ("does it point at something
        neither it nor the conversation identifies?") on a message with a determiner or pronoun. Off
        by default: on the 1.5B model that probability did not separate the classes
        (benchmarks/results/decisions.md).
