@@ -70,7 +70,9 @@ def main(argv: list[str] | None = None) -> int:
                     {"document_id": index.ids[i], "title": index.titles[i], "text": index.texts[i]}
                     for i, _ in hits
                 ]
-            decision, evidence = is_underspecified(history, task.question, passages, context)
+            decision, evidence = is_underspecified(
+                history, task.question, passages, context, retrieved=setting != "B"
+            )
             counts[label][1] += 1
             if decision:
                 counts[label][0] += 1

@@ -122,7 +122,8 @@ def reclarified(record: dict, context: Context) -> dict:
     task = parse_task({k: v for k, v in record.items() if k not in ("predictions", "route")})
     history = [turn.model_dump() for turn in task.history]
     passages = [{k: v for k, v in p.items() if k != "score"} for p in record.get("contexts") or []]
-    decision, evidence = is_underspecified(history, task.question, passages, context)
+    retrieved = "reference_contexts" in record  # a Task C run: its contexts are the kept retrieved passages
+    decision, evidence = is_underspecified(history, task.question, passages, context, retrieved=retrieved)
     if not decision:
         return record
     state = {"history": history, "question": task.question, "passages": passages}

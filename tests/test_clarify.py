@@ -370,3 +370,20 @@ def test_the_reference_noun_inside_a_title_does_not_name_that_thing():
 
 def test_the_definite_noun_after_a_ranking_adjective_is_the_next_word():
     assert clarify.unresolved_definite([], "which sport awards the oldest trophy") == ["trophy"]
+
+
+POSTS = [
+    {"document_id": "a", "title": "", "text": "Open a Roth IRA. A Roth IRA grows. Then a Roth IRA pays out."},
+    {"document_id": "b", "title": "", "text": "Buy at Vanguard. Fees at Vanguard are low; Vanguard is big."},
+]
+
+
+def test_a_later_pronoun_over_given_posts_that_each_name_one_thing_often_is_clarified():
+    question = "How much does it pay annually?"
+    decided, evidence = is_underspecified(UNRELATED, question, POSTS, fake_context())
+    assert decided is True and evidence[-1].startswith("pronoun: 'it'")
+    # retrieved posts: a post's names are too often incidental to count
+    assert is_underspecified(UNRELATED, question, POSTS, fake_context(), retrieved=True)[0] is False
+    # a post that names its thing only once or twice does not count
+    once = [{**p, "text": p["text"].split(".")[0] + "."} for p in POSTS]
+    assert is_underspecified(UNRELATED, question, once, fake_context())[0] is False

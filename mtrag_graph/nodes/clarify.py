@@ -218,16 +218,31 @@ _NAME_IN_TEXT = re.compile(rf"(?<=[\w,;()] )({_CAPITALISED}(?:\s+(?:of\s+)?{_CAP
 _CONTRACTION = re.compile(r"\w+'(?!s$)\w+")  # "I'm", "WON'T": a sentence's start, not a name
 
 
-def untitled_name(text: str) -> str:
+def untitled_name(text: str, least: int = 1) -> str:
     """What an untitled passage (a fiqa post) speaks of: the name it uses most often inside its
-    sentences ("Roth IRA", "Vanguard"), the first one on a tie; "" when it names nothing."""
+    sentences ("Roth IRA", "Vanguard"), the first one on a tie; "" when it names nothing (nothing
+    at least ``least`` times)."""
     counts: dict[str, int] = {}
     for match in _NAME_IN_TEXT.finditer(text):
         name = match.group(1)
         first = name.split()[0]
         if first.lower() not in STOPWORDS and not _CONTRACTION.fullmatch(first) and len(name) > 1:
             counts[name] = counts.get(name, 0) + 1
-    return max(counts, key=lambda name: counts[name], default="")
+    best = max(counts, key=lambda name: counts[name], default="")
+    return best if best and counts[best] >= least else ""
+
+
+UNTITLED_NAME_USES = 3  # an untitled post's name counts for the pronoun signal when used this often
+
+
+def _strongly_named(passages: Sequence[dict[str, Any]] | None) -> list[str]:
+    """The names untitled passages use at least ``UNTITLED_NAME_USES`` times, each once."""
+    names = [
+        untitled_name(str(p.get("text", "")), UNTITLED_NAME_USES)
+        for p in passages or []
+        if not str(p.get("title") or "").strip()
+    ]
+    return [name for name in dict.fromkeys(names) if name]
 
 
 def _is_same(a: str, b: str) -> bool:
@@ -259,6 +274,8 @@ def is_underspecified(
     question: str,
     passages: Sequence[dict[str, Any]] | None,
     context: Context,
+    *,
+    retrieved: bool = False,
 ) -> tuple[bool | None, list[str]]:
     """The clarify decision alone: True = underspecified, None when the model gave no usable reply.
 
@@ -301,9 +318,12 @@ def is_underspecified(
     # a later turn's pronoun: only titles say what a passage speaks of reliably enough (an untitled
     # post's most used name is often incidental)
     titled = passage_things([p for p in passages or [] if str(p.get("title") or "").strip()])
-    pronoun = unresolved_pronoun(history, question, titled) if history and "pronoun" in on else None
-    if pronoun is not None and len(titled) >= context.clarify_min_things:
-        return True, [f"pronoun: '{pronoun}', none of the {len(titled)} titled things named"]
+    # given passages (not retrieved ones): an untitled post that names one thing again and again
+    # ("Roth IRA" three times) says what it speaks of as a title would
+    named = titled if retrieved else [*titled, *_strongly_named(passages)]
+    pronoun = unresolved_pronoun(history, question, named) if history and "pronoun" in on else None
+    if pronoun is not None and len(named) >= context.clarify_min_things:
+        return True, [f"pronoun: '{pronoun}', none of the {len(named)} titled or often-named things named"]
     definite = unresolved_definite(history, question)
     for noun in definite if "passages" in on else []:
         found = alternatives(noun, passages)
@@ -386,7 +406,13 @@ def _passages(state: Mapping[str, Any]) -> list[dict[str, Any]] | None:
 @guarded
 def clarify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
-    decision, raws = is_underspecified(state.get("history", []), state["question"], _passages(state), context)
+    decision, raws = is_underspecified(
+        state.get("history", []),
+        state["question"],
+        _passages(state),
+        context,
+        retrieved=state.get("kept_passages") is not None,
+    )
     update: dict[str, Any] = {}
     if decision is None:  # no usable reply: answering is the safer default
         update["fallbacks"] = [{"node": "clarify", "used": "clear", "raw": raws[-1]}]
