@@ -7,7 +7,11 @@ for every class. For the tuning split's turns and the twin set (`mtrag-graph cla
 clarified per class and the signal that decided.
 
     python benchmarks/clarify_standin.py --data $MTRAG_DATA --twins runs/clarify-twins.jsonl --index indexes/mini
-"""
+        [--retrieval hybrid] [--without SIGNAL] [--with SIGNAL]
+
+``--retrieval hybrid`` gives the stand-in the graph's own search: hybrid top 20 for the turn and for
+the previous user turn + the turn, reranked by the embedder's cosine, top 5 (the rewrite model's
+standalone question is the one thing missing)."""
 
 from __future__ import annotations
 
@@ -19,7 +23,8 @@ from pathlib import Path
 from mtrag_graph.context import Context
 from mtrag_graph.nodes.clarify import SIGNALS, is_underspecified
 from mtrag_graph.retrieval.index import PassageIndex, index_for
-from mtrag_graph.retrieval.search import bm25_ranking
+from mtrag_graph.models import get_embedder
+from mtrag_graph.retrieval.search import bm25_ranking, multi_query_search
 from mtrag_graph.tasks import answerability_of, domain_of, parse_task
 
 TOP_K = 5
@@ -39,11 +44,27 @@ def rows(data: Path, twins: Path) -> list[tuple[str, dict]]:
     return out
 
 
+def reranked(index: PassageIndex, queries: list[str], query: str) -> list[tuple[int, float]]:
+    """As retrieve + rerank do (no rewrite model: ``query`` stands in for the standalone question): the
+    hybrid top ``RETRIEVAL_K`` for each query, merged, then the top ``TOP_K`` by cosine under the index's
+    embedder (its stored passage vectors)."""
+    context = Context()
+    hits = multi_query_search(index, queries, top_k=context.retrieval_top_k, mode="hybrid")
+    vector = get_embedder(index.embedder_spec).embed([query])[0]
+    scored = [(i, float(index.dense.reconstruct(int(i)) @ vector)) for i, _ in hits]
+    return sorted(scored, key=lambda hit: -hit[1])[: context.top_k]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--twins", type=Path, required=True)
     parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument(
+        "--retrieval", choices=("bm25", "hybrid"), default="bm25",
+        help="the Task C stand-in's passages: BM25 top 5, or the graph's hybrid search (top 20 for the "
+        "turn and for the query) reranked by the embedder's cosine, top 5",
+    )  # fmt: skip
     parser.add_argument("--without", action="append", default=[], choices=SIGNALS, help="switch a signal off")
     parser.add_argument(
         "--with", dest="with_", action="append", default=[], choices=SIGNALS, help="switch one on"
@@ -52,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     on = [*Context().clarify_signals, *args.with_]
     context = Context(clarify_signals=tuple(s for s in SIGNALS if s in on and s not in args.without))
     indexes: dict[str, PassageIndex] = {}
-    for setting in ("B", "C (BM25 stand-in)"):
+    for setting in ("B", f"C ({args.retrieval} stand-in)"):
         counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         signals: Counter = Counter()
         for label, raw in rows(args.data, args.twins):
@@ -65,10 +86,19 @@ def main(argv: list[str] | None = None) -> int:
                 domain = domain_of(task.collection) or "unknown"
                 index = indexes.setdefault(domain, index_for(str(args.index), domain))
                 users = [t["text"] for t in history if t["speaker"] == "user"]
-                hits = bm25_ranking(index, " ".join([*users[-1:], task.question]), TOP_K)
+                query = " ".join([*users[-1:], task.question])
+                if args.retrieval == "bm25":
+                    hits = bm25_ranking(index, query, TOP_K)
+                else:
+                    hits = reranked(index, [task.question, query], query)
                 passages = [
-                    {"document_id": index.ids[i], "title": index.titles[i], "text": index.texts[i]}
-                    for i, _ in hits
+                    {
+                        "document_id": index.ids[i],
+                        "title": index.titles[i],
+                        "text": index.texts[i],
+                        "score": s,
+                    }
+                    for i, s in hits
                 ]
             decision, evidence = is_underspecified(
                 history, task.question, passages, context, retrieved=setting != "B"
