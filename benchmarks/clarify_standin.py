@@ -21,9 +21,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from mtrag_graph.context import Context
+from mtrag_graph.models import get_embedder
 from mtrag_graph.nodes.clarify import SIGNALS, is_underspecified
 from mtrag_graph.retrieval.index import PassageIndex, index_for
-from mtrag_graph.models import get_embedder
 from mtrag_graph.retrieval.search import bm25_ranking, multi_query_search
 from mtrag_graph.tasks import answerability_of, domain_of, parse_task
 
