@@ -44,11 +44,13 @@ def rows(data: Path, twins: Path) -> list[tuple[str, dict]]:
     return out
 
 
-def reranked(index: PassageIndex, queries: list[str], query: str) -> list[tuple[int, float]]:
+def reranked(
+    index: PassageIndex, queries: list[str], query: str, context: Context
+) -> list[tuple[int, float]]:
     """As retrieve + rerank do (no rewrite model: ``query`` stands in for the standalone question): the
-    hybrid top ``RETRIEVAL_K`` for each query, merged, then the top ``TOP_K`` by cosine under the index's
-    embedder (its stored passage vectors)."""
-    context = Context()
+    hybrid top ``context.retrieval_top_k`` for each query, merged, then the top ``context.top_k`` by
+    cosine under the index's embedder, read from its stored passage vectors (a flat FAISS index, the
+    default kind: an IVF one cannot give them back)."""
     hits = multi_query_search(index, queries, top_k=context.retrieval_top_k, mode="hybrid")
     vector = get_embedder(index.embedder_spec).embed([query])[0]
     scored = [(i, float(index.dense.reconstruct(int(i)) @ vector)) for i, _ in hits]
@@ -90,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                 if args.retrieval == "bm25":
                     hits = bm25_ranking(index, query, TOP_K)
                 else:
-                    hits = reranked(index, [task.question, query], query)
+                    hits = reranked(index, [task.question, query], query, context)
                 passages = [
                     {
                         "document_id": index.ids[i],

@@ -222,9 +222,8 @@ def anchored_support(
     must stand in the stretch too. A sentence without content words scores 1.0.
     """
     said = set(content_stems(f"{conversation}\n{question}")) if said_in_passage else set()
-    stretches: list[
-        set[str]
-    ] = []  # the stems each stretch backs: its own, and the said ones its passage holds
+    # the stems each stretch backs: its own, and the said ones its passage holds
+    stretches: list[set[str]] = []
     for passage in passages:
         sentences = [set(content_stems(passage[s:e])) for s, e in sentence_spans(passage)]
         said_here = said & set().union(*sentences)

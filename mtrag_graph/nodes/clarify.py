@@ -335,10 +335,11 @@ def is_underspecified(
             return True, [
                 f"person: '{person}', nobody of that gender in the conversation, {len(titled)} titled things"
             ]
-        # the noun itself names none of them ("the play" and "Richard III (play)")
-        said = _said(history, question) - {stem(definite[0])} if definite else set()
-        if "definite" in on and definite and not any(_mentioned(thing, said) for thing in titled):
-            return True, [f"definite: 'the {definite[0]}', none of the {len(titled)} titled things named"]
+        if "definite" in on and definite:
+            # the noun itself names none of them ("the play" and "Richard III (play)")
+            said = _said(history, question) - {stem(definite[0])}
+            if not any(_mentioned(thing, said) for thing in titled):
+                return True, [f"definite: 'the {definite[0]}', none of the {len(titled)} titled things named"]
     if context.clarify_threshold is None or not REFERRING_WORD.search(question):
         return False, ["no unresolved reference" if phrase is None else f"'{phrase}', too few things"]
     probability, raw = unclear_probability(history, question, context)

@@ -289,6 +289,8 @@ def kind_twins(
     return twins
 
 
+# The twin labels' own patterns, not the clarify node's (the same today): tuning the detector must
+# not move the data it is tuned on.
 _PRONOUN = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
 _NAME_BEFORE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")
 _GENDERS = (frozenset({"she", "her", "hers", "herself"}), frozenset({"he", "him", "his", "himself"}))
