@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Annotated, Any
+
+from pydantic import WithJsonSchema
 
 from mtrag_graph import settings
 from mtrag_graph.candidates import Candidate, load_candidates
@@ -13,6 +15,22 @@ from mtrag_graph.models.factory import ModelSpec
 from mtrag_graph.presets import DEFAULT_PRESET, load_preset
 from mtrag_graph.prompts import answer_variants, candidate_judge, grounded, rewrite
 from mtrag_graph.prompts import clarify as clarify_prompts  # the module; `clarify` is also a field
+from mtrag_graph.stages import setting
+
+# In the context schema (LangGraph Studio, the server's assistant schema) a model is its spec string; in
+# Python a chat model instance is accepted too.
+ModelSetting = Annotated[
+    ModelSpec,
+    WithJsonSchema({"type": "string", "description": "model spec, e.g. qwen2.5-coder-1.5b, vllm:MODEL@URL"}),
+]
+CandidatesSetting = Annotated[
+    tuple[Candidate, ...],
+    WithJsonSchema({"anyOf": [
+        {"type": "string", "description": "a candidate preset name or a JSON file path"},
+        {"type": "array", "items": {"type": "object", "properties": {
+            "model": {"type": "string"}, "variant": {"type": "string"}, "name": {"type": "string"}}}},
+    ]}),
+]  # fmt: skip
 
 # Words whose presence means the question leans on the previous exchange.
 DEFAULT_PRONOUNS = (
@@ -28,145 +46,424 @@ DEFAULT_JUDGE_WEIGHTS = {"faithfulness": 0.5, "completeness": 0.3, "support": 0.
 
 @dataclass(kw_only=True)
 class Context:
-    """Models, thresholds and prompt text for one run of the graph.
+    """Models, thresholds and prompt text for one run of the graph: ``Context()`` is the default pipeline.
 
-    Model fields take a spec string (see ``mtrag_graph.models.factory``) or a chat model instance.
-    Defaults that come from the environment (``MTRAG_SMALL_MODEL``, ``MTRAG_LARGE_MODEL``,
+    The default is the pipeline every published figure describes (the ``ncl`` preset, which names no
+    difference from it); presets are named differences (``Context.from_preset``). Each setting belongs to
+    the stage that reads it (``mtrag_graph.stages``) and carries a description that LangGraph Studio and
+    ``--help`` show. Model settings take a spec string (``mtrag_graph.models.factory``) or a chat model
+    instance. Defaults from the environment (``MTRAG_SMALL_MODEL``, ``MTRAG_LARGE_MODEL``,
     ``MTRAG_EMBEDDER``, ``MTRAG_RERANKER``, ``MTRAG_INDEX_DIR``, ``MTRAG_N_CTX``) are read in
     ``mtrag_graph.settings``, the one place that reads ``MTRAG_*`` variables.
     """
 
-    rewrite_model: ModelSpec = field(default_factory=settings.small_model)
-    # the 0.5B model answers "no" to nearly every relation question; the 1.5B judges them sensibly
-    classify_model: ModelSpec = field(default_factory=settings.large_model)
-    gate_model: ModelSpec = field(default_factory=settings.large_model)
-    generate_model: ModelSpec = field(default_factory=settings.large_model)
-    clarify_model: ModelSpec = field(default_factory=settings.large_model)
-    embedder: str = field(default_factory=settings.embedder)
-    reranker: str = field(default_factory=settings.reranker)
+    # common: what several stages share
+    idk_answer: str = setting(
+        "I don't know the answer based on the provided documents.",
+        stage="common",
+        flag=True,
+        description="The answer given when the run abstains (no evidence, gate 'no', failed retry, ...).",
+    )
+    parse_retries: int = setting(
+        PARSE_RETRIES,
+        stage="common",
+        description="Re-asks after a yes/no or JSON reply that does not parse, before the recorded safe default.",
+    )
+    passage_max_chars: int = setting(
+        2000, stage="common", description="Each passage is cut to this many characters in prompts."
+    )
+    context_window_tokens: int = setting(
+        factory=settings.n_ctx,
+        stage="common",
+        description="Prompts are fitted to this many tokens before each call (default: MTRAG_N_CTX, the "
+        "window the local models are built with).",
+    )
+    grounded_system_prompt: str = setting(
+        grounded.SYSTEM,
+        stage="common",
+        description="System text of the large model's gate, answer and judge prompts (they share it).",
+    )
+    grounded_context_template: str = setting(
+        grounded.CONTEXT,
+        stage="common",
+        description="The documents-and-conversation prefix those prompts share ({documents}, {conversation}).",
+    )
+    no_conversation_text: str = setting(
+        grounded.NO_CONVERSATION,
+        stage="common",
+        description="What the prompts say in place of the conversation on a first turn.",
+    )
 
-    # pipeline switches (presets turn stages off to reproduce published pipelines)
-    rewrite_question: bool = True
-    classify_history: bool = True
-    history_pairs_without_classifier: int = 3  # exchanges kept when classify_history is off
-    use_gate: bool = True
-    check_answers: bool = True
+    embedder: str = setting(
+        factory=settings.embedder,
+        stage="common",
+        flag=True,
+        description="Embedder spec (minilm, st:/path, flag:/path, bge-m3:/path): dense retrieval, the "
+        "embedding reranker and the gate's similarity features.",
+    )
 
-    top_k: int = 5
-    history_walk_cap: int = 3
-    pronouns: tuple[str, ...] = DEFAULT_PRONOUNS
-    idk_answer: str = "I don't know the answer based on the provided documents."
-    gate_fallback: str = "yes"  # used when the gate's reply never parses (recorded in `fallbacks`)
-    parse_retries: int = PARSE_RETRIES
-    answer_max_tokens: int = 220
-    rewrite_max_tokens: int = 64
-    local_rewrite_max_tokens: int = 160
-    min_answer_words: int = 3
-    max_generate_retries: int = 1
-    retry_declines: bool = True  # a decline after a gate "yes" is retried once, asking for the supported part
-    # the same with retrieved passages (full RAG), decided apart: off would decline far more UNANSWERABLE
-    # turns but loses ANSWERABLE ones beyond the interval (benchmarks/results/trust.md), so it stays on
-    retry_declines_retrieved: bool = True
-    # grounding check after the answer (nodes/ground_answer.py): "facts" drops sentences whose numbers
-    # or names the passages and conversation do not hold, or whose content-word support is below
-    # grounding_min_support (chosen on the tuning split, benchmarks/results/trust.md); "off": no check
-    grounding: str = "facts"
-    # "direct": answer at once; "evidence_first": copy the answering passage sentences, then answer from
-    # them (a quote the passages do not hold, or none, is a decline); measured in results/trust.md
-    answer_mode: str = "direct"
-    grounding_min_support: float = DEFAULT_MIN_SUPPORT
-    # an answer written only by the decline retry (no "I don't know" escape) is kept only when the model,
-    # asked yes/no whether the documents state it, gives "yes" a probability >= verify_threshold
-    # (nodes/ground_answer.py); "off", "retrieved" (only with retrieved passages) or "always"
-    verify_retried_answers: str = "off"
-    verify_threshold: float = 0.5
-    passage_max_chars: int = 2000  # each passage is cut to this many characters in prompts
-    # prompts are fitted to this window before each call (see mtrag_graph.budget); the default is the
-    # window the local models are built with (settings.n_ctx), so the two agree
-    context_window_tokens: int = field(default_factory=settings.n_ctx)
+    # clarify: ask back when the turn is underspecified
+    clarify: bool = setting(
+        True,
+        stage="clarify",
+        description="Ask a clarifying question when the turn is underspecified (an unresolved reference "
+        "and passages about several things). Runs after load_task with given passages, after rerank with "
+        "retrieved ones.",
+    )
+    clarify_model: ModelSetting = setting(
+        factory=settings.large_model,
+        stage="clarify",
+        model=True,
+        flag=True,
+        description="Model that writes a clarifying question the passages' alternatives cannot (and judges "
+        "'unclear' when clarify_threshold is set).",
+    )
+    clarify_interrupt: bool = setting(
+        False,
+        stage="clarify",
+        description="Ask the user with interrupt() and resume with the reply (chat, the served API); off: "
+        "the clarifying question is the answer (batch runs).",
+    )
+    clarify_max_tokens: int = setting(
+        60, stage="clarify", description="Token limit of a model-written clarifying question."
+    )
+    clarify_fallback_question: str = setting(
+        "Could you say more precisely what you are asking about?",
+        stage="clarify",
+        description="The question asked when no better one can be written.",
+    )
+    clarify_alternatives_question: str = setting(
+        "Which {kind} do you mean: {options}?",
+        stage="clarify",
+        description="The question when the passages hold alternatives: {kind} (the reference's noun, or "
+        "'one'), {options}.",
+    )
+    clarify_threshold: float | None = setting(
+        None,
+        stage="clarify",
+        description="With a value, also ask the model and call a turn underspecified when its 'unclear' "
+        "probability reaches it; None: the model-free signals alone (docs/clarify.md).",
+    )
+    clarify_min_things: int = setting(
+        2,
+        stage="clarify",
+        description="How many different things (titles; for 'the <noun>', names of that kind) the passages "
+        "must speak of before an unresolved reference is asked about.",
+    )
+    clarify_signals: tuple[str, ...] = setting(
+        ("rule", "pronoun", "passages", "person", "definite"),
+        stage="clarify",
+        description="The model-free signals that may call a turn underspecified "
+        "(mtrag_graph.nodes.clarify.SIGNALS); drop one to switch it off.",
+    )
+    clarify_system_prompt: str = setting(
+        clarify_prompts.SYSTEM, stage="clarify", description="System text of the clarify prompts."
+    )
+    clarify_instruction: str = setting(
+        clarify_prompts.UNCLEAR,
+        stage="clarify",
+        description="Asks the model whether the turn is unclear (yes/no).",
+    )
+    clarify_question_instruction: str = setting(
+        clarify_prompts.ASK, stage="clarify", description="Asks the model for one clarifying question."
+    )
+    no_passages_text: str = setting(
+        clarify_prompts.NO_PASSAGES,
+        stage="clarify",
+        description="What the clarify prompts say when there are no passages.",
+    )
 
-    # full-RAG retrieval
-    index_dir: str | None = field(default_factory=settings.index_dir)
-    retrieval_top_k: int = 20
-    bm25_weight: float = 1.0
-    dense_weight: float = 1.0
-    rrf_k: int = 60
+    # rewrite: standalone rewrites of the last question
+    rewrite_model: ModelSetting = setting(
+        factory=settings.small_model,
+        stage="rewrite",
+        model=True,
+        flag=True,
+        description="Model for the global and local rewrites (default: MTRAG_SMALL_MODEL).",
+    )
+    rewrite_question: bool = setting(
+        True,
+        stage="rewrite",
+        description="Rewrite the last question into a standalone one before retrieval and answering.",
+    )
+    pronouns: tuple[str, ...] = setting(
+        DEFAULT_PRONOUNS,
+        stage="rewrite",
+        description="Words whose presence means the question leans on the previous exchange (the global "
+        "rewrite then sees only that exchange; clarify looks for what they refer to).",
+    )
+    rewrite_max_tokens: int = setting(64, stage="rewrite", description="Token limit of the global rewrite.")
+    local_rewrite_max_tokens: int = setting(
+        160, stage="rewrite", description="Token limit of the local rewrite (JSON)."
+    )
+    rewrite_system_prompt: str = setting(
+        rewrite.SYSTEM,
+        stage="rewrite",
+        description="System text of the small model's rewrite and relation prompts.",
+    )
+    global_rewrite_instruction: str = setting(
+        rewrite.GLOBAL_REWRITE, stage="rewrite", description="Asks for a standalone rewrite of the question."
+    )
+    local_rewrite_instruction: str = setting(
+        rewrite.LOCAL_REWRITE,
+        stage="rewrite",
+        description="Asks for a summary, intent and standalone question from the selected history (JSON).",
+    )
 
-    # clarify node (when switched on, right after load_task with given passages, after rerank with
-    # retrieved ones): chat asks the user with interrupt();
-    # batch answers with the clarifying question
-    clarify: bool = False
-    clarify_interrupt: bool = False
-    clarify_max_tokens: int = 60
-    clarify_fallback_question: str = "Could you say more precisely what you are asking about?"
-    # the question when the passages hold alternatives: {kind} (the reference's noun, or "one"), {options}
-    clarify_alternatives_question: str = "Which {kind} do you mean: {options}?"
-    # with a value, clarify also asks the model and calls a turn underspecified when its "unclear"
-    # probability reaches it (calibrated on the tuning split: 0.723 keeps false clarifications under 3%);
-    # None (default): the model-free rule alone (benchmarks/results/decisions.md)
-    clarify_threshold: float | None = None
-    # the passages must speak of at least this many different things (titles; for "the <noun>", names
-    # of that kind) before a reference the conversation does not resolve is asked about
-    clarify_min_things: int = 2
-    # the model-free signals that may call a turn underspecified (mtrag_graph.nodes.clarify.SIGNALS);
-    # drop one to switch it off (each one's tuning numbers: benchmarks/results/clarify.md)
-    clarify_signals: tuple[str, ...] = ("rule", "pronoun", "passages", "person", "definite")
-    # answerability gate: a classifier file ("default": the one shipped in mtrag_graph/data, model-free:
-    # no LLM call), or (gate_classifier=None) a threshold on the model's "yes" probability; neither:
-    # the model's yes/no reply decides. Measured in benchmarks/results/decisions.md.
-    gate_classifier: str | None = "default"
-    gate_threshold: float | None = None
-    # compute every gate feature, asking the gate model for its yes-probability even when the rule
-    # needs fewer (the decision benchmark records them to fit a classifier; they land in gate_evidence)
-    gate_all_features: bool = False
+    # relation: how the question relates to the previous exchange
+    classify_model: ModelSetting = setting(
+        factory=settings.large_model,
+        stage="relation",
+        model=True,
+        flag=True,
+        description="Model for the two yes/no relation judgements (related to Q(t-1)? to A(t-1)?).",
+    )
+    classify_history: bool = setting(
+        True,
+        stage="relation",
+        description="Classify the relation to pick the history by class; off: keep the last "
+        "history_pairs_without_classifier exchanges.",
+    )
+    related_to_question_instruction: str = setting(
+        rewrite.RELATED_TO_QUESTION,
+        stage="relation",
+        description="Asks whether the question relates to Q(t-1).",
+    )
+    related_to_answer_instruction: str = setting(
+        rewrite.RELATED_TO_ANSWER,
+        stage="relation",
+        description="Asks whether the question relates to A(t-1).",
+    )
 
-    # prompt text: every prompt the graph sends, overridable per run (defaults in mtrag_graph/prompts/,
-    # filled in by mtrag_graph/messages.py). Large model: gate, answers and candidate judge share the
-    # system text and the documents-and-conversation prefix.
-    grounded_system_prompt: str = grounded.SYSTEM
-    grounded_context_template: str = grounded.CONTEXT
-    no_conversation_text: str = grounded.NO_CONVERSATION
-    gate_instruction: str = grounded.GATE
-    generate_instruction: str = grounded.GENERATE
-    strict_generate_instruction: str = grounded.GENERATE_STRICT
-    evidence_first_instruction: str = grounded.GENERATE_EVIDENCE_FIRST
-    # the retry after a decline that followed a gate "yes" ("" = the strict instruction above)
-    decline_retry_instruction: str = grounded.GENERATE_AFTER_DECLINE
-    verify_instruction: str = grounded.VERIFY_ANSWER
-    extractive_instruction: str = answer_variants.EXTRACTIVE
-    fewshot_instruction: str = answer_variants.FEWSHOT
-    fewshot_rules_instruction: str = answer_variants.FEWSHOT_BASE
-    fewshot_example_template: str = answer_variants.EXAMPLE
-    citation_instruction: str = answer_variants.CITATION
-    # small model: rewriting and relation judgements share the system text
-    rewrite_system_prompt: str = rewrite.SYSTEM
-    global_rewrite_instruction: str = rewrite.GLOBAL_REWRITE
-    local_rewrite_instruction: str = rewrite.LOCAL_REWRITE
-    related_to_question_instruction: str = rewrite.RELATED_TO_QUESTION
-    related_to_answer_instruction: str = rewrite.RELATED_TO_ANSWER
-    # clarify
-    clarify_system_prompt: str = clarify_prompts.SYSTEM
-    clarify_instruction: str = clarify_prompts.UNCLEAR
-    clarify_question_instruction: str = clarify_prompts.ASK
-    no_passages_text: str = clarify_prompts.NO_PASSAGES
+    # history: the history the answer may lean on
+    history_walk_cap: int = setting(
+        3,
+        stage="history",
+        description="Class 1: at most this many earlier exchanges while they still classify as continuations.",
+    )
+    history_pairs_without_classifier: int = setting(
+        3, stage="history", description="Exchanges kept when classify_history is off."
+    )
 
-    # answer ensemble (docs/ensemble.md): two or more candidates fan out after the gate and a judge picks
-    # one; empty (the default) or one candidate keeps the single generate node. A preset name or a
-    # JSON file path is accepted too and loaded here.
-    candidates: tuple[Candidate, ...] = ()  # a preset name or a JSON file path is accepted too
-    # "answer": the fitted answer judge of mtrag_graph/judging (passage support, consensus, declining;
-    # no model call); "llm": judge_model's verdicts combined with judge_weights
-    judge_method: str = "answer"
-    answer_judge: Any = None  # the answer judge: a model file path, an AnswerJudge, or None (the shipped one)
-    judge_model: ModelSpec = field(default_factory=settings.large_model)
-    judge_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_JUDGE_WEIGHTS))
-    judge_seed: int = 0  # seeds the per-task shuffle of the candidates shown to the judge
-    judge_max_tokens: int = 320
-    candidate_judge_instruction: str = candidate_judge.JUDGE
-    candidate_judge_answer_template: str = candidate_judge.ANSWER
-    candidate_timeout_s: float | None = None  # a candidate slower than this is dropped (None: no limit)
-    citation_markers: str = "strip"  # citation variant: "strip" or "keep" the [Passage N] markers
-    exemplars_file: str | None = None  # few-shot exemplars (None: the file shipped in the package)
+    # retrieval: full RAG
+    index_dir: str | None = setting(
+        factory=settings.index_dir,
+        stage="retrieval",
+        flag="--index",
+        description="Index folder for full-RAG tasks (no contexts, or retrieve: true); default MTRAG_INDEX_DIR.",
+    )
+    retrieval_top_k: int = setting(
+        20, stage="retrieval", description="Passages each query retrieves before reranking."
+    )
+    bm25_weight: float = setting(
+        1.0, stage="retrieval", description="Weight of the BM25 ranking in the fusion."
+    )
+    dense_weight: float = setting(
+        1.0, stage="retrieval", description="Weight of the dense ranking in the fusion."
+    )
+    rrf_k: int = setting(60, stage="retrieval", description="The k of reciprocal-rank fusion.")
+
+    # rerank: keep the top k passages
+    reranker: str = setting(
+        factory=settings.reranker,
+        stage="rerank",
+        flag=True,
+        description="Reranker spec: embedding (MiniLM cosine), cross-encoder:/path, or lexical (no model).",
+    )
+    top_k: int = setting(5, stage="rerank", flag=True, description="Passages kept after reranking.")
+
+    # gate: do the kept passages hold the answer?
+    gate_model: ModelSetting = setting(
+        factory=settings.large_model,
+        stage="gate",
+        model=True,
+        flag=True,
+        description="Model asked when the gate uses its yes-probability or reply (gate_classifier None).",
+    )
+    use_gate: bool = setting(True, stage="gate", description="Gate on answerability before generating.")
+    gate_classifier: str | None = setting(
+        "default",
+        stage="gate",
+        description="A classifier file ('default': the one shipped in mtrag_graph/data, no model call); "
+        "None: gate_threshold on the model's yes-probability, or its yes/no reply.",
+    )
+    gate_threshold: float | None = setting(
+        None,
+        stage="gate",
+        description="With gate_classifier None: 'yes' when the model's yes-probability reaches it.",
+    )
+    gate_fallback: str = setting(
+        "yes",
+        stage="gate",
+        description="The verdict used when the gate's reply never parses (recorded in fallbacks).",
+    )
+    gate_all_features: bool = setting(
+        False,
+        stage="gate",
+        description="Compute every gate feature, asking the model even when the rule needs fewer (the "
+        "decision benchmark records them to fit a classifier).",
+    )
+    gate_instruction: str = setting(
+        grounded.GATE, stage="gate", description="Asks whether the documents hold the answer (yes/no)."
+    )
+
+    # generate: the answer
+    generate_model: ModelSetting = setting(
+        factory=settings.large_model,
+        stage="generate",
+        model=True,
+        flag=True,
+        description="Model that writes the answer (default: MTRAG_LARGE_MODEL).",
+    )
+    answer_max_tokens: int = setting(220, stage="generate", description="Token limit of an answer.")
+    answer_mode: str = setting(
+        "direct",
+        stage="generate",
+        description="'direct': answer at once; 'evidence_first': quote the answering passage sentences, "
+        "then answer from them (a quote the passages do not hold makes it a decline).",
+    )
+    generate_instruction: str = setting(
+        grounded.GENERATE, stage="generate", description="Asks for the answer."
+    )
+    strict_generate_instruction: str = setting(
+        grounded.GENERATE_STRICT,
+        stage="generate",
+        description="Asks again after a draft with problems ({problems}).",
+    )
+    evidence_first_instruction: str = setting(
+        grounded.GENERATE_EVIDENCE_FIRST,
+        stage="generate",
+        description="The answer_mode 'evidence_first' instruction.",
+    )
+    decline_retry_instruction: str = setting(
+        grounded.GENERATE_AFTER_DECLINE,
+        stage="generate",
+        description="Asks again after a decline that followed a gate 'yes' ('': the strict instruction).",
+    )
+    extractive_instruction: str = setting(
+        answer_variants.EXTRACTIVE,
+        stage="generate",
+        description="The 'extractive' prompt variant of a candidate.",
+    )
+    fewshot_instruction: str = setting(
+        answer_variants.FEWSHOT, stage="generate", description="The 'fewshot' prompt variant of a candidate."
+    )
+    fewshot_rules_instruction: str = setting(
+        answer_variants.FEWSHOT_BASE, stage="generate", description="The rules before the few-shot examples."
+    )
+    fewshot_example_template: str = setting(
+        answer_variants.EXAMPLE, stage="generate", description="How one few-shot example is shown."
+    )
+    citation_instruction: str = setting(
+        answer_variants.CITATION,
+        stage="generate",
+        description="The 'citation' prompt variant of a candidate.",
+    )
+    citation_markers: str = setting(
+        "strip",
+        stage="generate",
+        description="The citation variant's [Passage N] markers: 'strip' or 'keep'.",
+    )
+    exemplars_file: str | None = setting(
+        None, stage="generate", description="Few-shot exemplars (None: the file shipped in the package)."
+    )
+
+    # check: reject bad answers
+    check_answers: bool = setting(
+        True,
+        stage="check",
+        description="Reject bad answers (empty, too short, restates the question, cut off, ...) and retry.",
+    )
+    min_answer_words: int = setting(
+        3, stage="check", description="An answer shorter than this (not yes/no) is a problem."
+    )
+    max_generate_retries: int = setting(
+        1, stage="check", description="Drafts asked again after a rejected one."
+    )
+    retry_declines: bool = setting(
+        True,
+        stage="check",
+        description="With given passages, a whole-answer decline after a gate 'yes' is retried once, "
+        "asking for the part the documents support.",
+    )
+    retry_declines_retrieved: bool = setting(
+        True,
+        stage="check",
+        description="The same with retrieved passages (full RAG); decided apart (benchmarks/results/trust.md).",
+    )
+
+    # ground: drop what the passages do not back
+    grounding: str = setting(
+        "facts",
+        stage="ground",
+        description="'facts': drop answer sentences whose numbers or names the passages and conversation do "
+        "not hold, or whose content-word support is below grounding_min_support; 'off': no check.",
+    )
+    grounding_min_support: float = setting(
+        DEFAULT_MIN_SUPPORT, stage="ground", description="Content-word support a sentence needs (0-1)."
+    )
+    verify_retried_answers: str = setting(
+        "off",
+        stage="ground",
+        description="Ask the model to confirm an answer written only by the decline retry: 'off', "
+        "'retrieved' (retrieved passages only) or 'always'.",
+    )
+    verify_threshold: float = setting(
+        0.5, stage="ground", description="The yes-probability a verified answer needs."
+    )
+    verify_instruction: str = setting(
+        grounded.VERIFY_ANSWER,
+        stage="ground",
+        description="Asks whether the documents state the answer (yes/no).",
+    )
+
+    # candidates: the answer ensemble (docs/ensemble.md)
+    candidates: CandidatesSetting = setting(
+        (),
+        stage="candidates",
+        flag=True,
+        description="Answer candidates (model, prompt variant): two or more fan out after the gate and a "
+        "judge picks one; a preset name (e.g. ensemble-local) or a JSON file path is accepted too.",
+    )
+    judge_method: str = setting(
+        "answer",
+        stage="candidates",
+        description="'answer': the fitted answer judge (no model call); 'llm': judge_model's verdicts "
+        "combined with judge_weights.",
+    )
+    answer_judge: Any = setting(
+        None,
+        stage="candidates",
+        description="The answer judge: a model file path, an AnswerJudge, or None (the shipped one).",
+    )
+    judge_model: ModelSetting = setting(
+        factory=settings.large_model,
+        stage="candidates",
+        model=True,
+        description="Model of the 'llm' candidate judge.",
+    )
+    judge_weights: dict[str, float] = setting(
+        factory=lambda: dict(DEFAULT_JUDGE_WEIGHTS),
+        stage="candidates",
+        description="Weights of the llm judge's signals (faithfulness, completeness, support; declined is subtracted).",
+    )
+    judge_seed: int = setting(
+        0, stage="candidates", description="Seeds the per-task shuffle of the candidates shown to the judge."
+    )
+    judge_max_tokens: int = setting(
+        320, stage="candidates", description="Token limit of the llm judge's verdict."
+    )
+    candidate_judge_instruction: str = setting(
+        candidate_judge.JUDGE, stage="candidates", description="Asks the llm judge for its verdicts."
+    )
+    candidate_judge_answer_template: str = setting(
+        candidate_judge.ANSWER, stage="candidates", description="How one candidate is shown to the llm judge."
+    )
+    candidate_timeout_s: float | None = setting(
+        None,
+        stage="candidates",
+        description="A candidate slower than this many seconds is dropped (None: no limit).",
+    )
 
     def __post_init__(self) -> None:
         if isinstance(self.candidates, str):
@@ -192,7 +489,7 @@ class Context:
 
     @classmethod
     def from_preset(cls, name_or_path: str | None = None, **overrides: Any) -> Context:
-        """A Context with a preset's settings (default ``ncl``), then ``overrides`` (None values ignored)."""
+        """A Context with a preset's differences from the default (``ncl`` names none), then ``overrides`` (None values ignored)."""
         settings = dict(load_preset(name_or_path or DEFAULT_PRESET)["context"])
         settings.update({k: v for k, v in overrides.items() if v is not None})
         return cls.from_overrides(**settings)

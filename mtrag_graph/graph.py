@@ -27,6 +27,7 @@ from mtrag_graph.nodes.check_answer import check_answer
 from mtrag_graph.nodes.clarify import clarify
 from mtrag_graph.nodes.classify_relation import classify_relation
 from mtrag_graph.nodes.evidence_precheck import evidence_precheck, needs_retrieval, retrieved_setting
+from mtrag_graph.nodes.finish import finish
 from mtrag_graph.nodes.generate import generate
 from mtrag_graph.nodes.generate_candidate import generate_candidate
 from mtrag_graph.nodes.ground_answer import ground_answer
@@ -39,6 +40,7 @@ from mtrag_graph.nodes.select_history import select_history
 from mtrag_graph.state import InputState, State, accumulated_keys, graph_schema, without
 
 Choose = Callable[[State, Runtime[Context]], Any]
+FINISH = "finish"  # every answer, abstention and clarifying question ends the run there (nodes/finish.py)
 
 
 def stopped(state: Mapping[str, Any]) -> bool:
@@ -70,7 +72,7 @@ def next_or_abstain(*destinations: str, choose: Choose | None = None) -> Route:
 
 def _answered_or(next_node: str) -> Choose:
     """End the run when the node wrote a final answer (a clarifying question), else go on."""
-    return lambda state, runtime: END if state.get("answer") else next_node
+    return lambda state, runtime: FINISH if state.get("answer") else next_node
 
 
 def _answered_or_retry(state: State, runtime: Runtime[Context]) -> str:
@@ -98,7 +100,7 @@ def _clarify_retrieved_when_on(state: State, runtime: Runtime[Context]) -> str:
 
 def _after_clarify(state: State, runtime: Runtime[Context]) -> str:
     if state.get("answer"):  # the clarifying question is the final answer
-        return END
+        return FINISH
     clarification = state.get("clarification") or {}
     if retrieved_setting(state) and not clarification.get("reply"):
         return "answerability_gate"
@@ -138,10 +140,11 @@ NODES: tuple[Callable[..., Any], ...] = (
     check_answer,
     ground_answer,
     abstain,
+    finish,
 )
 ROUTES: dict[str, Route] = {
     "load_task": next_or_abstain("clarify", "evidence_precheck", choose=_clarify_when_on),
-    "clarify": next_or_abstain("evidence_precheck", "answerability_gate", END, choose=_after_clarify),
+    "clarify": next_or_abstain("evidence_precheck", "answerability_gate", FINISH, choose=_after_clarify),
     "evidence_precheck": next_or_abstain("global_rewrite"),
     "global_rewrite": next_or_abstain("classify_relation"),
     "classify_relation": next_or_abstain("select_history"),
@@ -154,7 +157,7 @@ ROUTES: dict[str, Route] = {
     "judge_candidates": next_or_abstain("check_answer"),
     "generate": next_or_abstain("check_answer"),
     "check_answer": next_or_abstain("generate", "ground_answer", choose=_answered_or_retry),
-    "ground_answer": next_or_abstain(END),
+    "ground_answer": next_or_abstain(FINISH),
 }
 # Every destination each router can return (for the drawn graph and for insertions).
 DESTINATIONS: dict[str, tuple[str, ...]] = {
@@ -214,9 +217,11 @@ def build_graph(
         target = redirects.get(edge, insertion.before)
         redirects[edge] = insertion.name
         builder.add_node(insertion.name, insertion.node, input_schema=schema)
-        after = next_or_abstain(target, END, choose=_answered_or(target))
+        after = next_or_abstain(target, FINISH, choose=_answered_or(target))
         builder.add_conditional_edges(
-            insertion.name, after.router(insertion.name), {"abstain": "abstain", END: END, target: target}
+            insertion.name,
+            after.router(insertion.name),
+            {"abstain": "abstain", FINISH: FINISH, target: target},
         )
     builder.add_edge(START, start)
     for source, route in ROUTES.items():
@@ -229,7 +234,8 @@ def build_graph(
         builder.add_conditional_edges(source, route.router(source), path_map)
     # every candidate branch ends here; the judge runs once, after the last of them
     builder.add_edge("generate_candidate", "judge_candidates")
-    builder.add_edge("abstain", END)
+    builder.add_edge("abstain", FINISH)
+    builder.add_edge(FINISH, END)
     return builder.compile(checkpointer=checkpointer, name=name)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from enum import IntEnum, StrEnum
+from enum import Enum, IntEnum, StrEnum
 from functools import cache
 from typing import Annotated, Any, TypedDict, get_type_hints
 
@@ -100,6 +100,7 @@ class State(InputState, total=False):
     judgement: dict[str, Any]  # the judge's scores for every candidate and the reason for the pick
     chosen_candidate: int  # index into Context.candidates (the retry uses it too)
     answer: Annotated[str, MATERIAL]  # the prediction carries it beside the route
+    shown: Annotated[str, MATERIAL]  # the answer text already sent to the stream (mtrag_graph.nodes.release)
     abstain_reason: AbstainReason | None
     error: dict[str, str] | None  # {"node", "message"} when a node failed
     fallbacks: Annotated[list[dict[str, Any]], operator.add]  # safe defaults used for unparseable replies
@@ -150,6 +151,22 @@ def decision_keys() -> tuple[str, ...]:
 def accumulated_keys() -> tuple[str, ...]:
     """Keys with a reducer (several writers meet there): the run's bookkeeping and fan-out results."""
     return tuple(k for k, t in state_keys().items() if callable(getattr(t, "__metadata__", (None,))[-1]))
+
+
+def plain(value: Any) -> Any:
+    """``value`` as plain data (enums as their values, tuples as lists), what the state keeps.
+
+    Checkpointers store the state with msgpack; LangGraph refuses to load types it does not know
+    (``LANGGRAPH_STRICT_MSGPACK``), so a saved chat thread must hold nothing but plain data. Enums
+    compare equal to their values (``StrEnum``, ``IntEnum``), so code reading the state is unchanged.
+    """
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return value
 
 
 def without(state: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.nodes import clarify
@@ -212,13 +213,14 @@ def state_question_is_unchanged(graph, config) -> bool:
     return graph.get_state(config).values["question"] == "When does this library open?"
 
 
-def test_clarify_is_off_unless_the_context_switches_it_on():
+def test_clarify_is_on_by_default_and_off_when_the_context_says_so():
+    assert Context().clarify
     model = judge()
     state = GRAPH.invoke(
         {"task": titled(make_task(["When does this library open?"], LIBRARIES))},
-        context=fake_context(clarify_model=model),
+        context=fake_context(clarify_model=model, clarify=False),
     )
-    assert model.calls == [] and "clarification" not in state
+    assert model.calls == [] and not state.get("clarification")
 
 
 UNRELATED = [{"speaker": "user", "text": "How do I renew a passport?"},

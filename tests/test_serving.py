@@ -239,16 +239,16 @@ def test_langgraph_dev_serves_the_graph_over_its_http_api(tmp_path):
         assert values["answer"] == final["answer"] and values["gate"] == "yes"
         assert [p["document_id"] for p in values["kept_passages"]] == ["d0"]  # top_k 1 from the run's context
 
-        # the same run streamed over server-sent events: the answer's tokens, from the generate node only
+        # the same run streamed over server-sent events: the steps, then the answer text that stands
         events = sse_events(
             f"{base}/threads/{thread['thread_id']}/runs/stream",
             {"assistant_id": "mtrag_graph", "input": {"task": task}, "context": {"top_k": 1},
-             "stream_mode": ["messages-tuple", "values"]},
+             "stream_mode": ["custom", "values"]},
         )  # fmt: skip
-        tokens = [data[0]["content"] for event, data in events if event == "messages"]
-        nodes = {data[1]["langgraph_node"] for event, data in events if event == "messages"}
-        assert nodes == {"generate"} and len([t for t in tokens if t]) > 5
-        assert "".join(tokens) == final["answer"]
+        custom = [data for event, data in events if event == "custom"]
+        assert "writing the answer" in [e.get("label") for e in custom if e["mtrag"] == "step"]
+        assert "".join(e["text"] for e in custom if e["mtrag"] == "text") == final["answer"]
+        assert not [e for e in custom if e["mtrag"] == "retract"]
         last_values = [data for event, data in events if event == "values"][-1]
         assert last_values["answer"] == final["answer"]
     finally:

@@ -16,7 +16,7 @@ PASSAGES = [
 TASK = make_task(["How do bees talk?", "They dance.", "How do they find flowers?"], PASSAGES)
 NODE_ORDER = [
     "load_task", "evidence_precheck", "global_rewrite", "classify_relation", "select_history",
-    "local_rewrite", "rerank", "answerability_gate", "generate", "check_answer", "ground_answer",
+    "local_rewrite", "rerank", "answerability_gate", "generate", "check_answer", "ground_answer", "finish",
 ]  # fmt: skip
 GRAPH = build_graph()
 

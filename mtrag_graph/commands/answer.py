@@ -3,29 +3,44 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from typing import Any
+
+from mtrag_graph.stages import cli_settings
+
+
+def _flag(setting: dataclasses.Field) -> str:
+    flag = setting.metadata["flag"]
+    return flag if isinstance(flag, str) else "--" + setting.name.replace("_", "-")
+
+
+def _default(setting: dataclasses.Field) -> Any:
+    if setting.default is not dataclasses.MISSING:
+        return setting.default
+    return setting.default_factory()  # type: ignore[misc,operator]
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """Model and setting overrides shared by the commands that run the graph."""
+    """Model and setting overrides shared by the commands that run the graph: ``--small-model`` and
+    ``--large-model``, then every setting a stage offers as a flag (``stages.setting(flag=True)``)."""
+    from mtrag_graph.context import Context
+
     group = parser.add_argument_group("models and settings (default: the offline bundled models)")
-    group.add_argument("--small-model", help="spec for rewriting")
     group.add_argument(
-        "--large-model", help="spec for classification, clarification, the gate and generation"
+        "--small-model", help="spec for the models that default to MTRAG_SMALL_MODEL (rewriting)"
     )
-    for role in ("rewrite", "classify", "gate", "generate", "clarify"):
-        group.add_argument(f"--{role}-model", help=f"spec for the {role} node (overrides --small/--large)")
-    group.add_argument("--embedder", help="embedder spec: minilm, st:/path, flag:/path, bge-m3:/path")
-    group.add_argument("--reranker", help="reranker spec: embedding or cross-encoder:/path")
-    group.add_argument("--top-k", type=int, help="passages kept after reranking (default 5)")
-    group.add_argument("--index", dest="index_dir", help="index folder for full-RAG tasks (no contexts)")
-    group.add_argument("--idk-answer", help="the answer given when abstaining")
     group.add_argument(
-        "--candidates",
-        metavar="PRESET_OR_FILE",
-        help="answer ensemble: a preset name (e.g. ensemble-local) or a JSON file of candidates "
-        "(docs/ensemble.md)",
+        "--large-model", help="spec for the models that default to MTRAG_LARGE_MODEL (every other model)"
     )
+    for setting in cli_settings(Context):
+        default = _default(setting)
+        kind = type(default) if isinstance(default, int | float) and not isinstance(default, bool) else str
+        extra = f" (default {default})" if isinstance(default, int | float) and default != () else ""
+        group.add_argument(
+            _flag(setting), dest=setting.name, type=kind, metavar=setting.name.split("_")[-1].upper(),
+            help=setting.metadata["description"] + extra,
+        )  # fmt: skip
 
 
 def at_least_one(text: str) -> int:
@@ -54,21 +69,19 @@ def add_concurrency_options(parser: argparse.ArgumentParser, what: str = "tasks"
 
 def overrides_from_args(args: argparse.Namespace) -> dict:
     """Context overrides from the model and setting flags (unset flags are None and ignored)."""
-    small, large = args.small_model, args.large_model
-    return {
-        "rewrite_model": args.rewrite_model or small,
-        "classify_model": args.classify_model or large,
-        "gate_model": args.gate_model or large,
-        "generate_model": args.generate_model or large,
-        "clarify_model": args.clarify_model or large,
-        "embedder": args.embedder,
-        "reranker": args.reranker,
-        "top_k": args.top_k,
-        "index_dir": args.index_dir,
-        "idk_answer": args.idk_answer,
-        "candidates": args.candidates,
-        "clarify": getattr(args, "clarify", None),  # unset: the preset decides
-    }
+    from mtrag_graph import settings
+    from mtrag_graph.context import Context
+
+    overrides: dict[str, Any] = {s.name: getattr(args, s.name, None) for s in cli_settings(Context)}
+    for setting in dataclasses.fields(Context):
+        if not setting.metadata.get("model") or overrides.get(setting.name) is not None:
+            continue
+        if setting.default_factory is settings.small_model:
+            overrides[setting.name] = args.small_model
+        elif setting.default_factory is settings.large_model:
+            overrides[setting.name] = args.large_model
+    overrides["clarify"] = getattr(args, "clarify", None)  # unset: the preset decides
+    return overrides
 
 
 def context_from_args(args: argparse.Namespace):

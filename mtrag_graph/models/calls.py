@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar, cast
@@ -196,6 +196,7 @@ def invoke_text(
     transient_retries: int = TRANSIENT_RETRIES,
     backoff_seconds: float = BACKOFF_SECONDS,
     stream: bool = False,
+    on_token: Callable[[str, UUID], None] | None = None,
     **options: Any,
 ) -> AIMessage:
     """One model call; transient errors are retried (LangChain's ``with_retry``), each attempt a run.
@@ -209,12 +210,16 @@ def invoke_text(
     streams the graph with ``stream_mode="messages"``. Every other call is tagged ``nostream`` and
     stays out of that stream. Either way this returns the whole reply; a transient error after some
     tokens were streamed is retried like any other, and the retry streams under a new message id.
+
+    ``on_token(token, attempt)``: called with each token as the model writes it (the model streams even
+    when nobody streams the graph); ``attempt`` is the run id of the attempt, so a caller sees when a
+    transient error started the reply over.
     """
     if log is not None:
         with recording(log):
             return invoke_text(
                 model, messages, max_tokens=max_tokens, transient_retries=transient_retries,
-                backoff_seconds=backoff_seconds, stream=stream, **options,
+                backoff_seconds=backoff_seconds, stream=stream, on_token=on_token, **options,
             )  # fmt: skip
     if max_tokens:
         options["max_tokens"] = max_tokens
@@ -225,13 +230,18 @@ def invoke_text(
     }
     if not stream:
         config["tags"] = [NOSTREAM_TAG]
+    relay = [TokenRelay(on_token)] if on_token is not None else []
     while True:
-        retrying = model.bind(**options).with_retry(
-            retry_if_exception_type=TRANSIENT_ERRORS,
-            stop_after_attempt=transient_retries + 1,
-            wait_exponential_jitter=backoff_seconds > 0,
-            # tenacity's "multiplier" is the first wait ("initial" is deprecated); no jitter: reproducible
-            exponential_jitter_params=cast(Any, {"multiplier": backoff_seconds, "jitter": 0}),
+        retrying = (
+            model.bind(**options)
+            .with_config(callbacks=relay)
+            .with_retry(
+                retry_if_exception_type=TRANSIENT_ERRORS,
+                stop_after_attempt=transient_retries + 1,
+                wait_exponential_jitter=backoff_seconds > 0,
+                # tenacity's "multiplier" is the first wait ("initial" is deprecated); no jitter: reproducible
+                exponential_jitter_params=cast(Any, {"multiplier": backoff_seconds, "jitter": 0}),
+            )
         )
         try:
             with endpoint_slot(model):  # waits while the model's endpoint has its cap of requests in flight
@@ -240,6 +250,31 @@ def invoke_text(
             if drop_refused_constraint(model, error, options):
                 continue  # the endpoint cannot constrain output: ask plainly, the caller parses strictly
             raise
+
+
+class TokenRelay(BaseCallbackHandler):
+    """Hands each new token of a chat model run to ``on_token(token, run_id)``.
+
+    Having ``tap_output_iter`` and ``tap_output_aiter`` makes it a streaming handler to LangChain
+    (``langchain_core.tracers._streaming._StreamingCallbackHandler`` is a runtime-checkable protocol of
+    those two), so the model streams its reply even when no one streams the graph.
+    """
+
+    def __init__(self, on_token: Callable[[str, UUID], None]) -> None:
+        super().__init__()
+        self.on_token = on_token
+
+    def on_llm_new_token(
+        self, token: str | list[str | dict[str, Any]], *, run_id: UUID, **kwargs: Any
+    ) -> None:
+        if isinstance(token, str) and token:
+            self.on_token(token, run_id)
+
+    def tap_output_iter(self, run_id: UUID, output: Iterator[Any]) -> Iterator[Any]:
+        return output
+
+    def tap_output_aiter(self, run_id: UUID, output: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        return output
 
 
 def parse_choice(text: str, choices: Sequence[str]) -> str | None:

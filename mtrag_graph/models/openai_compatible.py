@@ -136,6 +136,7 @@ class ChatOpenAICompatible(ChatOpenAI):
         payload["stream_options"] = {"include_usage": True}  # the last event carries the token counts
         base, headers, timeout = self._endpoint()
         chunk_class: Any = AIMessageChunk
+        pieces, usage, finished = 0, False, False
         try:
             with _client(base).stream(
                 "POST", f"{base}/chat/completions", json=payload, headers=headers, timeout=timeout
@@ -157,6 +158,9 @@ class ChatOpenAICompatible(ChatOpenAI):
                     if piece is None:
                         continue
                     chunk_class = piece.message.__class__
+                    pieces += bool(piece.text)
+                    usage = usage or bool(event.get("usage"))
+                    finished = finished or any(c.get("finish_reason") for c in event.get("choices") or ())
                     if run_manager:
                         run_manager.on_llm_new_token(piece.text, chunk=piece)
                     yield piece
@@ -164,3 +168,11 @@ class ChatOpenAICompatible(ChatOpenAI):
             raise TimeoutError(f"{base}: no reply within {timeout:g} s ({type(error).__name__})") from error
         except httpx.TransportError as error:
             raise ConnectionError(f"{base}: {type(error).__name__}: {error}") from error
+        if not pieces and not finished:
+            # llama.cpp's server answers a streamed request that comes while it is busy with an empty
+            # stream: ask again, like any transient error
+            raise TransientEndpointError(503, f"{base}: the stream ended without a reply")
+        if not usage:  # llama.cpp's server ignores include_usage: one event is one token there and in vLLM
+            yield ChatGenerationChunk(
+                message=AIMessageChunk(content="", response_metadata={"completion_tokens": pieces})
+            )

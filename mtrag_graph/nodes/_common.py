@@ -10,8 +10,10 @@ from typing import Any
 
 from langgraph.errors import GraphBubbleUp
 
+from mtrag_graph.events import STEP, emit
 from mtrag_graph.models.calls import CallLog, recording
-from mtrag_graph.state import AbstainReason, State, declare, state_keys
+from mtrag_graph.stages import label_of
+from mtrag_graph.state import AbstainReason, State, declare, plain, state_keys
 from mtrag_graph.tasks import TaskError
 
 logger = logging.getLogger("mtrag_graph")
@@ -27,6 +29,7 @@ class UndeclaredKey(TypeError):
 def guarded(node: Node | None = None, *, writes: type | None = None) -> Any:
     """The one node wrapper: records the node's model calls and time, and turns a failure into an abstention.
 
+    The wrapper sends the node's status line to the stream (``events.STEP``, the label of its stage).
     The node returns only its decisions; the wrapper adds ``model_calls`` (every model call the node
     made, recorded by a ``CallLog`` callback handler) and ``node_seconds``. Bad input (``TaskError``)
     still raises: it is the caller's to report; so do LangGraph's control-flow exceptions
@@ -40,8 +43,12 @@ def guarded(node: Node | None = None, *, writes: type | None = None) -> Any:
         return functools.partial(guarded, writes=writes)
     name = node.__name__
 
+    label = label_of(name)
+
     @functools.wraps(node)
     def wrapper(state: State, runtime: Any) -> dict[str, Any]:
+        if label:
+            emit(STEP, node=name, label=label)
         log = CallLog(node=name)
         started = time.perf_counter()
         try:
@@ -62,7 +69,7 @@ def guarded(node: Node | None = None, *, writes: type | None = None) -> Any:
             )
         seconds = time.perf_counter() - started
         return {
-            **update,
+            **plain(update),
             "model_calls": log.records,
             "node_seconds": [{"node": name, "seconds": seconds}],
         }

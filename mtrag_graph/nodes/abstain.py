@@ -13,5 +13,5 @@ from mtrag_graph.state import AbstainReason, State
 def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {
         "answer": runtime.context.idk_answer,
-        "abstain_reason": state.get("abstain_reason") or AbstainReason.ERROR,
+        "abstain_reason": str(state.get("abstain_reason") or AbstainReason.ERROR.value),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -24,7 +25,13 @@ from mtrag_graph.text import declines
 
 @guarded
 def check_answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    context = runtime.context
+    return check_draft(state, runtime.context)
+
+
+def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
+    """The stage's decision on ``state["draft"]``: the cleaned ``answer``, or a retry (``retry_reason``,
+    ``answer_problems``), or an abstention (``abstain_reason``). What may be shown of a draft while it is
+    written is decided by the same function (``mtrag_graph.nodes.release``)."""
     answer = drop_spurious_yes_no(clean_answer(state.get("draft", "")), state["question"])
     truncated = state.get("draft_finish_reason") == "length"
     if truncated and (trimmed := trim_to_sentence(answer)):

@@ -19,6 +19,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.messages import answer_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.nodes._common import guarded
+from mtrag_graph.nodes.release import Release
 from mtrag_graph.state import State
 
 
@@ -34,16 +35,22 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     candidate = active_candidate(state, context)
     evidence_first = context.answer_mode == "evidence_first" and not state.get("answer_problems")
+    # what stands of the draft is sent as it is written (mtrag_graph.nodes.release); an evidence-first reply
+    # (quotes, then the answer) comes whole at the end
+    release = Release(state, context, lambda text: candidate.finish(text, context.citation_markers))
     reply = invoke_text(
         get_chat_model(candidate.model),
         answer_messages(state, context, candidate),
         max_tokens=context.answer_max_tokens + (EVIDENCE_EXTRA_TOKENS if evidence_first else 0),
-        # the answer's tokens reach graph.stream(..., stream_mode="messages"); an evidence-first reply
-        # (quotes, then the answer) comes whole
+        # the raw draft's tokens also reach graph.stream(..., stream_mode="messages")
         stream=not evidence_first,
+        on_token=None if evidence_first else release.token,
     )
     draft = candidate.finish(str(reply.content), context.citation_markers)
-    update: dict[str, Any] = {"draft_finish_reason": (reply.response_metadata or {}).get("finish_reason")}
+    update: dict[str, Any] = {
+        "draft_finish_reason": (reply.response_metadata or {}).get("finish_reason"),
+        "shown": release.shown,
+    }
     if evidence_first:
         passages = [p.get("text", "") for p in state.get("kept_passages") or []]
         draft, update["evidence_quotes"] = parse_evidence_first(draft, passages, context.idk_answer)

@@ -14,6 +14,7 @@ abstention (``AbstainReason.UNVERIFIED``); the probability is kept in ``groundin
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -32,9 +33,24 @@ from mtrag_graph.state import AbstainReason, State
 def ground_answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     answer = state.get("answer") or ""
-    passages = state.get("kept_passages") or []
     if context.grounding == "off" or not answer:
         return {}
+    kept, grounding = ground(answer, state, context)
+    if kept is None:
+        return {"grounding": grounding, "abstain_reason": AbstainReason.UNGROUNDED}
+    if verifies(state, context):
+        grounding["verify"] = verified = verify_answer(state, context, kept)
+        if not verified["kept"]:
+            return {"grounding": grounding, "abstain_reason": AbstainReason.UNVERIFIED}
+    if kept != answer:
+        return {"grounding": grounding, "answer": kept}
+    return {"grounding": grounding}
+
+
+def ground(answer: str, state: Mapping[str, Any], context: Context) -> tuple[str | None, dict[str, Any]]:
+    """The stage's decision without the model: ``answer`` less the sentences the passages do not back
+    (None: none of its claims is backed), and the per-sentence support behind it."""
+    passages = state.get("kept_passages") or []
     support = sentence_support(
         answer,
         [p.get("text", "") for p in passages],
@@ -46,26 +62,18 @@ def ground_answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     dropped = sum(1 for s in support if not s.supported)
     grounding = {"method": context.grounding, "min_support": context.grounding_min_support,
                  "sentences": sentences, "dropped": dropped, "answer_before": answer}  # fmt: skip
-    kept = grounded_answer(answer, support)
-    if kept is None:
-        return {"grounding": grounding, "abstain_reason": AbstainReason.UNGROUNDED}
-    if _verifies(state, context):
-        grounding["verify"] = verified = verify_answer(state, context, kept)
-        if not verified["kept"]:
-            return {"grounding": grounding, "abstain_reason": AbstainReason.UNVERIFIED}
-    if kept != answer:
-        return {"grounding": grounding, "answer": kept}
-    return {"grounding": grounding}
+    return grounded_answer(answer, support), grounding
 
 
-def _verifies(state: State, context: Context) -> bool:
+def verifies(state: Mapping[str, Any], context: Context) -> bool:
+    """Whether the model is asked to confirm the answer (``Context.verify_retried_answers``)."""
     scope = context.verify_retried_answers
     if scope == "off" or not state.get("decline_retried"):
         return False
     return scope == "always" or retrieved_setting(state)
 
 
-def verify_answer(state: State, context: Context, answer: str) -> dict[str, Any]:
+def verify_answer(state: Mapping[str, Any], context: Context, answer: str) -> dict[str, Any]:
     """The model's yes-probability that the documents state ``answer``; kept when it reaches the
     threshold. No usable reply keeps the answer (the grounding check already passed it) and says so."""
     _, probabilities, raws = score_choice(

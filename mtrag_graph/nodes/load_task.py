@@ -17,7 +17,14 @@ def load_task(state: State, runtime: Any) -> dict[str, Any]:
         "history": [turn.model_dump() for turn in task.history],
         "question": task.question,
         "passages": None if task.passages is None else [p.model_dump() for p in task.passages],
+        # a thread's earlier run left its outcome in the state (a served graph, a checkpointer): the
+        # routers and the stream read these, so each run starts them afresh
         "retries": 0,
         "abstain_reason": None,
         "error": None,
+        "answer": "",
+        "shown": "",
+        "clarification": {},
+        "answer_problems": [],
+        "decline_retried": False,
     }

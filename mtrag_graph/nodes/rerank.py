@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -15,14 +16,25 @@ from mtrag_graph.retrieval.corpus import passage_text
 from mtrag_graph.state import State
 
 
+def rerank_passages(
+    question: str, passages: Sequence[dict[str, Any]], *, reranker: str, embedder: str, top_k: int
+) -> list[dict[str, Any]]:
+    """The stage's decision: the ``top_k`` passages by ``reranker``'s score for ``question``, each with its
+    score (ties keep the passages' order). The node and the decision benchmark's retriever both call it."""
+    if not passages:
+        return []
+    scorer = get_reranker(reranker, embedder)
+    texts = [passage_text(p.get("title") or "", p["text"]) for p in passages]
+    scores = timed_model_call(scorer.name, lambda: scorer.score(question, texts))
+    ranked = sorted(zip(scores, range(len(passages)), strict=True), key=lambda item: (-item[0], item[1]))
+    return [{**passages[i], "score": round(float(score), 6)} for score, i in ranked[:top_k]]
+
+
 @guarded
 def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    passages = state.get("passages") or []
-    if not passages:
-        return {"kept_passages": []}
-    reranker = get_reranker(runtime.context.reranker, runtime.context.embedder)
-    texts = [passage_text(p.get("title") or "", p["text"]) for p in passages]
-    scores = timed_model_call(reranker.name, lambda: reranker.score(question_for_answering(state), texts))
-    ranked = sorted(zip(scores, range(len(passages)), strict=True), key=lambda item: (-item[0], item[1]))
-    kept = [{**passages[i], "score": round(score, 6)} for score, i in ranked[: runtime.context.top_k]]
+    context = runtime.context
+    kept = rerank_passages(
+        question_for_answering(state), state.get("passages") or [],
+        reranker=context.reranker, embedder=context.embedder, top_k=context.top_k,
+    )  # fmt: skip
     return {"kept_passages": kept}

@@ -22,6 +22,7 @@ from mtrag_graph.runtime.bookkeeping import route_of
 from mtrag_graph.runtime.concurrency import run_bounded
 from mtrag_graph.runtime.jsonl_out import open_resumable
 from mtrag_graph.runtime.streaming import run_streamed
+from mtrag_graph.stages import STAGES, model_settings
 from mtrag_graph.tasks import TaskError, answerability_of, parse_task, read_jsonl, task_label
 
 
@@ -91,13 +92,18 @@ class RunSummary:
 
 
 def models_of(context: Context) -> list[ModelSpec]:
-    """The model specs a graph run with ``context`` calls (clarify's when on; candidates and judge when
-    ensembling)."""
-    specs = [context.rewrite_model, context.classify_model, context.gate_model, context.generate_model]
-    if context.clarify:
-        specs.append(context.clarify_model)
-    if len(context.candidates) >= 2:
-        specs += [c.model for c in context.candidates] + [context.judge_model]
+    """The model specs a graph run with ``context`` calls: every stage's model settings
+    (``stages.model_settings``), less clarify's when it is off, plus the candidates' when ensembling
+    (and less the candidate judge's when not)."""
+    ensembling = len(context.candidates) >= 2
+    off = {"clarify"} if not context.clarify else set()
+    if not ensembling:
+        off.add("candidates")
+    specs: list[ModelSpec] = [
+        getattr(context, name) for name in model_settings(type(context), *(s for s in STAGES if s not in off))
+    ]
+    if ensembling:
+        specs += [c.model for c in context.candidates]
     return specs
 
 

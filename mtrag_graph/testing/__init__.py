@@ -59,6 +59,8 @@ def fake_context(
         # scripted answers are rarely in the scripted passages: routing tests leave the grounding check
         # out; tests/test_grounding.py runs it (grounding="facts", the default of Context)
         "grounding": "off",
+        # routing tests script every model call; tests/test_clarify.py switches clarify on (the default)
+        "clarify": False,
     }
     return Context(**{**defaults, **overrides})
 

@@ -2,7 +2,7 @@
 
 For tests and the throughput benchmark: it answers ``POST /v1/chat/completions`` the way a vLLM
 server would (a reply that follows ``response_format``'s JSON schema when one is asked for, plain text
-otherwise), but the reply is a function of the request alone (a hash of its messages), so a run at any
+otherwise; server-sent events when ``stream`` is asked for), but the reply is a function of the request alone (a hash of its messages), so a run at any
 concurrency gets the same answers. It listens on 127.0.0.1 only, serves at most ``max_requests``
 completions and stops by itself after them or after ``idle_exit_s`` without a request.
 ``GET /stats`` reports the requests served and the most that were in flight at once.
@@ -163,9 +163,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(503, {"error": {"message": "stand-in: request budget spent"}})
             return
         try:
+            content = completion_text(body)
+            if body.get("stream"):
+                self._stream(body, content)
+                return
             if self.server.latency_s:
                 time.sleep(self.server.latency_s)
-            content = completion_text(body)
             self._send(
                 200,
                 {
@@ -179,6 +182,33 @@ class _Handler(BaseHTTPRequestHandler):
             )  # fmt: skip
         finally:
             self.server._leave()
+
+    def _stream(self, body: dict[str, Any], content: str) -> None:
+        """The reply as server-sent events, the way vLLM streams: half the latency before the first
+        token, the other half spread over the words."""
+        pieces = [word + " " for word in content.split(" ")]
+        pieces[-1] = pieces[-1].rstrip()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        base = {"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 0,
+                "model": body.get("model", "stand-in")}  # fmt: skip
+
+        def event(payload: dict[str, Any]) -> None:
+            self.wfile.write(f"data: {json.dumps({**base, **payload})}\n\n".encode())
+            self.wfile.flush()
+
+        time.sleep(self.server.latency_s / 2)
+        for piece in pieces:
+            event({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+            time.sleep(self.server.latency_s / 2 / len(pieces))
+        event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        usage = {"prompt_tokens": 10, "completion_tokens": len(pieces), "total_tokens": 10 + len(pieces)}
+        event({"choices": [], "usage": usage})
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
 
     def log_message(self, *args: Any) -> None:
         pass

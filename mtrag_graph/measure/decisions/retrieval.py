@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mtrag_graph.measure.decisions.sets import Retriever
-from mtrag_graph.models import get_reranker
-from mtrag_graph.retrieval.corpus import passage_text
+from mtrag_graph.nodes.rerank import rerank_passages
 from mtrag_graph.retrieval.index import index_for
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
 from mtrag_graph.tasks import parse_task
@@ -24,16 +23,11 @@ def index_retriever(
     index_dir: str, *, top_k: int = 5, depth: int = 20, reranker: str = "embedding", embedder: str = "minilm"
 ) -> Retriever:
     """A retriever over ``index_dir`` (one sub-index per domain, from ``mtrag-graph index``)."""
-    scorer = get_reranker(reranker, embedder)
 
     def retrieve(raw: dict[str, Any]) -> list[dict[str, Any]]:
         queries = search_queries(raw)
         index = index_for(index_dir, raw.get("Collection") or raw.get("collection"))
         passages = as_passages(index, multi_query_search(index, queries, top_k=depth, mode="hybrid"))
-        if not passages:
-            return []
-        scores = scorer.score(queries[0], [passage_text(p["title"], p["text"]) for p in passages])
-        ranked = sorted(zip(scores, range(len(passages)), strict=True), key=lambda s: (-s[0], s[1]))
-        return [{**passages[i], "score": round(float(score), 6)} for score, i in ranked[:top_k]]
+        return rerank_passages(queries[0], passages, reranker=reranker, embedder=embedder, top_k=top_k)
 
     return retrieve

@@ -27,6 +27,7 @@ from mtrag_graph.nodes.answerability_gate import evidence_features
 from mtrag_graph.nodes.clarify import clarifying_question, is_underspecified
 from mtrag_graph.nodes.classify_relation import judge_relation
 from mtrag_graph.runtime.jsonl_out import open_resumable
+from mtrag_graph.stages import settings_of
 from mtrag_graph.state import AbstainReason
 
 logger = logging.getLogger("mtrag_graph.measure.decisions")
@@ -35,35 +36,16 @@ Decide = Callable[[dict[str, Any], Context], dict[str, Any]]
 ITEM_FIELDS = ("item_id", "task_id", "kind", "domain", "label", "answerability", "multi_turn")
 
 
-# Settings of the stages before the gate (and of the benchmark's own switch, in the result file's name):
-# the gate's run (the graph from the gate on) never reads them. Every other setting is in the gate's
-# fingerprint, so a node or a setting added after the gate starts a fresh result file by itself.
-BEFORE_GATE = (
-    "rewrite_model", "classify_model", "clarify_model", "reranker", "rewrite_question", "classify_history",
-    "history_pairs_without_classifier", "top_k", "history_walk_cap", "pronouns", "rewrite_max_tokens",
-    "local_rewrite_max_tokens", "index_dir", "retrieval_top_k", "bm25_weight", "dense_weight", "rrf_k",
-    "clarify", "clarify_interrupt", "clarify_max_tokens", "clarify_fallback_question",
-    "clarify_alternatives_question", "clarify_threshold", "clarify_min_things", "rewrite_system_prompt",
-    "global_rewrite_instruction", "local_rewrite_instruction", "related_to_question_instruction",
-    "related_to_answer_instruction", "clarify_system_prompt", "clarify_instruction",
-    "clarify_question_instruction", "gate_all_features",
-)  # fmt: skip
-
-# The Context fields each decision reads: a change to any of them starts a fresh result file.
-READS = {
-    "gate": tuple(f.name for f in fields(Context) if f.name not in BEFORE_GATE),
-    "evidence": ("embedder",),
-    "clarify": (
-        "clarify_model", "clarify_system_prompt", "clarify_instruction", "clarify_threshold",
-        "clarify_min_things", "clarify_alternatives_question", "clarify_question_instruction",
-        "clarify_fallback_question",
-        "no_conversation_text", "parse_retries",
-    ),
-    "relation": (
-        "classify_model", "rewrite_system_prompt", "related_to_question_instruction",
-        "related_to_answer_instruction", "parse_retries",
-    ),
-}  # fmt: skip
+# The stages each decision runs: its cache key holds their settings (``stages.settings_of``: the stages
+# they read from and ``common`` included), so a changed setting that a decision reads starts a fresh
+# result file, and a setting added to one of these stages is in the key by its declaration.
+DECISION_STAGES = {
+    "gate": ("gate", "generate", "check", "ground", "candidates"),  # the graph from the gate on
+    "evidence": ("gate",),
+    "clarify": ("clarify",),
+    "relation": ("relation",),
+}
+READS = {decision: settings_of(Context, *stages) for decision, stages in DECISION_STAGES.items()}
 
 
 def fingerprint(context: Context, decision: str | None = None) -> str:

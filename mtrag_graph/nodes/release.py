@@ -1,0 +1,80 @@
+"""Stream only what stands: which part of a draft may be shown while the model is still writing it.
+
+A sentence of the draft is shown once the checks that could withdraw it have passed it: the answer
+check (``nodes.check_answer.check_draft``: a decline, a draft with problems, an echoed prompt are
+held, and so is a "how many" answer still without its number) and the grounding check
+(``nodes.ground_answer.ground``: a sentence the passages do not back is never shown). Each check runs
+on the draft cut after its last complete sentence, as if the draft ended there; what that answer would
+be is what may be shown, as long as it continues what was shown before. The last sentence waits for
+the end of the run (it may be cut off, or trimmed), and so does everything when the model itself must
+confirm the answer (``Context.verify_retried_answers``). The ``finish`` node sends what remains of the
+final answer, or, when it does not begin with what was shown, withdraws it (``events.RETRACT``).
+
+The cost is about one sentence: the first text is shown when the second sentence starts (a one-sentence
+answer comes whole at the end). Measured in benchmarks/results/throughput.md ("First shown text").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+from uuid import UUID
+
+from mtrag_graph.context import Context
+from mtrag_graph.events import TEXT, emit
+from mtrag_graph.nodes.check_answer import check_draft
+from mtrag_graph.nodes.ground_answer import ground, verifies
+from mtrag_graph.text import sentence_spans
+
+
+def complete_sentences(draft: str) -> str:
+    """``draft`` up to the end of its last sentence that another sentence follows ('' when none)."""
+    spans = sentence_spans(draft)
+    return draft[: spans[-2][1]] if len(spans) >= 2 else ""
+
+
+def standing_text(draft: str, state: Mapping[str, Any], context: Context) -> str:
+    """The answer the checks would give if the run's draft were ``draft`` ('' when they would hold it)."""
+    if verifies(state, context):  # the model confirms the answer at the end: nothing stands before
+        return ""
+    outcome = check_draft({**state, "draft": draft, "draft_finish_reason": "stop"}, context)
+    answer = outcome.get("answer")
+    if not answer or outcome.get("abstain_reason") is not None or answer == context.idk_answer:
+        return ""
+    if context.grounding == "off":
+        return answer
+    kept, _ = ground(answer, state, context)
+    return kept or ""
+
+
+class Release:
+    """Receives the draft's tokens (``invoke_text(on_token=...)``) and sends what stands (``events.TEXT``).
+
+    ``shown``: what earlier drafts of this run already showed; a retry's text is shown only where it
+    continues it. ``finish``: the node's own post-processing of the reply (the candidate's citation
+    markers), applied to the draft before it is checked.
+    """
+
+    def __init__(
+        self, state: Mapping[str, Any], context: Context, finish: Callable[[str], str] = lambda text: text
+    ) -> None:
+        self.state = state
+        self.context = context
+        self.finish = finish
+        self.shown = str(state.get("shown") or "")
+        self.draft = ""
+        self.checked = ""  # the last complete-sentence prefix checked
+        self.attempt: UUID | None = None
+
+    def token(self, text: str, attempt: UUID) -> None:
+        if attempt != self.attempt:  # a transient error started the reply over
+            self.attempt, self.draft, self.checked = attempt, "", ""
+        self.draft += text
+        prefix = complete_sentences(self.draft)
+        if len(prefix) <= len(self.checked):
+            return
+        self.checked = prefix
+        standing = standing_text(self.finish(prefix), self.state, self.context)
+        if len(standing) > len(self.shown) and standing.startswith(self.shown):
+            emit(TEXT, text=standing[len(self.shown) :])
+            self.shown = standing
