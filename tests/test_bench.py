@@ -65,7 +65,8 @@ def test_preset_stats_aggregates_time_tokens_and_overhead():
 def bench_two_presets(tmp_path):
     """``run_bench`` of ncl and fiveting over one task, every model a scripted fake."""
     tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(json.dumps(make_task(["How do bees dance?"], ["Bees dance the waggle dance."])) + "\n")
+    passage = "Bees dance the waggle dance. The dance shows the way to the flowers."
+    tasks.write_text(json.dumps(make_task(["How do bees dance?"], [passage])) + "\n")
     fake = ScriptedChatModel(responses=["yes", "Bees dance the waggle dance."])
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
                  "reranker": "lexical", "embedder": "hashing:64"}  # fmt: skip
@@ -87,7 +88,7 @@ def test_run_bench_at_a_concurrency_reports_tasks_per_second(tmp_path):
     tasks.write_text("".join(json.dumps(r) + "\n" for r in rows))
     fake = ScriptedChatModel(
         responder=lambda messages, options: (
-            "yes" if options.get("choices") else "Bees dance the waggle dance."
+            "yes" if options.get("choices") else "Bees dance the waggle dance. The dance shows the way."
         )
     )
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
@@ -111,20 +112,23 @@ def test_first_token_stats_cover_the_tasks_whose_answer_streamed():
 
 def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path):
     tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(json.dumps(make_task(["How do bees dance?"], ["Bees dance the waggle dance."])) + "\n")
+    passage = "Bees dance the waggle dance. The dance shows the way to the flowers."
+    tasks.write_text(json.dumps(make_task(["How do bees dance?"], [passage])) + "\n")
     fake = ScriptedChatModel(
         responder=lambda messages, options: (
-            "yes" if options.get("choices") else "Bees dance the waggle dance."
+            "yes" if options.get("choices") else "Bees dance the waggle dance. The dance shows the way."
         )
     )
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
                  "reranker": "lexical", "embedder": "hashing:64", "gate_classifier": None}  # fmt: skip
     results = run_bench(tasks, ["ncl"], tmp_path / "out", limit=1, overrides=overrides)
     stats = results["ncl"]
-    assert stats["first_token_tasks"] == 1
-    assert 0 < stats["first_token_p50"] <= stats["seconds_p50"]
-    assert "| ncl |" in render(results).split("Time to the first answer token")[1]
-    assert "| 1 of 1 |" in render(results)
+    assert stats["first_token_tasks"] == stats["first_shown_tasks"] == 1
+    # the first sentence is shown once the second starts and the checks passed it: before the end
+    assert 0 < stats["first_token_p50"] <= stats["first_shown_p50"] <= stats["seconds_p50"]
+    assert stats["early_shown_tasks"] == 1 and stats["retracted_tasks"] == 0
+    assert "| ncl |" in render(results).split("Time to the first draft token")[1]
+    assert "| 1 of 1 | 0 |" in render(results)
 
 
 def test_peak_memory_is_reset_between_presets():

@@ -4,8 +4,9 @@ The conversation is kept in a checkpointer (a SQLite file by default, PostgreSQL
 ``--checkpointer postgresql://...``): starting again with the same ``--thread`` continues it.
 
 While a turn runs, a status line names the step the graph is in (rewriting, retrieving, checking the
-passages, writing); the answer is printed as the model writes it, then with a marker per sentence
-([1], [2]: the passages that support it) and the titles of those passages under it.
+passages, writing); the answer is printed as its sentences pass the checks (only text that stands:
+``mtrag_graph.nodes.release``), then with a marker per sentence ([1], [2]: the passages that support
+it) and the titles of those passages under it.
 """
 
 from __future__ import annotations
@@ -45,62 +46,54 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-# What the status line says while a node of the answering graph runs.
-STATUS = {
-    "clarify": "checking the question",
-    "global_rewrite": "rewriting the question",
-    "local_rewrite": "rewriting the question",
-    "classify_relation": "reading the conversation",
-    "select_history": "reading the conversation",
-    "retrieve": "retrieving passages",
-    "rerank": "checking the passages",
-    "answerability_gate": "checking the passages",
-    "generate": "writing the answer",
-    "generate_candidate": "writing candidate answers",
-    "judge_candidates": "choosing an answer",
-    "check_answer": "checking the answer",
-}
 BOT = "bot> "
 
 
 class TurnPrinter:
-    """Prints one turn: the status line, the answer as it streams, then its cited form and sources."""
+    """Prints one turn: the status line (the stages' labels), the answer text that stands as it comes,
+    then its cited form and sources.
+
+    Only text that stands reaches it (``runtime.streaming.iter_events``). A retraction (rare) erases the
+    shown text on a terminal; elsewhere (a pipe, a file) nothing can be erased, so the answer is
+    printed only when the turn ends: withdrawn text is never printed.
+    """
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.tty = out.isatty()
         self.status = ""
         self.streamed = ""  # the answer text printed so far
-        self.message_id: str | None = None
 
     def _clear_status(self) -> None:
         if self.status:
             self.out.write("\r\033[K" if self.tty else "")
             self.status = ""
 
-    def node_started(self, node: str) -> None:
-        label = STATUS.get(node)
-        if label is None or self.streamed or label == self.status:
+    def step(self, label: str) -> None:
+        if self.streamed or label == self.status:
             return
         self.status = label
         # one line, rewritten in place on a terminal; one line per step elsewhere
         self.out.write(f"\r\033[K... {label}" if self.tty else f"... {label}\n")
         self.out.flush()
 
-    def token(self, text: str, message_id: str | None) -> None:
-        if self.message_id is None:
+    def text(self, text: str) -> None:
+        if not self.tty:
+            return
+        if not self.streamed:
             self._clear_status()
             self.out.write(BOT)
-        elif message_id != self.message_id:  # check_answer asked for the answer again
-            # on a terminal a new line; elsewhere the same line, which ends only with the turn
-            self.out.write(
-                f"\n(writing the answer again)\n{BOT}" if self.tty else " (writing the answer again) "
-            )
-            self.streamed = ""
-        self.message_id = message_id
         self.streamed += text
         self.out.write(text)
         self.out.flush()
+
+    def retract(self) -> None:
+        """Erase the shown answer (a terminal only shows any)."""
+        if self.streamed:
+            up = self._rows(BOT + self.streamed) - 1
+            self.out.write("\r" + (f"\033[{up}A" if up else "") + "\033[J")
+            self.out.flush()
+            self.streamed = ""
 
     def _rows(self, text: str) -> int:
         """The terminal rows ``text`` takes (its lines wrapped at the terminal's width)."""
@@ -112,7 +105,7 @@ class TurnPrinter:
         return sum(max(1, -(-len(line) // columns)) for line in text.split("\n"))
 
     def finish(self, answer: str, citations: Mapping[str, Any] | None) -> None:
-        """The final answer: cited in place of the streamed text on a terminal; then the sources."""
+        """The final answer, cited (in place of the streamed text on a terminal); then the sources."""
         from mtrag_graph.citations import cited_answer
 
         self._clear_status()
@@ -121,15 +114,9 @@ class TurnPrinter:
         text, numbered = (
             cited_answer(sentences) if any(s.get("passages") for s in sentences) else (answer, [])
         )
-        same = bool(self.streamed) and answer.strip() == self.streamed.strip()
-        if same and self.tty:
-            # back to the first row of the streamed answer, and the cited answer over it
-            up = self._rows(BOT + self.streamed) - 1
-            self.out.write(("\r" + (f"\033[{up}A" if up else "")) + f"\033[J{BOT}{text}\n")
-        elif same:
-            self.out.write("\n" + (f"{BOT}{text}\n" if numbered else ""))
-        else:  # nothing streamed (an abstention, an ensemble), or check_answer changed the draft
-            self.out.write(("\n" if self.streamed else "") + f"{BOT}{text}\n")
+        # the streamed text is the final answer (what stands): its cited form is written over it
+        self.retract()
+        self.out.write(f"{BOT}{text}\n")
         for number, index in enumerate(numbered, start=1):
             source = passages[index] if index < len(passages) else {}
             title = source.get("title") or "(untitled)"
@@ -139,20 +126,21 @@ class TurnPrinter:
 
 def stream_turn(chat: Any, inputs: Any, config: dict[str, Any], context: Any, out: TextIO) -> dict[str, Any]:
     """Run one chat turn streamed to ``out``; returns the chat's state after it."""
-    from mtrag_graph.runtime.streaming import is_answer_token
+    from mtrag_graph.runtime.streaming import iter_events
 
     printer = TurnPrinter(out)
-    for _, mode, chunk in chat.stream(
-        inputs, config, context=context, stream_mode=["tasks", "messages"], subgraphs=True
-    ):
-        if mode == "tasks":
-            if "result" not in chunk:  # a node started
-                printer.node_started(chunk["name"])
-        elif is_answer_token(chunk[1]) and isinstance(chunk[0].content, str) and chunk[0].content:
-            printer.token(chunk[0].content, chunk[0].id)
-    snapshot = chat.get_state(config)
-    waiting = next((i.value.get("clarifying_question") for t in snapshot.tasks for i in t.interrupts), None)
-    values = snapshot.values or {}
+    waiting, values = None, {}
+    for kind, value in iter_events(chat, inputs, context=context, config=config):
+        if kind == "step":
+            printer.step(value)
+        elif kind == "text":
+            printer.text(value)
+        elif kind == "retract":
+            printer.retract()
+        elif kind == "interrupt":
+            waiting = value
+        else:
+            values = value
     if waiting:
         printer.finish(str(waiting), None)
     else:

@@ -26,6 +26,7 @@ from mtrag_graph.graph import build_graph
 from mtrag_graph.models.factory import get_chat_model
 from mtrag_graph.models.llama import ChatLlamaCpp
 from mtrag_graph.runtime.batch import answer_tasks
+from mtrag_graph.stages import model_settings
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -70,26 +71,26 @@ def preset_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def first_token_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Seconds from the start of a task to the answer's first streamed token (p50, p95), over the tasks
-    whose answer streamed (an abstention before ``generate`` streams none), and their number."""
-    firsts = [
-        r["route"]["first_token_seconds"]
-        for r in records
-        if r["route"].get("first_token_seconds") is not None
-    ]
-    if not firsts:
-        return {"first_token_tasks": 0}
-    return {
-        "first_token_tasks": len(firsts),
-        "first_token_p50": _percentile(firsts, 0.5),
-        "first_token_p95": _percentile(firsts, 0.95),
-    }
+    """Seconds from the start of a task to the model's first draft token and to the first answer text
+    shown (only text that stands is shown: ``mtrag_graph.nodes.release``), p50 and p95 over the tasks
+    that have one, with their numbers, and the retractions seen."""
+    stats: dict[str, Any] = {}
+    for key, name in (("first_token_seconds", "first_token"), ("first_shown_seconds", "first_shown")):
+        values = [r["route"][key] for r in records if r["route"].get(key) is not None]
+        stats[f"{name}_tasks"] = len(values)
+        if values:
+            stats[f"{name}_p50"] = _percentile(values, 0.5)
+            stats[f"{name}_p95"] = _percentile(values, 0.95)
+    stats["retracted_tasks"] = sum(1 for r in records if r["route"].get("stream_retracts"))
+    # text shown in two or more pieces: the first came before the end of the run
+    stats["early_shown_tasks"] = sum(1 for r in records if (r["route"].get("stream_chunks") or 0) >= 2)
+    return stats
 
 
 def set_prefix_cache(context: Any, enabled: bool) -> None:
     """Turn llama.cpp prefix reuse on or off for every local model the context uses."""
-    for role in ("rewrite_model", "classify_model", "gate_model", "generate_model"):
-        model = get_chat_model(getattr(context, role))
+    for name in model_settings(type(context)):
+        model = get_chat_model(getattr(context, name))
         if isinstance(model, ChatLlamaCpp):
             model.reuse_prefix = enabled
 
@@ -97,8 +98,8 @@ def set_prefix_cache(context: Any, enabled: bool) -> None:
 def start_preset_counters(context: Any) -> bool:
     """Forget the prompts local models saw in earlier presets (the "unique" tokens count) and reset the
     process's peak resident memory; False when the peak cannot be reset here."""
-    for role in ("rewrite_model", "classify_model", "gate_model", "generate_model"):
-        model = get_chat_model(getattr(context, role))
+    for name in model_settings(type(context)):
+        model = get_chat_model(getattr(context, name))
         if isinstance(model, ChatLlamaCpp):
             model.forget_recent_prompts()
     try:
@@ -206,21 +207,24 @@ def render(results: dict[str, Any]) -> str:
 
 
 def first_token_table(results: dict[str, Any]) -> list[str]:
-    """Time to the answer's first token beside time per task (seconds)."""
+    """Time to the model's first draft token and to the first answer text shown, beside time per task."""
     lines = [
-        "Time to the first answer token, beside time per task (seconds):",
-        "| preset | s/task p50 | s/task p95 | first token p50 | first token p95 | answers streamed |",
-        "|---|---|---|---|---|---|",
+        "Time to the first draft token (what a stream of raw tokens shows first) and to the first text "
+        "shown (only text that stands), beside time per task (seconds):",
+        "| preset | s/task p50 | s/task p95 | first draft token p50 | p95 | first shown p50 | p95 "
+        "| shown before the end | retracted |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for label, s in results.items():
         if not s.get("tasks"):
             continue
-        if s.get("first_token_tasks"):
-            first = f"{s['first_token_p50']:.1f} | {s['first_token_p95']:.1f}"
-        else:
-            first = "- | -"
+        cells = []
+        for name in ("first_token", "first_shown"):
+            cells.append(
+                f"{s[name + '_p50']:.2f} | {s[name + '_p95']:.2f}" if s.get(name + "_tasks") else "- | -"
+            )
         lines.append(
-            f"| {label} | {s['seconds_p50']:.1f} | {s['seconds_p95']:.1f} | {first} "
-            f"| {s.get('first_token_tasks', 0)} of {s['tasks']} |"
+            f"| {label} | {s['seconds_p50']:.1f} | {s['seconds_p95']:.1f} | {cells[0]} | {cells[1]} "
+            f"| {s.get('early_shown_tasks', 0)} of {s['tasks']} | {s.get('retracted_tasks', 0)} |"
         )
     return lines

@@ -129,16 +129,19 @@ def _task_key(record: dict[str, Any]) -> str | None:
 
 
 def prediction_record(
-    task: dict[str, Any], state: dict[str, Any], seconds: float, first_token: float | None = None
+    task: dict[str, Any], state: dict[str, Any], seconds: float, stream: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The task with its prediction (the submission format's ``text``, and beside it the ``citations``:
-    each answer sentence with its supporting passages) and route. ``first_token``: seconds to the
-    answer's first streamed token, when the run was streamed. A task whose passages were retrieved (full
+    each answer sentence with its supporting passages) and route. ``stream``: seconds to the
+    answer's first draft token and first shown text, when the run was streamed (``run_streamed``'s timings). A task whose passages were retrieved (full
     RAG) carries the kept passages as ``contexts`` (what the answer was written from, as in MTRAG's Task C
     submissions, so ``evaluate`` scores against them); its own contexts move to ``reference_contexts``."""
     route = {**route_of(state), "seconds": round(seconds, 3)}
-    if first_token is not None:
-        route["first_token_seconds"] = round(first_token, 3)
+    if stream is not None:
+        for key, name in (("first_draft", "first_token_seconds"), ("first_shown", "first_shown_seconds")):
+            if stream.get(key) is not None:
+                route[name] = round(stream[key], 3)
+        route["stream_chunks"], route["stream_retracts"] = stream["chunks"], stream["retracted"]
     prediction = {"text": state["answer"], "citations": answer_citations(state)}
     record = {**task, "predictions": [prediction], "route": route, "status": "ok"}
     if state.get("retrieve") or task.get("contexts") is None:
@@ -172,8 +175,9 @@ def answer_tasks(
     requests in flight per remote endpoint (default: one per task in flight, times the ensemble's
     candidates). Lines come in finishing order. ``retrieve``: retrieve passages for every task (full
     RAG, MTRAG Task C), whatever contexts it has. ``stream``: run each task streamed
-    (``streaming.run_streamed``) and record the seconds to the answer's first token in the route
-    (``first_token_seconds``; the bench's first-token column).
+    (``streaming.run_streamed``) and record in the route the seconds to the model's first draft token
+    (``first_token_seconds``) and to the first text shown (``first_shown_seconds``), and the text
+    events and retractions (the bench's first-token table).
     """
     if graph is None:
         graph = build_graph()
@@ -195,13 +199,13 @@ def answer_tasks(
             parse_task(raw, line)
             assert isinstance(raw, dict)  # parse_task accepted it
             inputs = {"task": raw, "retrieve": True} if retrieve else {"task": raw}
-            first_token = None
+            timings = None
             if stream:
-                state, first_token = run_streamed(graph, inputs, context=context, config=config)
+                state, timings = run_streamed(graph, inputs, context=context, config=config)
             else:
                 state = graph.invoke(inputs, context=context, config=config)
             seconds = time.perf_counter() - started
-            return prediction_record(raw, state, seconds, first_token), seconds
+            return prediction_record(raw, state, seconds, timings), seconds
         except TaskError as failure:
             return _failed(raw, key, failure.field, failure.message), 0.0
         except Exception as failure:  # noqa: BLE001 - one task's crash must not end the run

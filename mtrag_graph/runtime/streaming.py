@@ -1,32 +1,87 @@
-"""Streaming a run: the answer's tokens as the model writes them, from ``stream_mode="messages"``.
+"""Streaming a run to a person: the steps, then only the answer text that stands.
 
-Only ``generate`` streams its model call (the answer); every other call (rewrites, relation questions,
-the gate, judges, the answer ensemble's candidates) is tagged ``nostream`` (``models.calls.invoke_text``)
-and never reaches the stream. Filter on ``metadata["langgraph_node"]`` all the same: a node you insert
-may call models of its own.
+The graph sends custom stream events (``mtrag_graph.events``): a status line when a stage starts, and
+answer text once the checks that could withdraw it have passed it (``mtrag_graph.nodes.release``; the
+rest comes from the ``finish`` node). Joined in order, the text events are the final answer; a
+``retract`` event (rare) withdraws what was shown and the answer follows whole. ``iter_events`` turns a
+run (the answering graph, or the chat graph that runs it inside a node) into those events;
+``chat``, ``examples/stream_answer.py`` and the served API show exactly what it yields.
 
-What streams is the model's draft. ``check_answer`` may still clean it, retry it (a second
-``generate`` run streams under a new message id) or replace it with an abstention, and the grounding
-check may cut sentences the passages do not back: the final ``answer`` is in the state at the end.
-Arriving whole, with the final state: a clarifying question (it names the passages' alternatives
-without a model call, and a model-written one is checked before it is shown), an evidence-first reply
-(quotes, then the answer), and the answer of an ensemble (two or more candidates): the candidates are
-written in parallel and the judge picks one only when all are done, so streaming them would show text
-that may lose.
+``stream_mode="messages"`` still carries the raw draft tokens of ``generate`` (what the model writes,
+before any check): for debugging, never for a person to read.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+
+from mtrag_graph.events import RETRACT, STEP, TEXT
 
 ANSWER_NODES = frozenset({"generate"})
 
 
 def is_answer_token(metadata: Mapping[str, Any]) -> bool:
-    """Whether a ``stream_mode="messages"`` item comes from the answer's call."""
+    """Whether a ``stream_mode="messages"`` item comes from the answer's call (the raw draft)."""
     return metadata.get("langgraph_node") in ANSWER_NODES
+
+
+def _pending_question(graph: Any, config: Mapping[str, Any], state: Mapping[str, Any]) -> str | None:
+    pending = list(state.get("__interrupt__") or ())
+    if not pending and (config.get("configurable") or {}).get("thread_id") and graph.checkpointer:
+        snapshot = graph.get_state(config)
+        pending = [i for task in snapshot.tasks for i in task.interrupts]
+    for item in pending:
+        value = getattr(item, "value", item)
+        if isinstance(value, dict) and value.get("clarifying_question"):
+            return str(value["clarifying_question"])
+    return None
+
+
+def iter_events(
+    graph: Any,
+    inputs: Any,
+    *,
+    context: Any = None,
+    config: Mapping[str, Any] | None = None,
+    on_draft_token: Callable[[str], None] | None = None,
+) -> Iterator[tuple[str, Any]]:
+    """Run ``graph`` and yield what a person sees, in order:
+
+    ``("step", label)`` when a stage with a status line starts (repeats of the same line left out),
+    ``("text", chunk)`` answer text that stands, ``("retract", None)`` what was shown is withdrawn,
+    ``("interrupt", question)`` the run waits on the user's reply to a clarifying question, and last
+    ``("done", state)`` with the final state (of the outer graph). ``on_draft_token``: the raw draft's
+    tokens (``stream_mode="messages"``), for measuring only.
+    """
+    config = dict(config or {})
+    modes = ["custom", "values", *(["messages"] if on_draft_token else [])]
+    state: dict[str, Any] = {}
+    label = None
+    for namespace, mode, chunk in graph.stream(
+        inputs, config, context=context, stream_mode=modes, subgraphs=True
+    ):
+        if mode == "values":
+            if not namespace:
+                state = chunk
+        elif mode == "messages":
+            message, metadata = chunk
+            if on_draft_token and is_answer_token(metadata) and isinstance(message.content, str):
+                on_draft_token(message.content)
+        elif isinstance(chunk, Mapping) and "mtrag" in chunk:
+            kind = chunk["mtrag"]
+            if kind == STEP and chunk.get("label") != label:
+                label = chunk.get("label")
+                yield "step", label
+            elif kind == TEXT:
+                yield "text", chunk["text"]
+            elif kind == RETRACT:
+                yield "retract", None
+    question = _pending_question(graph, config, state)
+    if question is not None:
+        yield "interrupt", question
+    yield "done", state
 
 
 def run_streamed(
@@ -35,28 +90,31 @@ def run_streamed(
     *,
     context: Any = None,
     config: Mapping[str, Any] | None = None,
-    on_token: Callable[[str, Mapping[str, Any]], None] | None = None,
-) -> tuple[dict[str, Any], float | None]:
-    """Run ``graph`` streaming the answer's tokens to ``on_token(text, metadata)``.
+    on_text: Callable[[str], None] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run ``graph`` streaming the answer text that stands to ``on_text``.
 
-    Returns the final state and the seconds from the start to the answer's first non-empty token
-    (None when no answer token came: an abstention before ``generate``, an ensemble).
+    Returns the final state and the stream's timings: ``first_shown`` (seconds from the start to the
+    first text shown), ``first_draft`` (to the model's first draft token, what a stream of raw tokens
+    would have shown first), ``chunks`` (text events) and ``retracted`` (retract events).
     """
     started = time.perf_counter()
-    first: float | None = None
+    timings: dict[str, Any] = {"first_shown": None, "first_draft": None, "chunks": 0, "retracted": 0}
+
+    def draft_token(text: str) -> None:
+        if text and timings["first_draft"] is None:
+            timings["first_draft"] = time.perf_counter() - started
+
     state: dict[str, Any] = {}
-    for mode, chunk in graph.stream(
-        inputs, dict(config or {}), context=context, stream_mode=["messages", "values"]
-    ):
-        if mode == "values":
-            state = chunk
-            continue
-        message, metadata = chunk
-        text = message.content if isinstance(message.content, str) else ""
-        if not text or not is_answer_token(metadata):
-            continue
-        if first is None:
-            first = time.perf_counter() - started
-        if on_token is not None:
-            on_token(text, metadata)
-    return state, first
+    for kind, value in iter_events(graph, inputs, context=context, config=config, on_draft_token=draft_token):
+        if kind == "text" and value:
+            if timings["first_shown"] is None:
+                timings["first_shown"] = time.perf_counter() - started
+            timings["chunks"] += 1
+            if on_text is not None:
+                on_text(value)
+        elif kind == "retract":
+            timings["retracted"] += 1
+        elif kind == "done":
+            state = value
+    return state, timings

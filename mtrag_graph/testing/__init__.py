@@ -18,6 +18,7 @@ from typing import Any
 
 from mtrag_graph.context import Context
 from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.stages import model_settings
 
 SCRIPTED_EXCHANGES = (
     64  # relation judgements scripted per fake classify model (the walk-back is capped lower)
@@ -66,9 +67,9 @@ def fake_context(
 
 
 def endpoint_context(spec: str, **overrides: Any) -> Context:
-    """A Context whose four model roles all call ``spec`` (a stand-in or a real endpoint); nothing else
+    """A Context whose models all call ``spec`` (a stand-in or a real endpoint); nothing else
     loads a model (reranking by word overlap, sentence vectors from hashed words)."""
-    roles = dict.fromkeys(("rewrite_model", "classify_model", "gate_model", "generate_model"), spec)
+    roles = dict.fromkeys(model_settings(Context), spec)
     return Context(**{**roles, "reranker": "lexical", "embedder": "hashing:64", **overrides})
 
 
