@@ -3,6 +3,7 @@
 python examples/stream_answer.py                          # the first example conversation, local models
 python examples/stream_answer.py TASKS.jsonl --jsonl      # one JSON line per task (what was shown, timings)
 python examples/stream_answer.py --fake                   # scripted models: no model file needed
+python examples/stream_answer.py TASKS.jsonl --jsonl --index INDEX   # passages retrieved (full RAG)
 
 Each text event is a piece of the final answer that the answer and grounding checks have passed; joined
 in order they are the final answer (a "retract" event, rare, withdraws what was shown before the answer
@@ -27,6 +28,7 @@ parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 parser.add_argument("tasks", nargs="?", default=str(Path(__file__).parent / "conversations.jsonl"))
 parser.add_argument("--jsonl", action="store_true", help="every task, one JSON line each")
 parser.add_argument("--fake", action="store_true", help="scripted models (answer with the first passage)")
+parser.add_argument("--index", help="retrieve each task's passages from this index (full RAG)")
 args = parser.parse_args()
 
 tasks = [json.loads(line) for line in Path(args.tasks).read_text().splitlines() if line.strip()]
@@ -36,9 +38,10 @@ for task in tasks if args.jsonl else tasks[:1]:
         passages = task.get("contexts") or [{"text": "No passage."}]
         context = fake_context(generate=[" ".join(passages[0]["text"].split(". ")[:2])], grounding="facts")
     else:
-        context = Context()
+        context = Context(index_dir=args.index) if args.index else Context()
     started, streamed, first, state = time.perf_counter(), [], None, {}
-    for kind, value in iter_events(graph, {"task": task}, context=context):
+    inputs = {"task": task, "retrieve": True} if args.index else {"task": task}
+    for kind, value in iter_events(graph, inputs, context=context):
         if kind == "step" and not args.jsonl:
             print(f"... {value}", file=sys.stderr)
         elif kind == "text":

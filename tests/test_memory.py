@@ -123,3 +123,43 @@ def test_a_thread_persists_in_postgresql_across_connections(postgres_url):
         assert len(chat.get_state(thread).values["turns"]) == 2
         state = chat.invoke(user_turn("And the Monterey one?", PASSAGES), thread, context=fake_context())
     assert len(state["turns"]) == 4
+
+
+def _strict_chat(checkpointer: str, thread: str, passages_file, line: str) -> subprocess.CompletedProcess:
+    """One chat process with LangGraph's strict checkpoint loading, as a restart would start it."""
+    # the model declines, the decline is retried, the turn abstains: the state holds the retry's reason
+    # and the abstention's, the kinds of value a checkpoint must store as plain data
+    models = ["--small-model", "scripted:yes", "--large-model", "scripted:yes|I don't know.",
+              "--reranker", "lexical", "--embedder", "hashing:64"]  # fmt: skip
+    command = [sys.executable, "-m", "mtrag_graph.cli", "chat", "--passages", str(passages_file),
+               "--thread", thread, "--checkpointer", checkpointer, *models]  # fmt: skip
+    env = {**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true", "PYTHONWARNINGS": "always"}
+    return subprocess.run(command, cwd=REPO, input=line + "\n", capture_output=True, text=True, timeout=180,
+                          env=env)  # fmt: skip
+
+
+def _strict_thread_goes_on(checkpointer: str, tmp_path) -> None:
+    passages_file = tmp_path / "passages.jsonl"
+    passages_file.write_text(
+        "".join(f'{{"document_id": "d{i}", "text": "{t}"}}\n' for i, t in enumerate(LIBRARIES))
+    )
+    thread = f"strict-{uuid.uuid4().hex[:8]}"
+    first = _strict_chat(checkpointer, thread, passages_file, "When does the Alameda library open?")
+    second = _strict_chat(checkpointer, thread, passages_file, "And the Monterey library?")
+    for run in (first, second):
+        assert run.returncode == 0, run.stderr
+        seen = run.stdout + run.stderr
+        assert "unregistered type" not in seen and "deserializ" not in seen.lower(), seen
+    assert "continuing, 2 turns so far" in second.stdout
+    assert second.stdout.count("bot> ") >= 2  # the saved answer, then the new one
+
+
+def test_a_thread_goes_on_after_a_restart_with_strict_checkpoint_loading_in_sqlite(tmp_path):
+    _strict_thread_goes_on(str(tmp_path / "chat.sqlite"), tmp_path)
+
+
+def test_a_thread_goes_on_after_a_restart_with_strict_checkpoint_loading_in_postgresql(
+    postgres_url, tmp_path
+):
+    pytest.importorskip("langgraph.checkpoint.postgres")
+    _strict_thread_goes_on(postgres_url, tmp_path)
