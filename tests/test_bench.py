@@ -123,7 +123,7 @@ def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path)
                  "reranker": "lexical", "embedder": "hashing:64", "gate_classifier": None}  # fmt: skip
     results = run_bench(tasks, ["ncl"], tmp_path / "out", limit=1, overrides=overrides)
     stats = results["ncl"]
-    assert stats["first_token_tasks"] == stats["first_shown_tasks"] == 1
+    assert stats["first_token_tasks"] == 1 and stats["shown_delay_p50"] >= 0
     # the first sentence is shown once the second starts and the checks passed it: before the end
     assert 0 < stats["first_token_p50"] <= stats["first_shown_p50"] <= stats["seconds_p50"]
     assert stats["early_shown_tasks"] == 1 and stats["retracted_tasks"] == 0

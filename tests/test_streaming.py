@@ -158,3 +158,11 @@ def test_the_streaming_example_prints_one_json_line_per_task_with_what_was_shown
     for line in lines:
         assert set(line) == {"task_id", "streamed", "answer", "first_s", "total_s", "chunks"}
         assert "".join(line["streamed"]) == line["answer"]
+
+
+def test_the_timings_say_when_a_raw_draft_stream_would_have_shown_withdrawn_text():
+    context = grounded(generate=["I don't know.", "Texas charges a $100 filing fee for every appeal."])
+    _, timings = run_streamed(build_graph(), {"task": FEE}, context=context)
+    assert timings["draft_withdrawn"] and timings["retracted"] == 0
+    _, timings = run_streamed(build_graph(), {"task": TASK}, context=grounded(generate=[ANSWER]))
+    assert not timings["draft_withdrawn"]

@@ -73,15 +73,22 @@ def preset_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
 def first_token_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Seconds from the start of a task to the model's first draft token and to the first answer text
     shown (only text that stands is shown: ``mtrag_graph.nodes.release``), p50 and p95 over the tasks
-    that have one, with their numbers, and the retractions seen."""
-    stats: dict[str, Any] = {}
-    for key, name in (("first_token_seconds", "first_token"), ("first_shown_seconds", "first_shown")):
-        values = [r["route"][key] for r in records if r["route"].get(key) is not None]
-        stats[f"{name}_tasks"] = len(values)
+    that streamed a draft, the delay between the two on each of them, and the retractions seen."""
+    routes = [r["route"] for r in records if r["route"].get("first_token_seconds") is not None]
+    stats: dict[str, Any] = {"first_token_tasks": len(routes)}
+    shown = [r for r in routes if r.get("first_shown_seconds") is not None]
+    series = {
+        "first_token": [r["first_token_seconds"] for r in routes],
+        "first_shown": [r["first_shown_seconds"] for r in shown],
+        "shown_delay": [r["first_shown_seconds"] - r["first_token_seconds"] for r in shown],
+    }
+    for name, values in series.items():
         if values:
             stats[f"{name}_p50"] = _percentile(values, 0.5)
             stats[f"{name}_p95"] = _percentile(values, 0.95)
     stats["retracted_tasks"] = sum(1 for r in records if r["route"].get("stream_retracts"))
+    # what a stream of the raw draft tokens would have shown and the final answer does not keep
+    stats["draft_withdrawn_tasks"] = sum(1 for r in records if r["route"].get("draft_withdrawn"))
     # text shown in two or more pieces: the first came before the end of the run
     stats["early_shown_tasks"] = sum(1 for r in records if (r["route"].get("stream_chunks") or 0) >= 2)
     return stats
@@ -210,21 +217,23 @@ def first_token_table(results: dict[str, Any]) -> list[str]:
     """Time to the model's first draft token and to the first answer text shown, beside time per task."""
     lines = [
         "Time to the first draft token (what a stream of raw tokens shows first) and to the first text "
-        "shown (only text that stands), beside time per task (seconds):",
+        "shown (only text that stands), over the tasks whose answer was drafted, and the delay between "
+        "them on each task (seconds):",
         "| preset | s/task p50 | s/task p95 | first draft token p50 | p95 | first shown p50 | p95 "
-        "| shown before the end | retracted |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| delay p50 | p95 | shown before the end | retracted | raw draft stream withdrew text |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, s in results.items():
         if not s.get("tasks"):
             continue
         cells = []
-        for name in ("first_token", "first_shown"):
+        for name in ("first_token", "first_shown", "shown_delay"):
             cells.append(
-                f"{s[name + '_p50']:.2f} | {s[name + '_p95']:.2f}" if s.get(name + "_tasks") else "- | -"
+                f"{s[name + '_p50']:.2f} | {s[name + '_p95']:.2f}" if name + "_p50" in s else "- | -"
             )
         lines.append(
-            f"| {label} | {s['seconds_p50']:.1f} | {s['seconds_p95']:.1f} | {cells[0]} | {cells[1]} "
-            f"| {s.get('early_shown_tasks', 0)} of {s['tasks']} | {s.get('retracted_tasks', 0)} |"
+            f"| {label} | {s['seconds_p50']:.1f} | {s['seconds_p95']:.1f} | {' | '.join(cells)} "
+            f"| {s.get('early_shown_tasks', 0)} of {s['tasks']} | {s.get('retracted_tasks', 0)} "
+            f"| {s.get('draft_withdrawn_tasks', 0)} |"
         )
     return lines

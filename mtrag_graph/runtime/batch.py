@@ -142,6 +142,7 @@ def prediction_record(
             if stream.get(key) is not None:
                 route[name] = round(stream[key], 3)
         route["stream_chunks"], route["stream_retracts"] = stream["chunks"], stream["retracted"]
+        route["draft_withdrawn"] = stream["draft_withdrawn"]
     prediction = {"text": state["answer"], "citations": answer_citations(state)}
     record = {**task, "predictions": [prediction], "route": route, "status": "ok"}
     if state.get("retrieve") or task.get("contexts") is None:

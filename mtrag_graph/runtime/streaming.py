@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from mtrag_graph.events import RETRACT, STEP, TEXT
+from mtrag_graph.text import sentences
 
 ANSWER_NODES = frozenset({"generate"})
 
@@ -96,14 +97,18 @@ def run_streamed(
 
     Returns the final state and the stream's timings: ``first_shown`` (seconds from the start to the
     first text shown), ``first_draft`` (to the model's first draft token, what a stream of raw tokens
-    would have shown first), ``chunks`` (text events) and ``retracted`` (retract events).
+    would have shown first), ``chunks`` (text events), ``retracted`` (retract events) and
+    ``draft_withdrawn`` (whether a stream of the raw draft tokens would have shown a sentence the final
+    answer does not keep).
     """
     started = time.perf_counter()
     timings: dict[str, Any] = {"first_shown": None, "first_draft": None, "chunks": 0, "retracted": 0}
+    drafts: list[str] = []
 
     def draft_token(text: str) -> None:
         if text and timings["first_draft"] is None:
             timings["first_draft"] = time.perf_counter() - started
+        drafts.append(text)
 
     state: dict[str, Any] = {}
     for kind, value in iter_events(graph, inputs, context=context, config=config, on_draft_token=draft_token):
@@ -117,4 +122,6 @@ def run_streamed(
             timings["retracted"] += 1
         elif kind == "done":
             state = value
+    answer = " ".join(str(state.get("answer") or "").split())
+    timings["draft_withdrawn"] = any(" ".join(s.split()) not in answer for s in sentences("".join(drafts)))
     return state, timings

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 import threading
 import time
@@ -43,12 +44,23 @@ def _schema_reply(schema: dict[str, Any], digest: int) -> dict[str, Any]:
     return reply
 
 
+_FIRST_DOCUMENT = re.compile(r"\[Document 1\][^\n]*\n(.*?)\n\[End of document 1\]", re.DOTALL)
+_SENTENCE = re.compile(r"[^.!?]+[.!?]")
+
+
 def completion_text(body: dict[str, Any]) -> str:
-    """The stand-in's reply to a chat-completion request (a pure function of the request)."""
+    """The stand-in's reply to a chat-completion request (a pure function of the request): JSON for a
+    schema; for free text, the first two sentences of the prompt's first document when it has one (an
+    answer the grounding check keeps, in two sentences, as a real model's would be), else a fixed one."""
     digest = _digest(body)
     schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
     if schema:
         return json.dumps(_schema_reply(schema, digest))
+    prompt = str(((body.get("messages") or [{}])[-1]).get("content") or "")
+    document = _FIRST_DOCUMENT.search(prompt)
+    sentences = _SENTENCE.findall(document.group(1)) if document else []
+    if sentences:
+        return " ".join(s.strip() for s in sentences[:2])
     return f"Item {digest % 9973} is described in the documents, and it works as stated there."
 
 
