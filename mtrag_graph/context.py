@@ -93,7 +93,6 @@ class Context:
         stage="common",
         description="What the prompts say in place of the conversation on a first turn.",
     )
-
     embedder: str = setting(
         factory=settings.embedder,
         stage="common",
