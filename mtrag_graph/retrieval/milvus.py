@@ -32,11 +32,17 @@ FIELDS = ("title", "text", "source", "page", "section", "file")
 VARCHAR_BYTES = 65_535
 INSERT_BATCH = 1000
 INDEX_TYPES = {"flat": "FLAT", "hnsw": "HNSW", "ivf": "IVF_FLAT"}
+# Milvus' analyzer with the built-in BM25's settings: bm25s' English stopwords (Milvus Lite ignores
+# the "_english_" shorthand) and the English Snowball stemmer.
+STOPWORDS_EN = (
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
+    "they this to was will with"
+).split()
 ANALYZER = {
     "tokenizer": "standard",
     "filter": [
         "lowercase",
-        {"type": "stop", "stop_words": ["_english_"]},
+        {"type": "stop", "stop_words": STOPWORDS_EN},
         {"type": "stemmer", "language": "english"},
     ],
 }

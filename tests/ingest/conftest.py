@@ -8,6 +8,8 @@ import docx
 import pytest
 from fpdf import FPDF
 
+from tests.retrieval.conftest import write_corpus
+
 PDF_PAGES = [
     "Harbor Guide. Chapter one covers the history of the old harbor and its lighthouse keepers.",
     "The ferry to Quillon Island leaves from pier 7 every morning at 06:40 and costs 12 euros.",
@@ -71,3 +73,8 @@ def make_folder(folder: Path) -> Path:
 @pytest.fixture
 def documents(tmp_path: Path) -> Path:
     return make_folder(tmp_path / "docs")
+
+
+@pytest.fixture
+def corpus_rows(tmp_path: Path) -> Path:
+    return write_corpus(tmp_path / "cloud.jsonl")
