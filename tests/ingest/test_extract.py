@@ -10,7 +10,7 @@ import pytest
 from mtrag_graph.ingest import extract
 from mtrag_graph.ingest.chunk import chunk_sections, splitter
 from mtrag_graph.ingest.extract import ExtractError, Section, read_document
-from tests.ingest.conftest import PDF_PAGES, make_docx, make_pdf
+from tests.ingest.conftest import make_docx, make_pdf
 
 
 def test_pdf_sections_carry_their_page_and_the_metadata_title(tmp_path: Path):
