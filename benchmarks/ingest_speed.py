@@ -23,9 +23,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from mtrag_graph import settings  # noqa: E402
-from mtrag_graph.ingest.build import embed_sorted, ingest  # noqa: E402
+from mtrag_graph.ingest.build import ingest  # noqa: E402
 from mtrag_graph.models.embeddings import get_embedder  # noqa: E402
 from mtrag_graph.retrieval.corpus import read_corpus  # noqa: E402
+from mtrag_graph.retrieval.index import embed_by_length  # noqa: E402
 
 
 def texts_of(data: Path, count: int) -> list[str]:
@@ -54,7 +55,7 @@ def main() -> None:
             if name == "file order":
                 embedder.embed(texts)
             else:
-                embed_sorted(embedder, texts)
+                embed_by_length(embedder, texts)
             print(f"| {name} | {threads} | {len(texts) / (time.perf_counter() - started):.1f} |", flush=True)
     torch.set_num_threads(cores)
     with tempfile.TemporaryDirectory() as tmp:

@@ -235,19 +235,6 @@ def _jsonl_rows(source: SourceFile) -> Iterator[dict[str, Any]]:
         raise ExtractError("no valid passages ({_id, title, text} JSON lines)")
 
 
-def embed_sorted(embedder: Any, texts: list[str]) -> np.ndarray:
-    """Embed texts in order of length, so each model batch pads to similar lengths; rows in input order.
-
-    The embedder cuts a request into batches of 32 as given: a mix of short and long passages would pad
-    every batch to its longest text (``benchmarks/ingest_speed.py`` measures the difference).
-    """
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    vectors = embedder.embed([texts[i] for i in order])
-    out = np.empty_like(vectors)
-    out[order] = vectors
-    return out
-
-
 class _Embedding:
     """Embeds passages of several files together in batches; writes each file's entry when it is done."""
 
@@ -265,7 +252,7 @@ class _Embedding:
         if self.pending:
             started = time.perf_counter()
             texts = [passage_text(r["title"], r["text"]) for _, r in self.pending]
-            vectors = embed_sorted(get_embedder(self.spec), texts)
+            vectors = builtin.embed_by_length(get_embedder(self.spec), texts)
             self.report.embed_seconds += time.perf_counter() - started
             self.report.embedded += len(self.pending)
             start = 0

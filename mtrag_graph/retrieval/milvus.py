@@ -15,6 +15,7 @@ fuses the two rankings in the engine (``RRFRanker``); other weights are fused by
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import threading
@@ -112,7 +113,15 @@ def create_collection(milvus: Any, name: str, dim: int, kind: str = "flat") -> N
     )
     params.add_index(field_name="dense", index_type=INDEX_TYPES[kind], metric_type="IP", params=dense_params)
     params.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
-    milvus.create_collection(name, schema=schema, index_params=params)
+    # pymilvus 3 asks the server for a timestamp while creating a collection; Milvus Lite does not
+    # implement the call, the client goes on without it, and the embedded server logs a traceback
+    server_log = logging.getLogger("grpc._server")
+    level = server_log.level
+    server_log.setLevel(logging.CRITICAL)
+    try:
+        milvus.create_collection(name, schema=schema, index_params=params)
+    finally:
+        server_log.setLevel(level)
 
 
 def entity(row: dict[str, Any], vector: np.ndarray) -> dict[str, Any]:
