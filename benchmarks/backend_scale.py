@@ -9,7 +9,7 @@ its children (Milvus Lite runs its engine in a child process), sampled every 0.1
 Both backends use an exact (flat) dense index; queries are hybrid (BM25 + dense, RRF), one at a time,
 query embedding excluded (a random vector), 200 queries after 20 of warm-up.
 
-    python benchmarks/backend_scale.py [--sizes 10000 100000 1000000] [--backends faiss milvus]
+    python -m benchmarks.backend_scale [--sizes 10000 100000 1000000] [--backends faiss milvus]
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 DIM = 384
 VOCAB = 50_000
@@ -88,10 +87,10 @@ def synth(start: int, count: int, rng: np.random.Generator) -> tuple[list[dict],
 
 
 def one(backend: str, size: int) -> dict:
-    from mtrag_graph.retrieval import index as builtin  # noqa: PLC0415 - after sys.path is set
-    from mtrag_graph.retrieval import milvus  # noqa: PLC0415 - as above
-    from mtrag_graph.retrieval.index import load_index  # noqa: PLC0415 - as above
-    from mtrag_graph.retrieval.search import bm25_ranking, dense_ranking, rrf_fuse  # noqa: PLC0415 - as above
+    from mtrag_graph.retrieval import index as builtin
+    from mtrag_graph.retrieval import milvus
+    from mtrag_graph.retrieval.index import load_index
+    from mtrag_graph.retrieval.search import bm25_ranking, dense_ranking, rrf_fuse
 
     memory = PeakMemory()
     rng = np.random.default_rng(0)

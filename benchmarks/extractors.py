@@ -6,7 +6,7 @@ them. Quality: recall (share of the known words found, in order-free counts) and
 (share of the extracted words that belong to the article: boilerplate lowers it). Speed: pages (PDF) or
 documents (HTML, Word) per second, one core.
 
-    python benchmarks/extractors.py [--pdf-pages 200] [--html-pages 50] [--docx 30]
+    python -m benchmarks.extractors [--pdf-pages 200] [--html-pages 50] [--docx 30]
 """
 
 from __future__ import annotations
@@ -67,14 +67,14 @@ def make_pdf(path: Path, pages: int, rng: random.Random) -> list[str]:
 
 
 def pdf_pypdf(path: Path) -> list[str]:
-    import pypdf  # noqa: PLC0415 - each candidate is imported when measured
+    import pypdf
 
     return [page.extract_text() or "" for page in pypdf.PdfReader(path).pages]
 
 
 def pdf_pdfminer(path: Path) -> list[str]:
-    from pdfminer.high_level import extract_pages  # noqa: PLC0415 - each candidate is imported when measured
-    from pdfminer.layout import LTTextContainer  # noqa: PLC0415 - as above
+    from pdfminer.high_level import extract_pages
+    from pdfminer.layout import LTTextContainer
 
     return [
         "".join(e.get_text() for e in page if isinstance(e, LTTextContainer)) for page in extract_pages(path)
@@ -82,7 +82,7 @@ def pdf_pdfminer(path: Path) -> list[str]:
 
 
 def pdf_pdfium(path: Path) -> list[str]:
-    import pypdfium2  # noqa: PLC0415 - each candidate is imported when measured
+    import pypdfium2
 
     document = pypdfium2.PdfDocument(str(path))
     return [document[i].get_textpage().get_text_range() for i in range(len(document))]
@@ -115,13 +115,13 @@ def make_html(rng: random.Random) -> tuple[str, str]:
 
 
 def html_trafilatura(html: str) -> str:
-    import trafilatura  # noqa: PLC0415 - each candidate is imported when measured
+    import trafilatura
 
     return trafilatura.extract(html, output_format="markdown", favor_recall=True) or ""
 
 
 def html_markitdown(html: str) -> str:
-    from markitdown import MarkItDown, StreamInfo  # noqa: PLC0415 - each candidate is imported when measured
+    from markitdown import MarkItDown, StreamInfo
 
     return (
         MarkItDown()
@@ -131,7 +131,7 @@ def html_markitdown(html: str) -> str:
 
 
 def html_soup(html: str) -> str:
-    from bs4 import BeautifulSoup  # noqa: PLC0415 - each candidate is imported when measured
+    from bs4 import BeautifulSoup
 
     return BeautifulSoup(html, "lxml").get_text(" ")
 
@@ -155,7 +155,7 @@ def docx_python_docx(path: Path) -> str:
 
 
 def docx_markitdown(path: Path) -> str:
-    from markitdown import MarkItDown  # noqa: PLC0415 - each candidate is imported when measured
+    from markitdown import MarkItDown
 
     return MarkItDown().convert(str(path)).markdown
 

@@ -5,28 +5,26 @@ Embeds passages of the MTRAG mini corpora (the benchmark's ~512-token passages, 
 way: batches pad less), with torch on 1 thread or on every core. Then indexes a folder of generated
 documents (Markdown, text) end to end and reports its passages per second, reading and chunking included.
 
-    python benchmarks/ingest_speed.py [--data DIR] [--passages 512]
+    python -m benchmarks.ingest_speed [--data DIR] [--passages 512]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import torch
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from mtrag_graph import settings
+from mtrag_graph.ingest.build import ingest
+from mtrag_graph.models.embeddings import get_embedder
+from mtrag_graph.retrieval.corpus import read_corpus
+from mtrag_graph.retrieval.index import embed_by_length
 
-from mtrag_graph import settings  # noqa: E402
-from mtrag_graph.ingest.build import ingest  # noqa: E402
-from mtrag_graph.models.embeddings import get_embedder  # noqa: E402
-from mtrag_graph.retrieval.corpus import read_corpus  # noqa: E402
-from mtrag_graph.retrieval.index import embed_by_length  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 def texts_of(data: Path, count: int) -> list[str]:

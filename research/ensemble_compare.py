@@ -1,6 +1,6 @@
 """Each single candidate vs the judged ensemble vs a random pick, on a few tasks.
 
-    python benchmarks/ensemble_compare.py /work/shared/data/mtrag/tasks/mtragun_dev.jsonl --limit 6
+    python -m research.ensemble_compare /work/shared/data/mtrag/tasks/mtragun_dev.jsonl --limit 6
 
 One ensemble run per task yields every candidate's answer, the judge's pick and timings, so the
 single-candidate rows are derived from the same run: a candidate's answer is its reply as generated
@@ -18,15 +18,14 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from rouge_score.rouge_scorer import RougeScorer
 
-from rouge_score.rouge_scorer import RougeScorer  # noqa: E402
-
-from mtrag_graph.context import Context  # noqa: E402
-from mtrag_graph.graph import build_graph  # noqa: E402
-from mtrag_graph.tasks import read_jsonl  # noqa: E402
-from mtrag_graph.text import declines  # noqa: E402
+from mtrag_graph.context import Context
+from mtrag_graph.graph import build_graph
+from mtrag_graph.tasks import read_jsonl
+from mtrag_graph.text import declines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,12 +43,14 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     names = [c.label for c in context.candidates]
     systems = [*names, "judged ensemble", "random pick"]
-    rouge = {s: [] for s in systems}
-    abstained = {s: 0 for s in systems}
-    seconds = {s: [] for s in systems}
+    rouge: dict[str, list[float]] = {s: [] for s in systems}
+    abstained = dict.fromkeys(systems, 0)
+    seconds: dict[str, list[float]] = {s: [] for s in systems}
     records = []
 
-    tasks = [raw for _, raw, error in read_jsonl(args.tasks) if error is None][: args.limit]
+    tasks: list[dict[str, Any]] = [
+        raw for _, raw, error in read_jsonl(args.tasks) if error is None and isinstance(raw, dict)
+    ][: args.limit]
     for n, task in enumerate(tasks, start=1):
         target = (task.get("targets") or [{}])[0].get("text", "")
         started = time.perf_counter()

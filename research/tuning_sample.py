@@ -6,12 +6,12 @@ tuning task takes hours on a CPU, so a choice is made on a sample: one turn with
 (default ANSWERABLE or PARTIAL) from each of ``--conversations`` conversations (turns of one
 conversation share passages and are not independent draws), chosen with ``--seed``.
 
-    python benchmarks/tuning_sample.py --data $MTRAG_DATA --conversations 24 --seed 20 -o runs/tune24.jsonl
+    python -m research.tuning_sample --data $MTRAG_DATA --conversations 24 --seed 20 -o runs/tune24.jsonl
 
 The full-RAG setting (answer --retrieve) of the tuning split, with its UNANSWERABLE turns (which carry
 no passages in the file, so retrieval gives them on-topic ones):
 
-    python benchmarks/tuning_sample.py --data $MTRAG_DATA --labels UNANSWERABLE --conversations 20 --seed 1 -o runs/u.jsonl
+    python -m research.tuning_sample --data $MTRAG_DATA --labels UNANSWERABLE --conversations 20 --seed 1 -o runs/u.jsonl
 """
 
 from __future__ import annotations

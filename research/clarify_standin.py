@@ -6,7 +6,7 @@ top 5 over an index (the query is the previous user turn and the question, no re
 for every class. For the tuning split's turns and the twin set (`mtrag-graph clarify-twins`), the share
 clarified per class and the signal that decided.
 
-    python benchmarks/clarify_standin.py --data $MTRAG_DATA --twins runs/clarify-twins.jsonl --index indexes/mini
+    python -m research.clarify_standin --data $MTRAG_DATA --twins runs/clarify-twins.jsonl --index indexes/mini
         [--retrieval hybrid] [--without SIGNAL] [--with SIGNAL]
 
 ``--retrieval hybrid`` gives the stand-in the graph's own search: hybrid top 20 for the turn and for
@@ -19,6 +19,7 @@ import argparse
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 from mtrag_graph.context import Context
 from mtrag_graph.models import get_embedder
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     on = [*Context().clarify_signals, *args.with_]
     context = Context(clarify_signals=tuple(s for s in SIGNALS if s in on and s not in args.without))
-    indexes: dict[str, PassageIndex] = {}
+    indexes: dict[str, Any] = {}  # a domain's index, built-in or Milvus
     for setting in ("B", f"C ({args.retrieval} stand-in)"):
         counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         signals: Counter = Counter()

@@ -4,7 +4,7 @@ Runs only the clarify node's yes/no judgement (not the whole graph) over the UND
 ANSWERABLE and PARTIAL tasks and prints the clarification rate per class: high on UNDERSPECIFIED,
 low (false clarifications) on ANSWERABLE/PARTIAL is what we want.
 
-    python -m benchmarks.clarify_rates --model qwen2.5-coder-1.5b   (from the repository root)
+    python -m research.clarify_rates --model qwen2.5-coder-1.5b   (from the repository root)
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     asked: Counter = Counter()
     total: Counter = Counter()
     seconds: list[float] = []
-    out = open(args.output, "w") if args.output else None  # noqa: SIM115 - closed below
+    out = open(args.output, "w") if args.output else None
     for line, raw, error in read_jsonl(args.tasks):
         if error is not None:
             continue

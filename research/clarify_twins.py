@@ -1,4 +1,7 @@
-"""``mtrag-graph clarify-twins``: build the clarify tuning set of underspecified and answerable twins."""
+"""Build the clarify tuning set of underspecified and answerable twins.
+
+python -m research.clarify_twins --data $MTRAG_DATA --seed 0 [--kinds-model SPEC] -o runs/clarify-twins.jsonl
+"""
 
 from __future__ import annotations
 
@@ -9,11 +12,14 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from mtrag_graph.measure.decisions.sets import load_split, split_path
+from mtrag_graph.models import get_chat_model
+from research.twins import build_twins, file_sha256, model_kinds
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "clarify-twins",
-        help="build the clarify tuning set: underspecified twins of tuning-split turns (docs/clarify_twins.md)",
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m research.clarify_twins",
         description="From tuning-split turns whose answer depends on a named entity, write an underspecified "
         "twin (the name replaced by a bare reference, the conversation that named it removed or changed) and "
         "the original as its answerable twin, in task format. Seeded: the same seed and input give the same file.",
@@ -27,12 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="also build kind twins ('the country' for Israel): this model names each entity's kind "
         "(greedy, one call per name; e.g. the large model's spec); without it, no kind twins",
     )
-    parser.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    from mtrag_graph.measure.decisions.sets import load_split, split_path
-    from mtrag_graph.measure.decisions.twins import build_twins, file_sha256
+    args = parser.parse_args(argv)
 
     if not args.data:
         print("error: pass --data or set MTRAG_DATA to the benchmark data folder", file=sys.stderr)
@@ -41,9 +42,6 @@ def run(args: argparse.Namespace) -> int:
     tasks = load_split(args.data, "tuning")
     kinds = None
     if args.kinds_model:
-        from mtrag_graph.measure.decisions.twins import model_kinds
-        from mtrag_graph.models import get_chat_model
-
         kinds = model_kinds(tasks, get_chat_model(args.kinds_model))
     twins = build_twins(tasks, seed=args.seed, kinds=kinds)
     out = Path(args.output)
@@ -64,3 +62,7 @@ def run(args: argparse.Namespace) -> int:
     }
     print(json.dumps(summary, indent=2))
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

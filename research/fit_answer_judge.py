@@ -1,6 +1,6 @@
 """Fit the answer judge on the tuning half of the golden file and write it with its data card.
 
-    python -m mtrag_graph.measure.evaluation.fit_answer_judge GOLDEN.json -o mtrag_graph/judging/data/answer_judge.json
+    python -m research.fit_answer_judge GOLDEN.json -o mtrag_graph/judging/data/answer_judge.json
 
 GOLDEN is ``eval/reference_subset_with_human_evaluations.json``. Only the tuning half is read for
 fitting (``golden.split_of``: by conversation); the report half stays unseen. The feature sets and the
@@ -55,9 +55,7 @@ def in_sample_scores(responses, features, faith_weights, faith_bias, preference)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m mtrag_graph.measure.evaluation.fit_answer_judge", description=__doc__
-    )
+    parser = argparse.ArgumentParser(prog="python -m research.fit_answer_judge", description=__doc__)
     parser.add_argument("golden", help="eval/reference_subset_with_human_evaluations.json")
     parser.add_argument("-o", "--output", required=True, help="model file to write")
     parser.add_argument("--embedder", default="minilm", help="sentence embedder spec (default minilm)")
@@ -86,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     golden_bytes = Path(args.golden).read_bytes()
     scores = in_sample_scores(responses, features, faith_weights, faith_bias, preference)
-    command = "python -m mtrag_graph.measure.evaluation.fit_answer_judge GOLDEN -o " + args.output
+    command = "python -m research.fit_answer_judge GOLDEN -o " + args.output
     if args.embedder != "minilm":
         command += f" --embedder {args.embedder}"
     model = {

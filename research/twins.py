@@ -32,10 +32,10 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from mtrag_graph.measure.decisions import prompts
 from mtrag_graph.models import invoke_text
 from mtrag_graph.tasks import answerability_of, domain_of
 from mtrag_graph.text import STOPWORDS
+from research import twin_prompts as prompts
 
 ANSWERED = ("ANSWERABLE", "PARTIAL")
 # A capitalised name of one to five words ("Causeway VA Clinic", "Hurricane Katrina", "Bank of America").

@@ -10,26 +10,23 @@ the first answer declined (``route.decline_retried``), the state is rebuilt from
 declined when it declines, through the grounding check as this code makes it. (check_answer's other
 problems, such as a cut-off reply, are not re-checked.)
 
-    python benchmarks/strict_retry_offline.py runs/taskc.jsonl -o runs/taskc-strict.jsonl
-    python benchmarks/strict_retry_offline.py runs/taskc-strict.jsonl --apply -o runs/taskc-strict-applied.jsonl
+    python -m research.strict_retry_offline runs/taskc.jsonl -o runs/taskc-strict.jsonl
+    python -m research.strict_retry_offline runs/taskc-strict.jsonl --apply -o runs/taskc-strict-applied.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.trust_variants import checked
-from benchmarks.verify_offline import annotate_run, state_of
 from mtrag_graph.context import Context
 from mtrag_graph.messages import DECLINED_DESPITE_EVIDENCE, answer_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.nodes.generate import active_candidate
 from mtrag_graph.text import declines
+from research.trust_variants import checked
+from research.verify_offline import annotate_run, state_of
 
 
 def strict_reply(record: dict, context: Context) -> str:

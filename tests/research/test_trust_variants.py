@@ -1,12 +1,12 @@
-"""benchmarks/trust_variants.py: the clarify variant rebuilt from a run's own passages, model-free."""
+"""research/trust_variants.py: the clarify variant rebuilt from a run's own passages, model-free."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchmarks.trust_variants import reclarified
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.testing import fake_context, make_task
+from research.trust_variants import reclarified
 
 QUESTION = "Which library do you mean: Alameda Free Library or Monterey Public Library?"
 

@@ -1,8 +1,8 @@
-"""benchmarks/retry_fit.py: the rule that picks a signal's threshold on answers the decline retry wrote."""
+"""research/retry_fit.py: the rule that picks a signal's threshold on answers the decline retry wrote."""
 
 from __future__ import annotations
 
-from benchmarks.retry_fit import fit, outcome
+from research.retry_fit import fit, outcome
 
 
 def _record(label: str, p_yes: float | None, retried: bool = True, declined: bool = False) -> dict:

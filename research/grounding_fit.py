@@ -13,7 +13,7 @@ For each content-word support threshold the table gives both rates, and the rule
 threshold that turns at most ``--max-loss`` of the positives into "I don't know" and cuts a sentence
 from at most ``--max-dropped`` of them (a cut sentence of a right answer costs completeness).
 
-    python benchmarks/grounding_fit.py --data $MTRAG_DATA --index /work/idx-mini --limit 200 -o runs/grounding-fit.json
+    python -m research.grounding_fit --data $MTRAG_DATA --index /work/idx-mini --limit 200 -o runs/grounding-fit.json
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ import json
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
+from mtrag_graph.judging.grounding import sentence_support
 from mtrag_graph.measure.decisions.retrieval import index_retriever
 from mtrag_graph.measure.decisions.sets import ANSWERED, load_split
-from mtrag_graph.judging.grounding import sentence_support
 from mtrag_graph.messages import format_conversation
 from mtrag_graph.tasks import answerability_of, parse_task
 
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     sample = sorted(random.Random(args.seed).sample(range(len(tasks)), min(args.limit, len(tasks))))
     retrieve = index_retriever(args.index, top_k=12)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for number, i in enumerate(sample, start=1):
         raw = tasks[i]
         task = parse_task(raw)

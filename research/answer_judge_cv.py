@@ -1,6 +1,6 @@
 """Choose the answer judge's feature sets: 4-fold cross-validation by conversation within the tuning half.
 
-    python benchmarks/answer_judge_cv.py ../shared/data/mtrag/eval/reference_subset_with_human_evaluations.json
+    python -m research.answer_judge_cv ../shared/data/mtrag/eval/reference_subset_with_human_evaluations.json
 
 For every set of up to five features (``judging.support.FEATURES``; no consensus for faithfulness, which
 scores one answer alone) it fits the faithfulness model (least squares on human faithfulness) and the
@@ -16,21 +16,18 @@ import argparse
 import itertools
 import random
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mtrag_graph.measure.evaluation.agreement import spearman, top1_agreement  # noqa: E402
-from mtrag_graph.measure.evaluation.golden import by_task, conversation_of, load_golden  # noqa: E402
-from mtrag_graph.judging.answer_judge import AnswerJudge, LinearModel  # noqa: E402
-from mtrag_graph.judging.embedding_cache import default_embedding_cache  # noqa: E402
-from mtrag_graph.judging.fit import (  # noqa: E402
+from mtrag_graph.judging.answer_judge import AnswerJudge, LinearModel
+from mtrag_graph.judging.embedding_cache import default_embedding_cache
+from mtrag_graph.judging.fit import (
     FAITHFULNESS_FEATURES,
     PREFERENCE_FEATURES,
     fit_least_squares,
     fit_pairwise_logistic,
 )
-from mtrag_graph.judging.support import FEATURES  # noqa: E402
+from mtrag_graph.judging.support import FEATURES
+from mtrag_graph.measure.evaluation.agreement import spearman, top1_agreement
+from mtrag_graph.measure.evaluation.golden import by_task, conversation_of, load_golden
 
 FOLDS = 4
 MAX_FEATURES = 5

@@ -11,7 +11,7 @@ own passages (model-free: the decision and the question naming the passages' alt
 model call; a turn whose question would need the model is an error). All
 come from one run, so they are paired with it exactly; ``evaluate --compare`` then gives paired bootstrap intervals.
 
-    python benchmarks/trust_variants.py runs/taskc.jsonl -o runs/variants [--clarified-from runs/taskc-clarify.jsonl]
+    python -m research.trust_variants runs/taskc.jsonl -o runs/variants [--clarified-from runs/taskc-clarify.jsonl]
     mtrag-graph evaluate --compare runs/variants/taskc-no-grounding.jsonl runs/taskc.jsonl --ratings fitted -o runs/cmp-c
 """
 
@@ -112,7 +112,9 @@ def with_clarifications(record: dict, clarified: dict[str, dict]) -> dict:
     run's answers, task for task."""
     other = clarified.get(record["task_id"])
     asked = other is not None and ((other.get("route") or {}).get("clarification") or {}).get("asked")
-    return other if asked else record
+    if other is not None and asked:
+        return other
+    return record
 
 
 def reclarified(record: dict, context: Context) -> dict:

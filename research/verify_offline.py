@@ -8,23 +8,20 @@ run is written again with each answer's ``route.grounding.verify``, as a run wit
 threshold 0 records it: ``retry_fit.py`` chooses a threshold from it, ``trust_variants.py
 --verify-threshold T`` applies one.
 
-    python benchmarks/verify_offline.py runs/taskc.jsonl -o runs/taskc-verify.jsonl
-    python benchmarks/retry_fit.py --negatives runs/taskc-verify.jsonl --positives runs/taskb-verify.jsonl
+    python -m research.verify_offline runs/taskc.jsonl -o runs/taskc-verify.jsonl
+    python -m research.retry_fit --negatives runs/taskc-verify.jsonl --positives runs/taskb-verify.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.trust_variants import kept_passages
 from mtrag_graph.context import Context
 from mtrag_graph.nodes.ground_answer import verify_answer
+from research.trust_variants import kept_passages
 
 
 def state_of(record: dict) -> dict:

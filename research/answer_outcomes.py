@@ -1,6 +1,6 @@
 """What each run did per answerability class: answered, said "I don't know", asked to clarify; and its cost.
 
-    python benchmarks/answer_outcomes.py runs/ncl.jsonl runs/ncl-clarify.jsonl [--json FILE]
+    python -m research.answer_outcomes runs/ncl.jsonl runs/ncl-clarify.jsonl [--json FILE]
 
 Reads `mtrag-graph answer` outputs (each task with its prediction and route). "Declined" is the refusal
 detector of the evaluation (`text.declines`, the default IDK verdict); "clarified" is the clarify
@@ -16,10 +16,8 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mtrag_graph.tasks import ANSWERABILITY  # noqa: E402
-from mtrag_graph.text import decline_verdict  # noqa: E402
+from mtrag_graph.tasks import ANSWERABILITY
+from mtrag_graph.text import decline_verdict
 
 
 def _answerability(task: dict) -> str:

@@ -1,6 +1,6 @@
 """Choose the refusal detector's REMARK_WORDS on the tuning half of the golden file (by conversation).
 
-    python benchmarks/refusal_threshold.py ../shared/data/mtrag/eval/reference_subset_with_human_evaluations.json
+    python -m research.refusal_threshold ../shared/data/mtrag/eval/reference_subset_with_human_evaluations.json
 
 A response that opens with a refusal declines when at most REMARK_WORDS words follow it (else it
 is "partial": a refusal with a real answer after it). For each candidate value this prints the
@@ -13,13 +13,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from pathlib import Path
 from unittest import mock
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mtrag_graph.measure.evaluation.agreement import accuracy, cohen_kappa  # noqa: E402
-from mtrag_graph.measure.evaluation.golden import GoldenResponse, load_golden  # noqa: E402
+from mtrag_graph.measure.evaluation.agreement import accuracy, cohen_kappa
+from mtrag_graph.measure.evaluation.golden import GoldenResponse, load_golden
 
 # the module, whose REMARK_WORDS the scan patches
 declines = importlib.import_module("mtrag_graph.text")

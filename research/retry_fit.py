@@ -26,24 +26,21 @@ tuning sample the turns lost before any check were already over 10%, so no thres
 the budget became the extra loss.) Fit on the tuning split; ``--apply SIGNAL=T`` reports a chosen
 policy on another split without choosing.
 
-    python benchmarks/retry_fit.py runs/tune-u.jsonl runs/tune-a.jsonl
-    python benchmarks/retry_fit.py --negatives runs/taskc.jsonl --positives runs/taskb.jsonl --apply p_yes=0.6
+    python -m research.retry_fit runs/tune-u.jsonl runs/tune-a.jsonl
+    python -m research.retry_fit --negatives runs/taskc.jsonl --positives runs/taskb.jsonl --apply p_yes=0.6
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.trust_variants import kept_passages
 from mtrag_graph.judging.grounding import anchored_support
 from mtrag_graph.messages import format_conversation
 from mtrag_graph.text import declines
+from research.trust_variants import kept_passages
 
 POSITIVES = ("ANSWERABLE", "PARTIAL")
 WINDOWS = (1, 2, 3)
@@ -117,7 +114,11 @@ def fit(rows: list[dict], name: str, max_extra_lost: float) -> tuple[float, floa
         return None
     best: tuple[float, float, float] | None = None
     for threshold in [0.0, *values, values[-1] + 1e-6]:
-        unanswerable, lost = outcome(rows, lambda r, t=threshold: r["_signals"].get(name, 1e9) < t)
+
+        def below(row: dict, limit: float = threshold) -> bool:
+            return row["_signals"].get(name, 1e9) < limit
+
+        unanswerable, lost = outcome(rows, below)
         if lost - base_lost <= max_extra_lost + 1e-9 and (best is None or unanswerable > best[1]):
             best = (threshold, unanswerable, lost)
     return best

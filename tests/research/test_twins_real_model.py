@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mtrag_graph.measure.decisions.twins import build_twins, model_kinds
 from mtrag_graph.models import get_chat_model
+from research.twins import build_twins, model_kinds
 
 pytestmark = pytest.mark.slow
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from mtrag_graph.measure.decisions.twins import (
+from mtrag_graph.models.fake import ScriptedChatModel
+from research.twins import (
     bare_question,
     build_twins,
     model_kinds,
     named_entity,
     parse_kind,
 )
-from mtrag_graph.models.fake import ScriptedChatModel
 
 
 def _task(conversation: str, question: str, passage: str, *, earlier: str = "What is open today?") -> dict:

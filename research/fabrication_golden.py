@@ -5,7 +5,7 @@ faithfulness ratings), the fabrication flag of ``evaluate`` (a number or name in
 conversation) and the grounding check at the shipped threshold (every claim unsupported: the graph
 would abstain; some claim unsupported: it would cut a sentence). Nothing is fitted on this file.
 
-    python benchmarks/fabrication_golden.py $MTRAG_DATA/eval/reference_subset_with_human_evaluations.json
+    python -m research.fabrication_golden $MTRAG_DATA/eval/reference_subset_with_human_evaluations.json
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import statistics
 import sys
 
 from mtrag_graph.context import Context
+from mtrag_graph.judging.grounding import sentence_support
 from mtrag_graph.measure.evaluation.golden import load_golden
 from mtrag_graph.measure.evaluation.runner import fabrication
-from mtrag_graph.judging.grounding import sentence_support
 
 
 def main(path: str) -> int:

@@ -6,8 +6,8 @@ import hashlib
 import json
 
 from mtrag_graph.judging import load_answer_judge
-from mtrag_graph.measure.evaluation.fit_answer_judge import main
 from mtrag_graph.measure.evaluation.golden import conversation_of, split_of
+from research.fit_answer_judge import main
 from tests.conftest import mtrag_data_path
 from tests.measure.evaluation.conftest import GOLDEN
 
@@ -32,10 +32,7 @@ def test_a_small_answer_judge_is_rebuilt_from_its_card_command(tmp_path, monkeyp
     assert main([str(golden), "-o", str(out), "--embedder", "hashing:64"]) == 0
     card = json.loads(out.read_text())["card"]
     tune_tasks = [t for t in kept if split_of(t) == "tune"]
-    assert (
-        card["command"]
-        == f"python -m mtrag_graph.measure.evaluation.fit_answer_judge GOLDEN -o {out} --embedder hashing:64"
-    )
+    assert card["command"] == f"python -m research.fit_answer_judge GOLDEN -o {out} --embedder hashing:64"
     assert card["data_sha256"] == hashlib.sha256(golden.read_bytes()).hexdigest()
     assert card["split"].startswith("tune") and "conversation" in card["split"]
     assert card["tasks"] == len(tune_tasks) and card["responses"] == 3 * len(tune_tasks)
