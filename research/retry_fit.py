@@ -3,7 +3,7 @@
 The decline retry (the generator said "I don't know", is asked again without that way out) is what
 answers most UNANSWERABLE turns whose retrieved passages are on topic, and it also rescues many
 ANSWERABLE ones (benchmarks/results/trust.md). A signal is read on each answer the retry wrote; a
-policy declines those whose signal is below a threshold. The decision benchmark of issue 18: the
+policy declines those whose signal is below a threshold. The decision benchmark: the
 UNANSWERABLE turns answered with retrieved passages (``answer --retrieve``), the ANSWERABLE/PARTIAL ones
 with their reference passages, both runs of the same split given here.
 
