@@ -24,7 +24,7 @@ PASSAGES = [
 ANSWERS = {
     "bees": "Honey bees dance to show where the flowers are. The waggle dance gives the direction.",
     "library": "The Alameda library opens at 9 am.",
-    "ants": "Ants leave scent trails for other ants. " + HOSTILE,
+    "ants": "Ants leave scent trails for other ants, marked " + HOSTILE + " in the source.",
 }
 UNANSWERABLE = "unicorn"
 
