@@ -263,10 +263,13 @@ class Service:
         saved = self.chat.get_state(self.config_of(thread_id))
         turns = (saved.values or {}).get("turns") or []
         waiting = any(t.interrupts for t in saved.tasks)
+        # A turn an instance saved and did not answer (it was stopped): its input checkpoint has tasks
+        # left (the input's own task, with its writes saved, is not in ``next``), or ends on the user.
+        unfinished = not waiting and (bool(saved.tasks) or bool(turns and turns[-1]["speaker"] == "user"))
         if message.after is None or message.after == len(turns):
             if waiting:
                 return "run", Command(resume=message.text)
-            if saved.next:  # a turn that an instance did not finish (it was stopped): finish it first
+            if unfinished:
                 raise HTTPException(
                     409, "the thread's last turn is unfinished; send it again with its 'after'"
                 )
@@ -274,9 +277,7 @@ class Service:
         if message.after > len(turns):
             raise HTTPException(409, f"the thread has {len(turns)} turns, not {message.after}")
         # the message was taken already (the client lost the answer): finish or replay that turn
-        if saved.next and not waiting:
-            return "run", None
-        return "replay", None
+        return ("run", None) if unfinished else ("replay", None)
 
     def run_turn(self, thread_id: str, inputs: Any, emit: Any) -> None:
         """Run one turn on this (worker) thread, handing each event to ``emit(kind, data)``."""
@@ -306,6 +307,8 @@ class Service:
             emit("interrupt", {"question": snapshot["waiting"], "turns": len(snapshot["turns"])})
         elif snapshot["last"] is not None:
             emit("done", {**snapshot["last"], "replayed": True})
+        else:
+            emit("error", {"detail": "the thread has no answer to replay"})
 
 
 def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
