@@ -53,6 +53,7 @@ class Turn:
     first_text: float | None = None
     ended: float | None = None
     attempts: int = 0
+    failures: list[str] = field(default_factory=list)  # why each attempt before the last one failed
 
 
 @dataclass
@@ -62,7 +63,10 @@ class Scenario:
     turns: list[Turn] = field(default_factory=list)
     threads: list[str] = field(default_factory=list)
     wall_s: float = 0.0
-    cpu_s: float = 0.0
+    cpu_s: float = 0.0  # the servers' (all their processes)
+    client_cpu_s: float = 0.0
+    standin_cpu_s: float = 0.0
+    load: float = 0.0  # the machine's 1-minute load average at the end
     lost: int = 0
     duplicated: int = 0
     failed: int = 0
@@ -152,6 +156,7 @@ async def send_turn(client: httpx.AsyncClient, urls: list[str], first: int, thre
                 "POST", f"{url}/api/threads/{thread}/messages", json={"text": text, "after": after}
             ) as response:
                 if response.status_code == 409:  # the other instance still holds the turn: wait, send again
+                    turn.failures.append("409")
                     await asyncio.sleep(0.5)
                     continue
                 response.raise_for_status()
@@ -166,9 +171,12 @@ async def send_turn(client: httpx.AsyncClient, urls: list[str], first: int, thre
                             turn.ended = time.perf_counter()
                             return int(json.loads(line[6:])["turns"]), index
                         if kind == "error":
+                            turn.failures.append("error event")
                             break
-        except (httpx.TransportError, httpx.HTTPStatusError):
-            pass
+                    else:
+                        turn.failures.append("stream ended without an answer")
+        except (httpx.TransportError, httpx.HTTPStatusError) as error:
+            turn.failures.append(type(error).__name__)
         index += 1  # the stream broke or never started: the other instance
         await asyncio.sleep(0.2)
     raise TimeoutError(f"thread {thread}: turn not answered in {TURN_DEADLINE_S} s")
@@ -243,14 +251,25 @@ def row(scenario: Scenario, workers: int, threads: int) -> str:
         f"{len(done)} | {scenario.wall_s:.1f} | {len(done) / scenario.wall_s:.2f} | "
         f"{percentile(first, 0.5):.2f} | {percentile(first, 0.95):.2f} | "
         f"{percentile(latency, 0.5):.2f} | {percentile(latency, 0.95):.2f} | {retried} | "
-        f"{scenario.lost + scenario.failed} | {scenario.duplicated} | {scenario.cpu_s / max(len(done), 1):.3f} |"
+        f"{scenario.lost + scenario.failed} | {scenario.duplicated} | {scenario.cpu_s / max(len(done), 1):.3f} | "
+        f"{scenario.client_cpu_s / max(len(done), 1):.3f} | {scenario.standin_cpu_s / max(len(done), 1):.3f} | "
+        f"{scenario.load:.1f} |"
     )
+
+
+def failures(scenario: Scenario) -> str:
+    reasons: dict[str, int] = {}
+    for turn in scenario.turns:
+        for reason in turn.failures:
+            reasons[reason] = reasons.get(reason, 0) + 1
+    return ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) or "none"
 
 
 HEADER = (
     "| conversations | instances x workers x threads | instance killed | turns answered | wall s | turns/s | "
     "first text p50 s | first text p95 s | turn p50 s | turn p95 s | turns retried | lost | duplicated | "
-    "server CPU s per turn |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "server CPU s per turn | client CPU s per turn | stand-in CPU s per turn | load average |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -291,7 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     assert standin.stdout is not None
     endpoint = standin.stdout.readline().strip()
-    rows = []
+    rows: list[str] = []
+    notes: list[str] = []
     try:
         for scenario in scenarios:
             instances = [Instance(postgres, endpoint, args.workers, args.threads) for _ in range(2)]
@@ -299,18 +319,31 @@ def main(argv: list[str] | None = None) -> int:
                 for instance in instances:
                     instance.wait_ready()
                 base = {id(i): cpu_seconds(i.process.pid) for i in instances}
+                client, standin_cpu = time.process_time(), cpu_seconds(standin.pid)
                 asyncio.run(asyncio.wait_for(drive(scenario, instances), SCENARIO_DEADLINE_S))
                 scenario.cpu_s = sum(i.cpu - base[id(i)] for i in instances)
+                scenario.client_cpu_s = time.process_time() - client
+                scenario.standin_cpu_s = cpu_seconds(standin.pid) - standin_cpu
+                scenario.load = os.getloadavg()[0]
             finally:
                 for instance in instances:
                     instance.stop()
             rows.append(row(scenario, args.workers, args.threads))
-            print(rows[-1], flush=True)
+            notes.append(
+                f"{scenario.conversations}{' killed' if scenario.kill else ''}: {failures(scenario)}"
+            )
+            print(rows[-1], f"(failed attempts: {notes[-1]})", flush=True)
     finally:
         standin.terminate()
         standin.wait(timeout=10)
     command = "python -m benchmarks.serve_load " + " ".join(argv if argv is not None else sys.argv[1:])
-    table = f"Command: `{command}`\n\n{HEADER}\n" + "\n".join(rows) + "\n"
+    table = (
+        f"Command: `{command}`\n\n{HEADER}\n"
+        + "\n".join(rows)
+        + "\n\nFailed attempts: "
+        + "; ".join(notes)
+        + "\n"
+    )
     print("\n" + table)
     if args.output:
         with open(args.output, "a", encoding="utf-8") as handle:

@@ -2,8 +2,8 @@
 
 One process by default; ``--workers N`` starts N processes (uvicorn's), each running ``--threads``
 turns at once. Several instances (on one machine or several) share conversations through a PostgreSQL
-``--checkpointer``. Settings reach the worker processes as the command line itself
-(``MTRAG_SERVE_ARGV``), so each builds the same app.
+``--checkpointer``. Settings reach the worker processes as the parsed command line (``MTRAG_SERVE_ARGS``,
+JSON), so each builds the same app.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 from mtrag_graph import settings
 from mtrag_graph.commands.answer import add_model_options, context_from_args
 
-ARGV_VARIABLE = "MTRAG_SERVE_ARGV"
+ARGS_VARIABLE = "MTRAG_SERVE_ARGS"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -93,31 +93,31 @@ def build_app(args: argparse.Namespace):
         threads=args.threads,
         max_body_bytes=args.max_body_bytes,
         max_message_chars=args.max_message_chars,
-        pool_size=max(4, args.threads // 2),
+        pool_size=max(4, min(16, args.threads // 2)),
     )
     return create_app(config, context)
 
 
 def app_from_environment():
-    """uvicorn's app factory in each worker: the app of the command line in ``MTRAG_SERVE_ARGV``."""
-    parser = argparse.ArgumentParser(prog="mtrag-graph serve")
-    add_serve_options(parser)
-    return build_app(parser.parse_args(json.loads(os.environ[ARGV_VARIABLE])))
+    """uvicorn's app factory in each worker: the app of the settings in ``MTRAG_SERVE_ARGS``."""
+    return build_app(argparse.Namespace(**json.loads(os.environ[ARGS_VARIABLE])))
 
 
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    if args.checkpointer and not args.checkpointer.startswith(("postgres://", "postgresql://")):
+    if not args.checkpointer.startswith(("postgres://", "postgresql://")):
         args.checkpointer = os.path.expanduser(args.checkpointer)
     print(f"serving on http://{args.host}:{args.port}/  (API docs: /docs)", file=sys.stderr, flush=True)
-    common = {"host": args.host, "port": args.port, "log_level": "warning", "timeout_graceful_shutdown": 5}
     if args.workers > 1:
-        argv = sys.argv[sys.argv.index("serve") + 1 :] if "serve" in sys.argv else []
-        os.environ[ARGV_VARIABLE] = json.dumps(argv)
-        uvicorn.run(
-            "mtrag_graph.commands.serve:app_from_environment", factory=True, workers=args.workers, **common
-        )
-    else:
-        uvicorn.run(build_app(args), **common)
+        # uvicorn's own entry point starts the workers: each imports the factory above (a process started
+        # as `python -m mtrag_graph` would run the command again in each spawned worker)
+        os.environ[ARGS_VARIABLE] = json.dumps({k: v for k, v in vars(args).items() if k != "func"})
+        command = [sys.executable, "-m", "uvicorn", "mtrag_graph.commands.serve:app_from_environment",
+                   "--factory", "--workers", str(args.workers), "--host", args.host, "--port", str(args.port),
+                   "--log-level", "warning", "--timeout-graceful-shutdown", "5"]  # fmt: skip
+        os.execv(sys.executable, command)
+    uvicorn.run(
+        build_app(args), host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=5
+    )
     return 0

@@ -30,13 +30,16 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@contextmanager
-def serve_process(checkpointer: str, endpoint: str, *extra: str) -> Iterator[tuple[str, subprocess.Popen]]:
-    port = free_port()
+def stand_in_models(endpoint: str) -> list[str]:
     spec = f"vllm:stand-in@{endpoint}"
+    return ["--small-model", spec, "--large-model", spec, "--reranker", "lexical", "--embedder", "hashing:64"]
+
+
+@contextmanager
+def serve_process(checkpointer: str, *options: str) -> Iterator[tuple[str, subprocess.Popen]]:
+    port = free_port()
     command = [sys.executable, "-m", "mtrag_graph", "serve", "--passages", str(EXAMPLE), "--port", str(port),
-               "--checkpointer", checkpointer, "--small-model", spec, "--large-model", spec,
-               "--reranker", "lexical", "--embedder", "hashing:64", *extra]  # fmt: skip
+               "--checkpointer", checkpointer, *options]  # fmt: skip
     process = subprocess.Popen(command, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
     url = f"http://127.0.0.1:{port}"
     try:
@@ -80,7 +83,7 @@ def turn(url: str, thread_id: str, text: str, after: int) -> dict:
 
 
 def test_the_serve_command_serves_the_page_the_api_and_answers_through_an_endpoint(tmp_path, endpoint):
-    with serve_process(str(tmp_path / "chat.sqlite"), endpoint) as (url, _):
+    with serve_process(str(tmp_path / "chat.sqlite"), *stand_in_models(endpoint)) as (url, _):
         assert "<title>mtrag-graph</title>" in httpx.get(url + "/").text
         assert "/api/threads/{thread_id}/messages" in httpx.get(url + "/openapi.json").json()["paths"]
         thread_id = httpx.post(url + "/api/threads", json={}).json()["thread_id"]
@@ -90,9 +93,10 @@ def test_the_serve_command_serves_the_page_the_api_and_answers_through_an_endpoi
 
 def test_two_instances_on_one_postgresql_continue_each_others_threads(endpoint, postgres_url):  # noqa: F811
     pytest.importorskip("langgraph.checkpoint.postgres")
+    models = stand_in_models(endpoint)
     with (
-        serve_process(postgres_url, endpoint) as (first, process),
-        serve_process(postgres_url, endpoint) as (second, _),
+        serve_process(postgres_url, *models) as (first, process),
+        serve_process(postgres_url, *models, "--workers", "2") as (second, _),
     ):
         assert httpx.get(second + "/health").json()["checkpointer"] == "postgres"
         thread_id = httpx.post(first + "/api/threads", json={}).json()["thread_id"]
@@ -102,3 +106,20 @@ def test_two_instances_on_one_postgresql_continue_each_others_threads(endpoint, 
         done = turn(second, thread_id, "How long do the workers live?", 2)
         saved = httpx.get(f"{second}/api/threads/{thread_id}").json()
     assert done["turns"] == 4 and [t["speaker"] for t in saved["turns"]] == ["user", "agent"] * 2
+
+
+@pytest.mark.slow
+def test_the_serve_command_answers_with_the_bundled_local_models(tmp_path):
+    """The default models (llama.cpp, MiniLM): one real turn through the served API."""
+    with serve_process(str(tmp_path / "chat.sqlite"), "--no-clarify") as (url, _):
+        thread_id = httpx.post(url + "/api/threads", json={}).json()["thread_id"]
+        body = {"text": "How do honey bees tell each other where the flowers are?", "after": 0}
+        with httpx.stream(
+            "POST", f"{url}/api/threads/{thread_id}/messages", json=body, timeout=600
+        ) as response:
+            found = read_events(response.iter_lines())
+    kind, done = found[-1]
+    assert kind == "done" and done["answer"]
+    assert "".join(d["text"] for k, d in found if k == "text") == done["answer"]
+    if not done["idk"]:
+        assert done["sources"] and done["sources"][0]["document_id"].startswith("bees")
