@@ -173,8 +173,8 @@ async def send_turn(client: httpx.AsyncClient, urls: list[str], first: int, thre
                         if kind == "error":
                             turn.failures.append("error event")
                             break
-                    else:
-                        turn.failures.append("stream ended without an answer")
+                else:
+                    turn.failures.append("stream ended without an answer")
         except (httpx.TransportError, httpx.HTTPStatusError) as error:
             turn.failures.append(type(error).__name__)
         index += 1  # the stream broke or never started: the other instance

@@ -104,7 +104,15 @@ def app_from_environment():
 
 
 def run(args: argparse.Namespace) -> int:
-    import uvicorn
+    try:
+        import fastapi  # noqa: F401 - only to say which extra is missing
+        import uvicorn
+    except ImportError as error:
+        print(
+            f"mtrag-graph serve needs the serve extra: pip install 'mtrag-graph[serve]' ({error})",
+            file=sys.stderr,
+        )
+        return 2
 
     if not args.checkpointer.startswith(("postgres://", "postgresql://")):
         args.checkpointer = os.path.expanduser(args.checkpointer)

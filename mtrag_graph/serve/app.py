@@ -263,21 +263,20 @@ class Service:
         saved = self.chat.get_state(self.config_of(thread_id))
         turns = (saved.values or {}).get("turns") or []
         waiting = any(t.interrupts for t in saved.tasks)
-        # A turn an instance saved and did not answer (it was stopped): its input checkpoint has tasks
-        # left (the input's own task, with its writes saved, is not in ``next``), or ends on the user.
-        unfinished = not waiting and (bool(saved.tasks) or bool(turns and turns[-1]["speaker"] == "user"))
-        if message.after is None or message.after == len(turns):
-            if waiting:
-                return "run", Command(resume=message.text)
-            if unfinished:
-                raise HTTPException(
-                    409, "the thread's last turn is unfinished; send it again with its 'after'"
-                )
-            return "run", user_turn(message.text, self.config.passages)
-        if message.after > len(turns):
+        # the last user turn has no answer saved: an instance stopped while answering it
+        unfinished = not waiting and bool(turns) and turns[-1]["speaker"] == "user"
+        if message.after is not None and message.after > len(turns):
             raise HTTPException(409, f"the thread has {len(turns)} turns, not {message.after}")
-        # the message was taken already (the client lost the answer): finish or replay that turn
-        return ("run", None) if unfinished else ("replay", None)
+        if message.after is not None and message.after < len(turns):
+            # the message was taken already (the client lost the answer): finish or replay that turn
+            return ("run", None) if unfinished else ("replay", None)
+        if waiting:
+            return "run", Command(resume=message.text)
+        if message.after is None and unfinished:
+            raise HTTPException(409, "the thread's last turn is unfinished; send it again with its 'after'")
+        # A new turn. An input an instance saved without taking it (no user turn in the state) is
+        # replaced by this one.
+        return "run", user_turn(message.text, self.config.passages)
 
     def run_turn(self, thread_id: str, inputs: Any, emit: Any) -> None:
         """Run one turn on this (worker) thread, handing each event to ``emit(kind, data)``."""

@@ -97,6 +97,22 @@ def test_a_turn_an_instance_did_not_finish_is_finished_by_the_message_sent_again
     assert [t["speaker"] for t in turns] == ["user", "agent"]
 
 
+def test_a_message_an_instance_saved_without_taking_it_is_taken_once_when_sent_again(tmp_path):
+    """An instance stopped right after saving the input checkpoint, before the input was applied."""
+    with served(str(tmp_path / "c.sqlite")) as client:
+        thread_id = thread(client)
+        service = _service(client)
+        config = service.config_of(thread_id)
+        inputs = user_turn("Why do bees dance?", service.config.passages)
+        for _ in service.chat.stream(inputs, config, context=service.context, stream_mode="checkpoints"):
+            break  # the input checkpoint is saved; nothing ran
+        assert service.chat.get_state(config).next == ("__start__",)
+        found = events(client, thread_id, "Why do bees dance?", after=0)
+        turns = client.get(f"/api/threads/{thread_id}").json()["turns"]
+    assert found[-1][1]["answer"] == ANSWERS["bees"]
+    assert [t["speaker"] for t in turns] == ["user", "agent"]
+
+
 def _service(client):
     return client.app.state.service
 
