@@ -28,5 +28,15 @@ fi
 pip install -q -e ".[models,measure,dev]"
 # the trace viewer the tracing test starts (its own environment: its dependencies conflict with ours)
 bash scripts/phoenix.sh || echo "Phoenix could not be installed: the Phoenix tracing test will skip"
+# the served page's browser test (tests/serve/test_browser.py) drives Debian's chromium through its driver
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver) \
+      || echo "chromium could not be installed: the browser test will fail (MTRAG_SKIP_BROWSER=1 leaves it out)"
+  else
+    echo "chromium and chromium-driver are missing (not root, or no apt-get): install them, or the browser test" \
+      "fails (MTRAG_SKIP_BROWSER=1 leaves it out)"
+  fi
+fi
 touch "$VENV/.mtrag-setup-done"
 echo "setup done: $VENV"

@@ -1,0 +1,485 @@
+"""The served assistant: an HTTP API over the chat graph, and the web page at ``/``.
+
+Conversations are threads of the chat graph (``runtime.chat.build_chat_graph``), kept by its
+checkpointer (a SQLite file, or PostgreSQL shared by several instances). A turn is
+``POST /api/threads/{id}/messages``; the answer comes back as server-sent events, exactly what
+``runtime.streaming.iter_events`` yields: ``step`` (a stage's status line), ``text`` (answer text that
+stands), ``retract`` (rare: withdraw what was shown), ``interrupt`` (a clarifying question: the next
+message is the reply) and ``done`` (the answer cut into cited sentences, the cited passages, whether it
+is an "I don't know"). A message with ``after`` (the number of turns the client saw) is idempotent: sent
+again, to this or another instance, after a lost connection, it continues or replays the turn it
+started instead of asking twice.
+
+The graph's nodes are sync functions: each turn runs on a worker thread (``threads`` of them per
+process); ``mtrag-graph serve --workers N`` runs N such processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from langgraph.types import Command
+from pydantic import BaseModel, Field
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mtrag_graph.citations import cited_answer, grounding_sentences
+from mtrag_graph.context import Context
+from mtrag_graph.runtime.chat import build_chat_graph, open_checkpointer, user_turn
+from mtrag_graph.runtime.streaming import iter_events
+from mtrag_graph.serve.sources import SourceCatalog
+from mtrag_graph.serve.threads import ThreadStore, is_postgres
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 64 * 1024
+MAX_MESSAGE_CHARS = 4000
+RETENTION_SWEEP_S = 3600.0
+ANONYMOUS = "-"  # the owner of every thread when no API key is set
+
+
+@dataclass
+class ServeConfig:
+    """What ``mtrag-graph serve`` sets; defaults suit a test."""
+
+    checkpointer: str = "chat.sqlite"
+    passages: list[dict[str, Any]] | None = None  # fixed passages; None: retrieve (Context.index_dir)
+    sources: SourceCatalog = field(default_factory=SourceCatalog)
+    api_keys: Sequence[str] = ()  # empty: no key asked
+    cors_origins: Sequence[str] = ()  # empty: no CORS headers
+    retention_days: float | None = None  # threads unused this long are deleted
+    threads: int = 32  # turns run at once in this process
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_message_chars: int = MAX_MESSAGE_CHARS
+    pool_size: int = 16  # PostgreSQL connections of this process
+
+
+class NewThread(BaseModel):
+    title: str = Field("", max_length=200, description="shown in the list; default: the first message")
+
+
+class NewMessage(BaseModel):
+    text: str = Field(
+        ..., min_length=1, description="the user's message, or the reply to a clarifying question"
+    )
+    after: int | None = Field(
+        None,
+        ge=0,
+        description="the number of turns the client saw in the thread; sent again with the same value, "
+        "the message is not taken twice (the turn it started is continued or replayed)",
+    )
+
+
+class BodyLimit:
+    """Refuses a request body above ``limit`` bytes with 413, whether or not it says its length."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await self._refuse(send)
+
+    async def _refuse(self, send: Send) -> None:
+        response = JSONResponse({"detail": f"request body above {self.limit} bytes"}, status_code=413)
+        await response({"type": "http"}, _nothing, send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _nothing() -> Message:
+    return {"type": "http.disconnect"}
+
+
+def owner_of(key: str | None) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32] if key else ANONYMOUS
+
+
+def _sse(kind: str, data: Any) -> bytes:
+    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+class Service:
+    """The chat graph, its checkpointer and the thread rows of one process."""
+
+    def __init__(self, config: ServeConfig, context: Context) -> None:
+        self.config, self.context = config, context
+        self._stack = ExitStack()
+        self._busy: set[str] = set()
+        self._busy_lock = threading.Lock()
+        self.executor = ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="turn")
+        if is_postgres(config.checkpointer):
+            saver, pool = self._postgres(config.checkpointer, config.pool_size)
+            self.store = ThreadStore(config.checkpointer, pool=pool)
+        else:
+            saver = self._stack.enter_context(open_checkpointer(config.checkpointer))
+            self.store = ThreadStore(config.checkpointer)
+        self.saver = saver
+        self.chat = build_chat_graph(checkpointer=saver)
+
+    def _postgres(self, url: str, size: int) -> tuple[Any, Any]:
+        from langgraph.checkpoint.postgres import PostgresSaver  # noqa: PLC0415 - optional (postgres extra)
+        from psycopg.rows import dict_row  # noqa: PLC0415 - as above
+        from psycopg_pool import ConnectionPool  # noqa: PLC0415 - as above
+
+        kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+        pool: Any = self._stack.enter_context(ConnectionPool(url, min_size=1, max_size=size, kwargs=kwargs))
+        saver = PostgresSaver(pool)
+        saver.setup()
+        return saver, pool
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        self.store.close()
+        self._stack.close()
+
+    # -- threads ---------------------------------------------------------------------------------
+
+    def owned(self, thread_id: str, owner: str) -> dict[str, Any]:
+        """The thread's row; 404 when it does not exist or another key owns it (the same answer)."""
+        row = self.store.get(thread_id)
+        if row is None or not hmac.compare_digest(row["owner"], owner):
+            raise HTTPException(404, "no such thread")
+        return row
+
+    def config_of(self, thread_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": thread_id}}
+
+    def snapshot(self, thread_id: str) -> dict[str, Any]:
+        """The conversation as the page shows it: turns, the question it waits on, the last answer."""
+        saved = self.chat.get_state(self.config_of(thread_id))
+        values = saved.values or {}
+        waiting = next((i.value.get("clarifying_question") for t in saved.tasks for i in t.interrupts), None)
+        turns = list(values.get("turns") or [])
+        last = self.answer_of(values) if turns and turns[-1]["speaker"] == "agent" else None
+        return {"turns": turns, "waiting": waiting, "running": bool(saved.next) and not waiting, "last": last}
+
+    def delete(self, thread_id: str) -> None:
+        self.saver.delete_thread(thread_id)
+        self.store.delete(thread_id)
+
+    def sweep(self) -> int:
+        """Delete the threads unused for ``retention_days``; returns how many."""
+        if not self.config.retention_days:
+            return 0
+        expired = self.store.unused_since(time.time() - self.config.retention_days * 86400)
+        for thread_id in expired:
+            self.delete(thread_id)
+        return len(expired)
+
+    # -- answers ---------------------------------------------------------------------------------
+
+    def answer_of(self, values: dict[str, Any]) -> dict[str, Any]:
+        """The last answer as the page shows it: cited sentences, the cited passages, "I don't know"."""
+        answer = values["turns"][-1]["text"]
+        route = values.get("route") or {}
+        citations = values.get("citations") or {}
+        sentences = list(citations.get("sentences") or [])
+        kept = list(citations.get("passages") or [])
+        if not sentences and not route.get("abstained") and route.get("kept_passages"):
+            # an answer written after a clarifying reply comes without citations: measure them the same way
+            kept = [self.config.sources.get(str(p.get("document_id"))) or {} for p in route["kept_passages"]]
+            sentences = grounding_sentences(answer, kept)
+        numbered: list[int] = []
+        if any(s.get("passages") for s in sentences):
+            _, numbered = cited_answer(sentences)
+        number_of = {index: n for n, index in enumerate(numbered, start=1)}
+        parts = [{"text": answer, "cites": []}]
+        if numbered:
+            parts = [
+                {"text": str(s["text"]).strip(),
+                 "cites": [number_of[i] for i in s.get("passages") or []] if s.get("supported", True) else []}
+                for s in sentences
+            ]  # fmt: skip
+        sources = []
+        for n, index in enumerate(numbered, start=1):
+            kept_passage = kept[index] if index < len(kept) else {}
+            document_id = str(kept_passage.get("document_id"))
+            found = self.config.sources.get(document_id) or {}
+            sources.append(
+                {"number": n, "document_id": document_id, "title": kept_passage.get("title") or found.get("title") or "",
+                 **{k: v for k, v in found.items() if k not in ("document_id", "title")}}
+            )  # fmt: skip
+        return {
+            "answer": answer,
+            "parts": parts,
+            "sources": sources,
+            "idk": bool(route.get("abstained")),
+            "abstain_reason": route.get("abstain_reason"),
+            "turns": len(values["turns"]),
+        }
+
+    @contextmanager
+    def running(self, thread_id: str) -> Iterator[None]:
+        with self._busy_lock:
+            if thread_id in self._busy:
+                raise HTTPException(409, "this thread is answering a message; wait for it to end")
+            self._busy.add(thread_id)
+        try:
+            yield
+        finally:
+            with self._busy_lock:
+                self._busy.discard(thread_id)
+
+    def plan(self, thread_id: str, message: NewMessage) -> tuple[str, Any]:
+        """What a message does: ("run", inputs) a new turn, a reply or a continued turn; ("replay", None)."""
+        saved = self.chat.get_state(self.config_of(thread_id))
+        turns = (saved.values or {}).get("turns") or []
+        waiting = any(t.interrupts for t in saved.tasks)
+        # the last user turn has no answer saved: an instance stopped while answering it
+        unfinished = not waiting and bool(turns) and turns[-1]["speaker"] == "user"
+        if message.after is not None and message.after > len(turns):
+            raise HTTPException(409, f"the thread has {len(turns)} turns, not {message.after}")
+        if message.after is not None and message.after < len(turns):
+            # the message was taken already (the client lost the answer): finish or replay that turn
+            return ("run", None) if unfinished else ("replay", None)
+        if waiting:
+            return "run", Command(resume=message.text)
+        if message.after is None and unfinished:
+            raise HTTPException(409, "the thread's last turn is unfinished; send it again with its 'after'")
+        # A new turn. An input an instance saved without taking it (no user turn in the state) is
+        # replaced by this one.
+        return "run", user_turn(message.text, self.config.passages)
+
+    def run_turn(self, thread_id: str, inputs: Any, emit: Any) -> None:
+        """Run one turn on this (worker) thread, handing each event to ``emit(kind, data)``."""
+        done: dict[str, Any] = {}
+        waiting = None
+        for kind, value in iter_events(
+            self.chat, inputs, context=self.context, config=self.config_of(thread_id)
+        ):
+            if kind == "step":
+                emit("step", {"label": value})
+            elif kind == "text":
+                emit("text", {"text": value})
+            elif kind == "retract":
+                emit("retract", {})
+            elif kind == "interrupt":
+                waiting = value
+            elif kind == "done":
+                done = value
+        if waiting is not None:
+            emit("interrupt", {"question": waiting, "turns": len(done.get("turns") or [])})
+        elif done.get("turns"):
+            emit("done", self.answer_of(done))
+
+    def replay(self, thread_id: str, emit: Any) -> None:
+        snapshot = self.snapshot(thread_id)
+        if snapshot["waiting"]:
+            emit("interrupt", {"question": snapshot["waiting"], "turns": len(snapshot["turns"])})
+        elif snapshot["last"] is not None:
+            emit("done", {**snapshot["last"], "replayed": True})
+        else:
+            emit("error", {"detail": "the thread has no answer to replay"})
+
+
+def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
+    """The ASGI app: the API under ``/api``, ``/health``, OpenAPI at ``/docs``, the page at ``/``."""
+    context = context or Context()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        service = Service(config, context)
+        app.state.service = service
+        sweeper = asyncio.create_task(_sweep_forever(service)) if config.retention_days else None
+        try:
+            yield
+        finally:
+            if sweeper is not None:
+                sweeper.cancel()
+            service.close()
+
+    app = FastAPI(
+        title="mtrag-graph",
+        description="Multi-turn RAG conversations: threads, streamed answers with citations, clarifying questions.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    if config.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(config.cors_origins),
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "X-API-Key", "Content-Type"],
+        )
+    app.add_middleware(BodyLimit, limit=config.max_body_bytes)
+    keys = [k for k in config.api_keys if k]
+
+    def caller(request: Request) -> str:
+        """The caller's owner id; 401 when keys are set and the request has none of them."""
+        if not keys:
+            return ANONYMOUS
+        given = request.headers.get("x-api-key") or ""
+        authorization = request.headers.get("authorization") or ""
+        if authorization.lower().startswith("bearer "):
+            given = authorization[7:].strip()
+        if not any(hmac.compare_digest(given.encode(), k.encode()) for k in keys):
+            raise HTTPException(401, "missing or wrong API key (Authorization: Bearer KEY, or X-API-Key)")
+        return owner_of(given)
+
+    def service() -> Service:
+        return app.state.service
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, error: Exception) -> JSONResponse:
+        log.exception("error serving %s %s", request.method, request.url.path)
+        return JSONResponse({"detail": "internal error"}, status_code=500)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        problems = [
+            {"field": ".".join(str(p) for p in e.get("loc", ())[1:]), "problem": e.get("msg")}
+            for e in error.errors()
+        ]
+        return JSONResponse({"detail": "invalid request", "problems": problems}, status_code=422)
+
+    @app.get("/health", tags=["service"])
+    def health() -> dict[str, Any]:
+        """Liveness and the checkpointer kind (no secrets)."""
+        return {"status": "ok", "checkpointer": "postgres" if is_postgres(config.checkpointer) else "sqlite"}
+
+    @app.get("/api/threads", tags=["threads"])
+    def list_threads(request: Request) -> dict[str, Any]:
+        """The caller's conversations, the most recently used first."""
+        return {"threads": service().store.owned_by(caller(request))}
+
+    @app.post("/api/threads", tags=["threads"], status_code=201)
+    def create_thread(request: Request, body: NewThread | None = None) -> dict[str, Any]:
+        """A new, empty conversation."""
+        owner = caller(request)
+        return service().store.create(uuid.uuid4().hex, owner, (body or NewThread(title="")).title)
+
+    @app.get("/api/threads/{thread_id}", tags=["threads"])
+    def get_thread(thread_id: str, request: Request) -> dict[str, Any]:
+        """The conversation: its turns, the clarifying question it waits on, the last answer with its sources."""
+        row = service().owned(thread_id, caller(request))
+        return {"thread_id": thread_id, "title": row["title"], **service().snapshot(thread_id)}
+
+    @app.delete("/api/threads/{thread_id}", tags=["threads"], status_code=204)
+    def delete_thread(thread_id: str, request: Request) -> None:
+        """Delete the conversation and all its checkpoints."""
+        service().owned(thread_id, caller(request))
+        service().delete(thread_id)
+
+    @app.post(
+        "/api/threads/{thread_id}/messages",
+        tags=["threads"],
+        response_class=StreamingResponse,
+        responses={200: {"content": {"text/event-stream": {}}, "description": "server-sent events"}},
+    )
+    async def post_message(thread_id: str, message: NewMessage, request: Request) -> StreamingResponse:
+        """Send a message (or the reply to a clarifying question); the answer streams as server-sent
+        events: ``step``, ``text``, ``retract``, then ``interrupt`` or ``done`` (or ``error``)."""
+        owner = caller(request)
+        if len(message.text) > config.max_message_chars:
+            raise HTTPException(413, f"message above {config.max_message_chars} characters")
+        svc = service()
+        await asyncio.to_thread(svc.owned, thread_id, owner)
+        guard = svc.running(thread_id)
+        guard.__enter__()
+        try:
+            action, inputs = await asyncio.to_thread(svc.plan, thread_id, message)
+        except BaseException:
+            guard.__exit__(None, None, None)
+            raise
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+        def emit(kind: str, data: Any) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, _sse(kind, data))
+
+        def work() -> None:
+            try:
+                svc.store.touch(thread_id, message.text if action == "run" else None)
+                if action == "replay":
+                    svc.replay(thread_id, emit)
+                else:
+                    svc.run_turn(thread_id, inputs, emit)
+            except Exception:  # reported to the client without its details, logged in full
+                log.exception("turn of thread %s failed", thread_id)
+                emit("error", {"detail": "the answer failed; send the message again"})
+            finally:
+                guard.__exit__(None, None, None)
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+
+        # The turn runs to its end even when the client goes away: its answer is saved in the thread.
+        loop.run_in_executor(svc.executor, work)
+
+        async def events() -> AsyncIterator[bytes]:
+            while (item := await queue.get()) is not None:
+                yield item
+
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+
+    static = resources.files("mtrag_graph.serve") / "static"
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(str(static / "index.html"), headers=_PAGE_HEADERS)
+
+    @app.get("/static/{name}", include_in_schema=False)
+    def asset(name: str) -> FileResponse:
+        if name not in _ASSETS:
+            raise HTTPException(404, "no such file")
+        return FileResponse(str(static / name), media_type=_ASSETS[name], headers=_PAGE_HEADERS)
+
+    return app
+
+
+_ASSETS = {"app.js": "text/javascript", "style.css": "text/css"}
+# The page's own script and style only: no inline script, so text a passage smuggles in cannot run.
+_PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-cache",
+}
+
+
+async def _sweep_forever(service: Service) -> None:
+    while True:
+        try:
+            deleted = await asyncio.to_thread(service.sweep)
+            if deleted:
+                log.info("retention: deleted %d threads", deleted)
+        except Exception:  # a failed sweep is retried at the next one
+            log.exception("retention sweep failed")
+        await asyncio.sleep(RETENTION_SWEEP_S)
