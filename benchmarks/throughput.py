@@ -1,7 +1,7 @@
 """Tasks per second at concurrency 1, 4, 16 and 64 against an OpenAI-compatible endpoint with ~300 ms calls.
 
     python -m benchmarks.throughput /work/shared/data/mtrag/tasks/mtrag_reference.jsonl \\
-        -o benchmarks/results/throughput.md
+        -o runs/throughput.md   # the tables for benchmarks/results/throughput.md
 
 The endpoint is ``mtrag_graph.testing.standin`` in its own process (127.0.0.1 only; it serves a fixed budget
 of requests, then stops, and stops anyway after a minute idle): every completion sleeps ``--latency``

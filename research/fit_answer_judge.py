@@ -35,7 +35,7 @@ from mtrag_graph.measure.evaluation.golden import SPLIT_RULE, by_task, load_gold
 
 def in_sample_scores(responses, features, faith_weights, faith_bias, preference) -> dict[str, float | None]:
     """How the fitted models agree with people on the responses they were fitted on (the card's scores;
-    the held-out numbers are in benchmarks/results/judge_fidelity.md)."""
+    the held-out numbers are in benchmarks/results/judges.md, "Report half")."""
 
     def linear(weights, bias, row):
         return bias + sum(w * row[n] for n, w in weights.items())
