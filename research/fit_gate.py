@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import datetime
 import hashlib
+import json
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -88,6 +89,7 @@ def card_command(args: argparse.Namespace, features: Sequence[str]) -> str:
         + (f" --seed {args.seed}" if args.seed else "")
         + (f" --max-positive-loss {args.max_positive_loss}" if args.max_positive_loss != 0.03 else "")
         + f" -o OUT --fit-gate {args.fit_gate} --gate-features {' '.join(features)}"
+        + (f" --evidence-out {args.evidence_out}" if args.evidence_out else "")
     )
 
 
@@ -108,6 +110,13 @@ def fit_after(args: argparse.Namespace) -> Any:
             trained_on=f"{source_name}{suffix}",
             seed=args.seed,
         )
+        evidence: dict[str, Any] = {}
+        if args.evidence_out:  # the fit's input as numbers (no benchmark text): tests refit from it
+            table = Path(args.evidence_out)
+            table.parent.mkdir(parents=True, exist_ok=True)
+            keep = ("item_id", "kind", "label", "features")
+            table.write_text("".join(json.dumps({k: r[k] for k in keep}) + "\n" for r in results))
+            evidence = {"evidence_file": str(args.evidence_out), "evidence_sha256": _sha256(table)}
         card = {
             "trained": datetime.date.today().isoformat(),
             "command": card_command(args, features),
@@ -117,6 +126,7 @@ def fit_after(args: argparse.Namespace) -> Any:
             "split": f"{args.split}: {source_name} (never the report split)",
             "items": dict(sorted(Counter(str(i.get("kind")) for i in items).items())),
             **summary,
+            **evidence,
         }
         dataclasses.replace(classifier, card=card).save(args.fit_gate)
         return {"path": str(args.fit_gate), "fitted_on": name, **summary}
@@ -142,6 +152,11 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=0.03,
         help="share of tuning positives the fitted gate may turn away (default 0.03)",
+    )
+    parser.add_argument(
+        "--evidence-out",
+        metavar="FILE.jsonl",
+        help="also write the fit's input: each item's label and features",
     )
     args = parser.parse_args(argv)
     if args.split != "tuning" or not {"gate", "evidence"} & set(args.only):
