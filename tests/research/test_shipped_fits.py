@@ -29,7 +29,8 @@ def test_the_shipped_gate_classifier_is_refitted_from_its_evidence_table():
     assert hashlib.sha256(table.read_bytes()).hexdigest() == card["evidence_sha256"]
     results = [json.loads(line) for line in table.read_text().splitlines()]
     command = shlex.split(card["command"])
-    features = command[command.index("--gate-features") + 1 :]
+    after = command[command.index("--gate-features") + 1 :]
+    features = after[: next((i for i, a in enumerate(after) if a.startswith("--")), len(after))]
     classifier, summary = fit_gate_classifier(results, features=features, trained_on=shipped["trained_on"])
     assert list(classifier.features) == shipped["features"]
     for key in ("mean", "scale", "coef"):
