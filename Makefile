@@ -23,13 +23,13 @@ test-fast: setup
 	$(PY) -m pytest -q -m "not slow"
 
 lint: setup
-	$(VENV)/bin/ruff check mtrag_graph tests
-	$(VENV)/bin/ruff format --check mtrag_graph tests
-	$(VENV)/bin/mypy mtrag_graph
+	$(VENV)/bin/ruff check mtrag_graph research benchmarks tests
+	$(VENV)/bin/ruff format --check mtrag_graph research benchmarks tests
+	$(VENV)/bin/mypy mtrag_graph research
 
 format: setup
-	$(VENV)/bin/ruff format mtrag_graph tests
-	$(VENV)/bin/ruff check --fix mtrag_graph tests
+	$(VENV)/bin/ruff format mtrag_graph research benchmarks tests
+	$(VENV)/bin/ruff check --fix mtrag_graph research benchmarks tests
 
 clean:
 	rm -rf $(VENV) demo-predictions.jsonl .pytest_cache

@@ -1,6 +1,6 @@
 """Does merging concurrent embedding requests into shared batches help? Reranking work of N tasks at once.
 
-    python benchmarks/embedding_batching.py /work/shared/data/mtrag/tasks/mtrag_reference.jsonl
+    python -m benchmarks.embedding_batching /work/shared/data/mtrag/tasks/mtrag_reference.jsonl
 
 Each "task" embeds its question and its passages (what the rerank node asks for), all texts distinct
 (no cache hits). N threads run the tasks, 4N in all; per mode: tasks/s, CPU seconds per task (all threads:
@@ -18,13 +18,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.throughput import PeakSampler, rss_mb  # noqa: E402
-from mtrag_graph.runtime.concurrency import run_bounded  # noqa: E402
-from mtrag_graph.models.batching import CoalescingEncoder  # noqa: E402
-from mtrag_graph.models.bundled import minilm_path  # noqa: E402
-from mtrag_graph.models.embeddings import Embedder, _sentence_transformer  # noqa: E402
+from benchmarks.throughput import PeakSampler, rss_mb
+from mtrag_graph.models.batching import CoalescingEncoder
+from mtrag_graph.models.bundled import minilm_path
+from mtrag_graph.models.embeddings import Embedder, sentence_transformer_encoder
+from mtrag_graph.runtime.concurrency import run_bounded
 
 
 def task_texts(path: str, n: int) -> list[list[str]]:
@@ -43,10 +41,10 @@ def main() -> int:
     parser.add_argument("--batch", type=int, nargs="+", default=[32, 128], help="merged modes' B")
     parser.add_argument("-o", "--output", help="append the table to this markdown file")
     args = parser.parse_args()
-    encode = _sentence_transformer(str(minilm_path()))
+    encode = sentence_transformer_encoder(str(minilm_path()))
     texts = task_texts(args.tasks, 4 * max(args.levels))
     lines = [
-        f"# python benchmarks/embedding_batching.py {args.tasks} --levels {' '.join(map(str, args.levels))} "
+        f"# python -m benchmarks.embedding_batching {args.tasks} --levels {' '.join(map(str, args.levels))} "
         f"--batch {' '.join(map(str, args.batch))}",
         "",
         "| threads | mode | tasks | s | tasks/s | CPU s per task | forward passes | peak RSS above loaded MB |",

@@ -7,7 +7,7 @@ latency (p50/p95, one query at a time, query embedding included for hybrid).
 Table 2: FAISS build and query time on synthetic 384-d vectors, exact vs approximate (HNSW, IVF), with
 the approximate indexes' recall@10 against exact search.
 
-    python benchmarks/retrieval_bench.py [--data DIR] [--index-dir DIR] [--graph-rewrites FILE]
+    python -m benchmarks.retrieval_bench [--data DIR] [--index-dir DIR] [--graph-rewrites FILE]
         [--faiss-vectors 1000000] [--faiss-queries 1000] [--skip-mini] [--skip-faiss]
 """
 
@@ -20,14 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from mtrag_graph import settings
+from mtrag_graph.retrieval.index import build_index, load_index, make_faiss_index
+from mtrag_graph.retrieval.metrics import aggregate, load_qrels, normalise_qid, score_queries
+from mtrag_graph.retrieval.search import clean_query, search
+from mtrag_graph.tasks import read_jsonl
 
-from mtrag_graph import settings  # noqa: E402
-from mtrag_graph.retrieval.index import build_index, load_index, make_faiss_index  # noqa: E402
-from mtrag_graph.retrieval.metrics import aggregate, load_qrels, normalise_qid, score_queries  # noqa: E402
-from mtrag_graph.retrieval.search import clean_query, search  # noqa: E402
-from mtrag_graph.tasks import read_jsonl  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 DOMAINS = ("clapnq", "cloud", "fiqa", "govt")
 MODES = ("hybrid", "dense", "bm25")  # hybrid first: its timed pass embeds each query for the first time

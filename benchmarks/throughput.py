@@ -1,7 +1,7 @@
 """Tasks per second at concurrency 1, 4, 16 and 64 against an OpenAI-compatible endpoint with ~300 ms calls.
 
-    python benchmarks/throughput.py /work/shared/data/mtrag/tasks/mtrag_reference.jsonl \\
-        -o benchmarks/results/throughput.md
+    python -m benchmarks.throughput /work/shared/data/mtrag/tasks/mtrag_reference.jsonl \\
+        -o runs/throughput.md   # the tables for benchmarks/results/throughput.md
 
 The endpoint is ``mtrag_graph.testing.standin`` in its own process (127.0.0.1 only; it serves a fixed budget
 of requests, then stops, and stops anyway after a minute idle): every completion sleeps ``--latency``
@@ -33,7 +33,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 LEVELS = (1, 4, 16, 64)
 MAX_CALLS_PER_TASK = 12  # ncl: at most 2 rewrites (+2 JSON retries), 2 verdicts, gate, 2 answers
@@ -67,10 +66,10 @@ class PeakSampler(threading.Thread):
 
 def child(args: argparse.Namespace) -> None:
     """One level: warm up, then answer the tasks at the given concurrency; print a JSON line."""
-    from mtrag_graph.runtime.batch import answer_tasks
     from mtrag_graph.context import Context
     from mtrag_graph.graph import build_graph
     from mtrag_graph.models import embeddings
+    from mtrag_graph.runtime.batch import answer_tasks
 
     spec = f"vllm:stand-in@{args.url}"
     context = Context(
@@ -134,7 +133,7 @@ def render(results: list[dict], args: argparse.Namespace, cpu: str) -> str:
     base = results[0]["tasks_per_s"] if results and results[0]["concurrency"] == 1 else None
     base_extra = results[0]["peak_mb"] - results[0]["baseline_mb"] if base else None
     lines = [
-        f"# python benchmarks/throughput.py {args.tasks} --levels {' '.join(map(str, args.levels))} "
+        f"# python -m benchmarks.throughput {args.tasks} --levels {' '.join(map(str, args.levels))} "
         f"--latency {args.latency} --min-tasks {args.min_tasks} --waves {args.waves} --reranker {args.reranker}"
         + (" --merge-embeddings" if args.merge_embeddings else ""),
         "",

@@ -12,13 +12,38 @@ Each sentence: ``{"text", "supported", "passages" (indices into kept_passages, b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
 from typing import Any
 
 from mtrag_graph.judging.grounding import DEFAULT_MIN_SUPPORT, sentence_support, support_entries
 from mtrag_graph.messages import format_conversation
 
 MIN_SUPPORT = DEFAULT_MIN_SUPPORT  # the grounding check's default (Context.grounding_min_support)
+
+# The id of a passage cut from a document (ingest/build.py): ``guide.pdf#page=2&chunk=5``, ``notes.md#chunk=3``
+_DOCUMENT_ID = re.compile(r"^(?P<source>.+?)#(?:page=(?P<page>\d+)&)?chunk=\d+$")
+
+
+def source_label(passage: Mapping[str, Any]) -> str:
+    """Where a passage comes from, for a reader: ``guide.pdf, p. 2``, ``notes.md, Install``, or for a
+    benchmark passage its title and id (``Cloudant (doc-12)``).
+
+    Reads the passage's ``source`` / ``page`` / ``section`` fields, else its id when that is a document
+    passage's id (the chat keeps only ids and titles of its sources).
+    """
+    source, page, section = passage.get("source"), passage.get("page"), passage.get("section")
+    doc_id = str(passage.get("document_id") or "")
+    if not source:
+        match = _DOCUMENT_ID.match(doc_id)
+        if match is None:
+            return f"{passage.get('title') or '(untitled)'} ({passage.get('document_id')})"
+        source, page = match["source"], match["page"]
+    name = str(source) if "://" in str(source) else PurePosixPath(str(source)).name
+    if page:
+        return f"{name}, p. {page}"
+    return f"{name}, {section}" if section else name
 
 
 def grounding_sentences(
@@ -44,15 +69,22 @@ def answer_citations(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     if state.get("abstain_reason") or (state.get("clarification") or {}).get("asked"):
         return []
     grounding = state.get("grounding")
+    kept = state.get("kept_passages") or []
     if isinstance(grounding, Mapping) and grounding.get("sentences") is not None:
-        return [dict(s) for s in grounding["sentences"] if s.get("supported")]
-
-    return grounding_sentences(
-        str(state.get("answer") or ""),
-        state.get("kept_passages") or [],
-        format_conversation(state.get("history") or []),
-        question=state.get("question") or "",
-    )
+        sentences = [dict(s) for s in grounding["sentences"] if s.get("supported")]
+    else:
+        sentences = grounding_sentences(
+            str(state.get("answer") or ""),
+            kept,
+            format_conversation(state.get("history") or []),
+            question=state.get("question") or "",
+        )
+    if any(p.get("source") for p in kept):  # passages of documents: say where each cited one is
+        for sentence in sentences:
+            sentence["sources"] = [
+                source_label(kept[i]) for i in sentence.get("passages") or [] if i < len(kept)
+            ]
+    return sentences
 
 
 def cited_answer(answer_sentences: Sequence[Mapping[str, Any]]) -> tuple[str, list[int]]:

@@ -9,6 +9,7 @@ Read at call time (not at import), so a test or a command can set a variable bef
 | ``MTRAG_EMBEDDER`` | the embedder (reranking, indexing) | ``DEFAULT_EMBEDDER`` |
 | ``MTRAG_RERANKER`` | the reranker | ``DEFAULT_RERANKER`` |
 | ``MTRAG_INDEX_DIR`` | the index folder for full-RAG tasks | none |
+| ``MTRAG_MILVUS_URI`` / ``MTRAG_MILVUS_TOKEN`` | a Milvus server for Milvus indexes (``retrieval/milvus.py``) | the index folder's Milvus Lite file |
 | ``MTRAG_N_CTX`` | the llama.cpp context window, and the window prompts are fitted to | ``DEFAULT_N_CTX`` |
 | ``MTRAG_N_THREADS`` | llama.cpp threads | all cores |
 | ``MTRAG_JSON_GRAMMAR`` | constrain JSON replies with a llama.cpp grammar (slow) | off |
@@ -65,6 +66,14 @@ def reranker() -> str:
 
 def index_dir() -> str | None:
     return _text("MTRAG_INDEX_DIR")
+
+
+def milvus_uri() -> str | None:
+    return _text("MTRAG_MILVUS_URI")
+
+
+def milvus_token() -> str | None:
+    return _text("MTRAG_MILVUS_TOKEN")
 
 
 def n_ctx() -> int:

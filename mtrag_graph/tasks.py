@@ -70,7 +70,7 @@ def answerability_of(raw: dict[str, Any]) -> str | None:
     """The task's answerability label, from ``answerability`` or ``Answerability`` (a list or a string).
 
     Both spellings are read (upstream's scorer once skipped the IDK conditioning when the key was
-    capitalised: IBM mt-rag-benchmark issue #23); an empty or null one does not hide the other.
+    capitalised, as in some of the organisers' files); an empty or null one does not hide the other.
     """
     for key in ("answerability", "Answerability"):
         value = raw.get(key)

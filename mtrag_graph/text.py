@@ -98,7 +98,7 @@ def claims(text: str) -> list[str]:
 
 
 # ---- does an answer decline? One recogniser for the graph and the evaluation harness -------------
-# Tuned on the golden file's official IDK verdicts (benchmarks/refusal_threshold.py). An answer
+# Tuned on the golden file's official IDK verdicts (research/refusal_threshold.py). An answer
 # declines when it opens with a refusal ("I do not have specific information ...", "Sorry, ...", "The
 # documents do not provide ...") and adds at most a short remark after it, or when it is only a
 # pleasantry ("You're welcome! ...", "feel free to ask"), which the official judge also counts as not

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "mtrag_graph"
 # everything but the measurement side, the commands (some run a measurement) and the test stand-ins
 SERVING = [
@@ -31,3 +33,40 @@ def test_the_serving_code_never_imports_the_measurement_side_or_the_test_stand_i
         for f in files
     }
     assert {f: m for f, m in offending.items() if m} == {}
+
+
+def test_the_package_never_imports_the_research_tree_or_the_benchmarks():
+    files = sorted(PACKAGE.rglob("*.py"))
+    offending = {
+        str(f.relative_to(PACKAGE)): sorted(
+            m for m in imported_modules(f) if m.split(".")[0] in ("research", "benchmarks")
+        )
+        for f in files
+    }
+    assert {f: m for f, m in offending.items() if m} == {}
+
+
+def test_the_wheel_holds_the_product_only():
+    text = (PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    assert '[tool.setuptools.packages.find]\ninclude = ["mtrag_graph*"]' in text
+
+
+def test_the_command_line_offers_product_commands_only(capsys):
+    from mtrag_graph.cli import build_parser  # noqa: PLC0415 - the test of the parser, not of imports
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    listed = capsys.readouterr().out
+    assert "clarify-twins" not in listed
+    for command in (
+        "answer",
+        "chat",
+        "index",
+        "retrieve",
+        "trace",
+        "evaluate",
+        "eval-retrieval",
+        "bench",
+        "decisions",
+    ):
+        assert command in listed

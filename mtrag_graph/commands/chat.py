@@ -106,7 +106,7 @@ class TurnPrinter:
 
     def finish(self, answer: str, citations: Mapping[str, Any] | None) -> None:
         """The final answer, cited (in place of the streamed text on a terminal); then the sources."""
-        from mtrag_graph.citations import cited_answer
+        from mtrag_graph.citations import cited_answer, source_label
 
         self._clear_status()
         sentences = list((citations or {}).get("sentences") or [])
@@ -119,8 +119,7 @@ class TurnPrinter:
         self.out.write(f"{BOT}{text}\n")
         for number, index in enumerate(numbered, start=1):
             source = passages[index] if index < len(passages) else {}
-            title = source.get("title") or "(untitled)"
-            self.out.write(f"     [{number}] {title} ({source.get('document_id')})\n")
+            self.out.write(f"     [{number}] {source_label(source)}\n")
         self.out.flush()
 
 

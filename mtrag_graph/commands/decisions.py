@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from mtrag_graph.commands.answer import add_model_options, overrides_from_args
 
@@ -24,13 +25,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "against ANSWERABLE/PARTIAL), relation class. Tune on --split tuning, report on --split report. "
         "Per-item results are cached: re-running resumes.",
     )
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command's options (the research tree's gate fit, research/fit_gate.py, takes them too)."""
     parser.add_argument("--data", default=os.environ.get("MTRAG_DATA"), help="benchmark data (MTRAG_DATA)")
     parser.add_argument("--split", choices=["tuning", "report"], default="report")
     parser.add_argument(
         "--tasks",
         metavar="FILE.jsonl",
-        help="score on this task file instead of the split's (e.g. the clarify twins of `mtrag-graph "
-        "clarify-twins`); --split then only names the run",
+        help="score on this task file instead of the split's (e.g. the clarify twins of `python -m "
+        "research.clarify_twins`); --split then only names the run",
     )
     parser.add_argument("--only", nargs="+", choices=DECISION_NAMES, default=list(DECISION_NAMES))
     parser.add_argument("-o", "--output", required=True, metavar="DIR", help="tables, JSON and item cache")
@@ -47,11 +54,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--label", default="", help="a name for this run in the tables")
     parser.add_argument(
-        "--fit-gate",
-        metavar="FILE.json",
-        help="after the gate run on the tuning split, fit the gate classifier on its results and write it here",
-    )
-    parser.add_argument(
         "--generate",
         choices=["after-yes", "always", "never"],
         default="after-yes",
@@ -63,19 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_false",
         help="gate set: do not ask the gate model when the decision rule does not need it",
     )
-    parser.add_argument(
-        "--gate-features",
-        nargs="+",
-        help="features of the fitted classifier (default: all; leave out logit_p_yes for a model-free gate)",
-    )
-    parser.add_argument(
-        "--max-positive-loss",
-        type=float,
-        default=0.03,
-        help="share of tuning positives the fitted gate may turn away (default 0.03)",
-    )
     add_model_options(parser)  # its --index: the corpora/mini index that UNANSWERABLE turns retrieve from
-    parser.set_defaults(func=run)
 
 
 def _settings(pairs: list[str]) -> dict:
@@ -91,17 +81,13 @@ def _settings(pairs: list[str]) -> dict:
     return parsed
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, after_decision: Any = None) -> int:
+    """The benchmark; ``after_decision``: see ``measure.decisions.bench.run_benchmark``."""
     from mtrag_graph.context import Context
     from mtrag_graph.measure.decisions.bench import run_benchmark
 
     if not args.data:
         print("error: pass --data or set MTRAG_DATA to the benchmark data folder", file=sys.stderr)
-        return 2
-    if args.fit_gate and (args.split != "tuning" or not {"gate", "evidence"} & set(args.only)):
-        print(
-            "error: --fit-gate fits on the tuning split's gate results: use --split tuning", file=sys.stderr
-        )
         return 2
     context = Context.from_preset(args.preset, **overrides_from_args(args))
     known = {f.name for f in dataclasses.fields(context)}
@@ -121,11 +107,9 @@ def run(args: argparse.Namespace) -> int:
         limit_per_kind=args.limit_per_kind,
         seed=args.seed,
         label=args.label,
-        fit_gate=args.fit_gate,
-        max_positive_loss=args.max_positive_loss,
-        gate_features=args.gate_features,
         generate=args.generate,
         ask_model=args.ask_model,
+        after_decision=after_decision,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
     )
     print(markdown)

@@ -90,7 +90,7 @@ def register(subparsers) -> None:
         help="who gives RB_llm and RL_F: the --judge model (default), or the fitted models of "
         "mtrag_graph/measure/evaluation/fitted.py (no model call: RL_F = the answer judge's faithfulness, RB_llm = "
         "a rating from BERTScore recall and faithfulness fitted on the official rb_llm of the golden "
-        "file's tuning half; see benchmarks/results/judge_fidelity.md)",
+        "file's tuning half; see benchmarks/results/judges.md, 'What is fitted')",
     )
     parser.add_argument("--limit", type=int, help="score only the first N valid rows")
     parser.add_argument(

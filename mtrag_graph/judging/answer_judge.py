@@ -1,7 +1,7 @@
 """The fitted answer judge: faithfulness and preference scores of candidate answers from their features.
 
 The models are linear, fitted on the tuning half of the golden file
-(``python -m mtrag_graph.measure.evaluation.fit_answer_judge``) and shipped as ``mtrag_graph/judging/data/answer_judge.json`` with their data card:
+(``python -m research.fit_answer_judge``) and shipped as ``mtrag_graph/judging/data/answer_judge.json`` with their data card:
 
 - faithfulness: least squares on the mean human faithfulness rating (1-4) of each response, mapped to
   [0, 1] as (prediction - 1) / 3, clipped;

@@ -1,5 +1,5 @@
 """The answer judge's fitting: its feature sets and the two regressions (ridge least squares, pairwise
-logistic). The command that fits it on the golden file is ``mtrag_graph.measure.evaluation.fit_answer_judge``.
+logistic). The command that fits it on the golden file is ``research.fit_answer_judge``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 # The feature sets were chosen by 4-fold cross-validation within the tuning half
-# (benchmarks/answer_judge_cv.py): among all sets of up to five features, these are near the best and
+# (research/answer_judge_cv.py): among all sets of up to five features, these are near the best and
 # read plainly. Faithfulness: how much of the answer the passages hold (a single answer has no
 # consensus); preference: support, its weakest claim, coverage of the passage sentences closest to the
 # question (completeness), and declining.

@@ -42,7 +42,7 @@ _LIST_NUMBER = re.compile(r"\s*\d+[.)]\s*")  # "2." left alone by a sentence spl
 MAX_CITED = 3  # passages cited for one sentence at most
 # content-word support a sentence needs (Context.grounding_min_support): the highest threshold that turns
 # at most 3% of the tuning split's reference answers into "I don't know" and cuts a sentence from at most
-# 25% of them (benchmarks/grounding_fit.py, benchmarks/results/trust.md)
+# 25% of them (research/grounding_fit.py, benchmarks/results/trust.md)
 DEFAULT_MIN_SUPPORT = 0.5
 
 

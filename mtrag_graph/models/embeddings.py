@@ -96,7 +96,8 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.maximum(norms, 1e-12)
 
 
-def _sentence_transformer(path: str, batch_size: int = 32) -> Callable[[list[str]], np.ndarray]:
+def sentence_transformer_encoder(path: str, batch_size: int = 32) -> Callable[[list[str]], np.ndarray]:
+    """An encode function over a sentence-transformers folder (offline), batches of ``batch_size``."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - heavy (torch): loaded when an embedder of this kind is first used
@@ -154,9 +155,9 @@ def get_embedder(spec: str | None = None) -> Embedder:
             kind, _, path = spec.partition(":")
             encode_sparse = None
             if spec == settings.DEFAULT_EMBEDDER:
-                encode = _sentence_transformer(str(minilm_path()))
+                encode = sentence_transformer_encoder(str(minilm_path()))
             elif kind == "st" and path:
-                encode = _sentence_transformer(path)
+                encode = sentence_transformer_encoder(path)
             elif kind == "flag" and path:
                 encode = _flag_model(path)
             elif kind == "bge-m3" and path:

@@ -36,7 +36,7 @@ def clean_rewrite(text: str, question: str) -> str | None:
         return None
     # a rewrite that keeps none of the question's content words is answering another question (the
     # small model sometimes copies the previous exchange instead); whole words, not stems: "camping" in
-    # a rewrite does not keep "camp facilities" (the bench's before/after run, issue 21)
+    # a rewrite does not keep "camp facilities" (the bench's before/after run of the rewrite prompt)
     asked = content_words(question)
     if asked and not asked & content_words(line):
         return None

@@ -8,6 +8,11 @@ Layout of an index folder::
     bm25/             bm25s index (English stopwords, Snowball stemmer)
     sparse.jsonl      BGE-M3 lexical weights, one {token: weight} a passage (only with a BGE-M3 embedder)
 
+An index of documents (``mtrag-graph index FOLDER``, ``ingest/build.py``) also holds ``vectors.npy``
+(the passages' embeddings, so an update re-embeds only what changed) and ``files.json`` (each file's
+content hash and passage count); its passages carry ``source``, ``page``, ``section`` and ``file``. A
+manifest with ``"backend": "milvus"`` describes a Milvus collection instead (``retrieval/milvus.py``).
+
 A folder is built in a temporary sibling and renamed into place, so a crash never leaves a folder that
 has a manifest but not the files it describes. Loaded indexes are cached per process.
 """
@@ -22,6 +27,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,13 +37,16 @@ import Stemmer
 
 from mtrag_graph import settings
 from mtrag_graph.models.embeddings import get_embedder
-from mtrag_graph.retrieval.corpus import domain_of_path, file_checksum, read_corpus
+from mtrag_graph.retrieval import milvus
+from mtrag_graph.retrieval.corpus import domain_of_path, file_checksum, passage_text, read_corpus
 from mtrag_graph.tasks import domain_of
 
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
+FILES = "files.json"
+METADATA = ("source", "page", "section", "file", "url")  # passage fields kept beside id, title and text
 FAISS_KINDS = ("flat", "hnsw", "ivf")
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
@@ -61,6 +70,19 @@ class BuildReport:
     @property
     def passages_per_second(self) -> float:
         return self.passages / self.seconds if self.seconds > 0 else float("nan")
+
+
+def embed_by_length(embedder: Any, texts: list[str], show_progress: bool = False) -> np.ndarray:
+    """Embed texts in order of length, so each model batch pads to similar lengths; rows in input order.
+
+    The embedder cuts a request into batches of 32 as given: a mix of short and long passages would pad
+    every batch to its longest text (``benchmarks/ingest_speed.py`` measures the difference).
+    """
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    vectors = embedder.embed([texts[i] for i in order], show_progress=show_progress)
+    out = np.empty_like(vectors)
+    out[order] = vectors
+    return out
 
 
 # -- FAISS -----------------------------------------------------------------------------------------
@@ -177,7 +199,7 @@ def build_index(
         raise ValueError(f"{corpus_path}: no valid passages")
     model = get_embedder(embedder)
     texts = corpus.indexed_texts()
-    vectors = model.embed(texts, show_progress=show_progress)
+    vectors = embed_by_length(model, texts, show_progress=show_progress)
     dense, dense_params = make_faiss_index(vectors, faiss_kind)
 
     import bm25s  # noqa: PLC0415 - heavy (faiss, bm25s, scipy): loaded by full-RAG runs only
@@ -248,6 +270,92 @@ def build_indexes(corpus_paths: list[str | Path], out_dir: str | Path, **options
     return [build_index(p, Path(out_dir) / p.stem, **options) for p in paths]
 
 
+def commit_documents(
+    out_dir: Path,
+    *,
+    record: dict[str, dict[str, Any]],
+    parts: Callable[[], Iterator[tuple[list[dict[str, Any]], np.ndarray]]],
+    drop: set[str],
+    dim: int,
+    manifest: dict[str, Any],
+    rebuild: bool,
+) -> None:
+    """Write a documents index: the old index's passages of files kept, then the new ones (``parts``).
+
+    Built in a temporary sibling folder and swapped in (``_replace_dir``): a crash leaves the old index.
+    Vectors are streamed into a memory-mapped ``vectors.npy``; FAISS and BM25 are rebuilt from them.
+    """
+    import bm25s  # noqa: PLC0415 - heavy (faiss, bm25s, scipy): loaded by full-RAG runs only
+    import faiss  # noqa: PLC0415 - as above
+
+    started = time.perf_counter()
+    total = sum(int(entry["passages"]) for entry in record.values())
+    old_vectors = None
+    if not rebuild and (out_dir / "vectors.npy").exists():
+        old_vectors = np.load(out_dir / "vectors.npy", mmap_mode="r")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    try:
+        vectors = np.lib.format.open_memmap(
+            tmp / "vectors.npy", mode="w+", dtype=np.float32, shape=(total, dim)
+        )
+        texts: list[str] = []
+        row = 0
+        with open(tmp / "passages.jsonl", "w", encoding="utf-8") as out:
+            if old_vectors is not None:
+                with open(out_dir / "passages.jsonl", encoding="utf-8") as old:
+                    for position, line in enumerate(old):
+                        item = json.loads(line)
+                        if item.get("file") in drop or item.get("file") not in record:
+                            continue
+                        out.write(line)
+                        vectors[row] = old_vectors[position]
+                        texts.append(passage_text(item["title"], item["text"]))
+                        row += 1
+            for rows, part in parts():
+                for item in rows:
+                    out.write(json.dumps(item, ensure_ascii=False) + "\n")
+                    texts.append(passage_text(item["title"], item["text"]))
+                vectors[row : row + len(rows)] = part
+                row += len(rows)
+        if row != total:
+            raise RuntimeError(f"{out_dir}: wrote {row} passages where the file record counts {total}")
+        vectors.flush()
+        kind = str(manifest.get("faiss_kind", "flat"))
+        dense, dense_params = make_faiss_index(np.asarray(vectors), kind)
+        faiss.write_index(dense, str(tmp / "dense.faiss"))
+        bm25 = bm25s.BM25()
+        bm25.index(bm25_tokenize(texts), show_progress=False)
+        bm25.save(str(tmp / "bm25"), show_progress=False)
+        del vectors, old_vectors
+        with open(tmp / FILES, "w", encoding="utf-8") as handle:
+            json.dump(record, handle, indent=1)
+        with open(tmp / MANIFEST, "w", encoding="utf-8") as handle:
+            json.dump(
+                {
+                    "format_version": FORMAT_VERSION,
+                    "kind": "documents",
+                    "backend": "faiss",
+                    "embedder": manifest["embedder"],
+                    "chunk": manifest["chunk"],
+                    "dim": dim,
+                    "passages": total,
+                    "files": len(record),
+                    "faiss": {"kind": kind, **dense_params},
+                    "bm25": {"stopwords": BM25_STOPWORDS, "stemmer": BM25_STEMMER},
+                    "sparse": False,
+                    "build_seconds": round(time.perf_counter() - started, 3),
+                    "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                },
+                handle,
+                indent=2,
+            )
+        _replace_dir(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 # -- loading ---------------------------------------------------------------------------------------
 
 
@@ -260,12 +368,14 @@ class PassageIndex:
 
         self.path, self.manifest = path, manifest
         self.ids, self.titles, self.texts = [], [], []
+        self.metadata: list[dict[str, Any]] = []  # source, page, section of a documents index's passages
         with open(path / "passages.jsonl", encoding="utf-8") as handle:
             for line in handle:
                 row = json.loads(line)
                 self.ids.append(row["_id"])
                 self.titles.append(row["title"])
                 self.texts.append(row["text"])
+                self.metadata.append({k: row[k] for k in METADATA if row.get(k) is not None})
         self.dense = faiss.read_index(str(path / "dense.faiss"))
         set_search_params(self.dense, manifest.get("faiss", {}))
         self.bm25 = bm25s.BM25.load(str(path / "bm25"), show_progress=False)
@@ -279,6 +389,19 @@ class PassageIndex:
     @property
     def embedder_spec(self) -> str:
         return str(self.manifest["embedder"])
+
+    def passages(self, hits: list[tuple[int, float]]) -> list[dict[str, Any]]:
+        """The passages at the hits' positions, with their scores and source fields."""
+        return [
+            {
+                "document_id": self.ids[i],
+                "title": self.titles[i],
+                "text": self.texts[i],
+                **self.metadata[i],
+                "score": round(score, 6),
+            }
+            for i, score in hits
+        ]
 
     @property
     def domain(self) -> str | None:
@@ -301,11 +424,12 @@ def _load_sparse(path: Path) -> Any:
     return csr_matrix((values, (rows, cols)), shape=(row + 1 if rows else 0, width), dtype=np.float32)
 
 
-_INDEXES: dict[tuple[str, int], PassageIndex] = {}
+Index = PassageIndex | milvus.MilvusIndex
+_INDEXES: dict[tuple[str, int], Index] = {}
 _LOCK = threading.Lock()
 
 
-def load_index(path: str | Path) -> PassageIndex:
+def load_index(path: str | Path) -> Index:
     """The index in ``path``, loaded once per process (reloaded when its manifest changes)."""
     path = Path(path).resolve()
     manifest_path = path / MANIFEST
@@ -323,7 +447,10 @@ def load_index(path: str | Path) -> PassageIndex:
                 raise IndexNotFound(f"{manifest_path}: unreadable or from another format version")
             for stale in [k for k in _INDEXES if k[0] == key[0]]:
                 del _INDEXES[stale]
-            _INDEXES[key] = PassageIndex(path, manifest)
+            if manifest.get("backend") == "milvus":
+                _INDEXES[key] = milvus.MilvusIndex(path, manifest)
+            else:
+                _INDEXES[key] = PassageIndex(path, manifest)
         return _INDEXES[key]
 
 
@@ -350,5 +477,5 @@ def index_path_for(index_dir: str | Path, collection: str | None) -> Path:
     raise IndexNotFound(f"no index for domain '{domain}' in {index_dir} (expected {index_dir / domain})")
 
 
-def index_for(index_dir: str | Path, collection: str | None) -> PassageIndex:
+def index_for(index_dir: str | Path, collection: str | None) -> Index:
     return load_index(index_path_for(index_dir, collection))

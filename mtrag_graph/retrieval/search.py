@@ -1,7 +1,8 @@
 """Hybrid search: BM25 and dense rankings fused with weighted reciprocal rank fusion; dual-query merge.
 
-A search returns ``(position, score)`` pairs, best first, where ``position`` indexes the passages of a
-``PassageIndex``. Scores are BM25 scores (``bm25``), cosine similarities (``dense``) or weighted RRF
+A search returns ``(key, score)`` pairs, best first, where ``key`` is a position in the passages of a
+``PassageIndex`` or a passage id of a ``MilvusIndex`` (the engine ranks; fusion and the merge are the
+same). Scores are BM25 scores (``bm25``), cosine similarities (``dense``) or weighted RRF
 scores (``hybrid``): comparable within one mode, not across modes.
 """
 
@@ -14,12 +15,13 @@ from typing import Any
 import numpy as np
 
 from mtrag_graph.models.embeddings import get_embedder
-from mtrag_graph.retrieval.index import PassageIndex, bm25_tokenize
+from mtrag_graph.retrieval.index import Index, PassageIndex, bm25_tokenize
+from mtrag_graph.retrieval.milvus import MilvusIndex
 
 MODES = ("hybrid", "bm25", "dense")
 DEFAULT_DEPTH = 100  # candidates taken from each ranking before fusion
 
-Hits = list[tuple[int, float]]
+Hits = list[tuple[Any, float]]
 
 _SPEAKER_TAG = re.compile(r"\|(?:user|agent)\|:\s*")
 
@@ -97,7 +99,7 @@ def sparse_ranking(index: PassageIndex, weights: dict[str, float], depth: int) -
 
 
 def search(
-    index: PassageIndex,
+    index: Index,
     query: str,
     *,
     top_k: int = 10,
@@ -112,6 +114,8 @@ def search(
     if mode not in MODES:
         raise ValueError(f"unknown search mode '{mode}': use one of {', '.join(MODES)}")
     depth = max(depth or DEFAULT_DEPTH, top_k)
+    if isinstance(index, MilvusIndex):
+        return _milvus_search(index, query, top_k, mode, bm25_weight, dense_weight, rrf_k, depth)
     if mode == "bm25":
         return bm25_ranking(index, query, top_k)
     embedder = get_embedder(index.embedder_spec)
@@ -127,21 +131,37 @@ def search(
     return fused[:top_k]
 
 
+def _milvus_search(
+    index: MilvusIndex,
+    query: str,
+    top_k: int,
+    mode: str,
+    bm25_weight: float,
+    dense_weight: float,
+    rrf_k: int,
+    depth: int,
+) -> Hits:
+    if mode == "bm25":
+        return index.bm25_ranking(query, top_k)
+    vector = get_embedder(index.embedder_spec).embed([query])[0]
+    if mode == "dense":
+        return index.dense_ranking(vector, top_k)
+    if bm25_weight == dense_weight:  # plain RRF: the engine fuses
+        return index.hybrid_ranking(query, vector, depth, top_k, rrf_k)
+    rankings = [index.bm25_ranking(query, depth), index.dense_ranking(vector, depth)]
+    fused = rrf_fuse([[i for i, _ in r] for r in rankings], [bm25_weight, dense_weight], k=rrf_k)
+    return fused[:top_k]
+
+
 def multi_query_search(
-    index: PassageIndex, queries: Iterable[str | None], *, top_k: int = 10, **options: Any
+    index: Index, queries: Iterable[str | None], *, top_k: int = 10, **options: Any
 ) -> Hits:
     """Search with each distinct non-empty query and merge (best score wins); the top ``top_k``."""
     distinct = list(dict.fromkeys(q.strip() for q in queries if q and q.strip()))
     return merge_best(search(index, q, top_k=top_k, **options) for q in distinct)[:top_k]
 
 
-def as_passages(index: PassageIndex, hits: Hits) -> list[dict[str, Any]]:
-    return [
-        {
-            "document_id": index.ids[i],
-            "title": index.titles[i],
-            "text": index.texts[i],
-            "score": round(score, 6),
-        }
-        for i, score in hits
-    ]
+def as_passages(index: Index, hits: Hits) -> list[dict[str, Any]]:
+    """The hits as passages: ``document_id``, ``title``, ``text``, ``score``, and for passages of
+    documents ``source``, ``page``, ``section``."""
+    return index.passages(hits)

@@ -1,1 +1,1 @@
-"""Each decision node measured alone against labels the benchmark data holds (issue 11)."""
+"""Each decision node measured alone against labels the benchmark data holds."""

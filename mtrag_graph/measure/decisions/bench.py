@@ -10,22 +10,16 @@ Output folder layout:
 
 from __future__ import annotations
 
-import dataclasses
-import datetime
 import functools
-import hashlib
 import json
-from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from mtrag_graph.context import Context
 from mtrag_graph.measure.decisions import metrics, report, sets
-from mtrag_graph.measure.decisions.fit import fit_gate_classifier
 from mtrag_graph.measure.decisions.retrieval import index_retriever
 from mtrag_graph.measure.decisions.run import decide_gate, fingerprint, run_decision
-from mtrag_graph.nodes.answerability_gate import FEATURES
 
 SCORERS: dict[str, Callable[[Sequence[dict[str, Any]]], dict[str, Any]]] = {
     "gate": metrics.gate_report,
@@ -35,6 +29,8 @@ SCORERS: dict[str, Callable[[Sequence[dict[str, Any]]], dict[str, Any]]] = {
 }
 
 
+# called after each decision with (name, items, results, set file); its dict goes into the report
+AfterDecision = Callable[[str, list[dict[str, Any]], list[dict[str, Any]], Path], dict[str, Any] | None]
 SET_OF = {"evidence": "gate"}  # the evidence features are computed on the gate's set
 
 
@@ -63,10 +59,6 @@ def build_set(
     raise ValueError(f"unknown decision '{name}': use one of {', '.join(SCORERS)}")
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def load_or_build_set(path: Path, build: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     if path.exists():
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -90,13 +82,14 @@ def run_benchmark(
     limit_per_kind: int | None = None,
     seed: int = 0,
     label: str = "",
-    fit_gate: str | None = None,
-    max_positive_loss: float = 0.03,
-    gate_features: Sequence[str] | None = None,
+    after_decision: AfterDecision | None = None,
     generate: str = "after-yes",
     ask_model: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> str:
+    """Each decision's set, results (cached) and scores; the report as markdown (also written to
+    ``out_dir``). ``after_decision(name, items, results, set_file)``: called after each decision; what it
+    returns (e.g. a fitted classifier's summary, research/fit_gate.py) goes into the report."""
     tasks = sets.load_tasks(tasks_file) if tasks_file else sets.load_split(data_dir, split)
     if tasks_file:  # its sets and results must not mix with the split's
         split = f"{split}-{Path(tasks_file).stem}"
@@ -120,38 +113,9 @@ def run_benchmark(
         )
         results = run_decision(name, items, context, cache, decide=decide, progress=progress)
         reports[name] = SCORERS[name](results)
-        if name in ("gate", "evidence") and fit_gate:
-            if split != "tuning":
-                raise ValueError("the gate classifier is fitted on the tuning split only")
-            features = tuple(gate_features or FEATURES)
-            classifier, summary = fit_gate_classifier(
-                results,
-                max_positive_loss=max_positive_loss,
-                features=features,
-                trained_on=f"{source_name}{suffix}",
-                seed=seed,
-            )
+        if after_decision is not None:
             set_file = out_dir / "sets" / f"{split}-{SET_OF.get(name, name)}{suffix}.jsonl"
-            command = (
-                f"mtrag-graph decisions --split {split} --only {name} --index INDEX"
-                + (f" --limit-per-kind {limit_per_kind}" if limit_per_kind else "")
-                + (f" --seed {seed}" if seed else "")
-                + (f" --max-positive-loss {max_positive_loss}" if max_positive_loss != 0.03 else "")
-                + f" -o OUT --fit-gate {fit_gate} --gate-features {' '.join(features)}"
-            )
-            card = {
-                "trained": datetime.date.today().isoformat(),
-                "command": command,
-                "data": source_name,
-                "data_sha256": _sha256(Path(tasks_file) if tasks_file else Path(data_dir) / source_name),
-                "set_sha256": _sha256(set_file),
-                "split": f"{split}: {source_name} (never the report split)",
-                "items": dict(sorted(Counter(str(i.get("kind")) for i in items).items())),
-                **summary,
-            }
-            classifier = dataclasses.replace(classifier, card=card)
-            classifier.save(fit_gate)
-            fitted = {"path": str(fit_gate), "fitted_on": name, **summary}
+            fitted = after_decision(name, items, results, set_file) or fitted
     header = f"# Decision benchmark: split {split} ({source_name}), run '{label}' (context {fp})" + (
         f", at most {limit_per_kind} items per kind" if limit_per_kind else ""
     )

@@ -1,6 +1,6 @@
 """How well a metric agrees with people: rank correlation, pairwise order, top-1, Cohen's kappa.
 
-Definitions (those of the anchor table in issue 12, reproduced from the golden file's official values):
+Definitions (those of the judges' anchor table, reproduced from the golden file's official values):
 
 - Spearman rho over responses: Pearson correlation of average ranks (ties share their mean rank);
   responses whose metric value is missing are left out.

@@ -12,7 +12,7 @@ Fit (tuning half only; HARNESS is ``harness/scores.jsonl`` of an ``evaluate --fi
     python -m mtrag_graph.measure.evaluation.fitted GOLDEN.json HARNESS -o mtrag_graph/measure/evaluation/data/reference_rating.json
 
 Why: the 1.5B local judge's RB_llm and RL_F cost 20-100 s a response on this CPU and gave flat ratings
-(``benchmarks/results/judge_fidelity.md``); these cost nothing beyond BERTScore and the answer judge.
+(``benchmarks/results/judges.md``, "Tried and rejected"); these cost nothing beyond BERTScore and the answer judge.
 """
 
 from __future__ import annotations

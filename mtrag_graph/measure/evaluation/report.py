@@ -63,7 +63,7 @@ def provenance_warnings(
     if ratings:
         warnings.append(
             f"RB_llm and RL_F come from the {ratings} models of mtrag_graph/measure/evaluation/fitted.py (no LLM call; "
-            "validated on the golden file's human ratings in benchmarks/results/judge_fidelity.md), not "
+            "validated on the golden file's human ratings in benchmarks/results/judges.md), not "
             "from an LLM judge: not comparable with published leaderboards"
         )
     if judge and not judge_official:

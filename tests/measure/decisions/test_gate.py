@@ -5,14 +5,14 @@ import math
 
 import pytest
 
-from mtrag_graph.cli import main
 from mtrag_graph.graph import build_graph
 from mtrag_graph.measure.decisions import sets
-from mtrag_graph.measure.decisions.fit import fit_gate_classifier
 from mtrag_graph.measure.decisions.run import grounded_state
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.nodes import answerability_gate as gate
 from mtrag_graph.testing import fake_context, make_task
+from research.fit_gate import fit_gate_classifier
+from research.fit_gate import main as fit_gate_main
 from tests.measure.decisions.conftest import fake_retriever, task
 
 
@@ -119,13 +119,13 @@ def test_the_gate_classifier_is_rebuilt_from_its_card_command_with_a_full_card(t
         "mtrag_graph.measure.decisions.retrieval.index_retriever", lambda index_dir: fake_retriever
     )
     model = tmp_path / "gate.json"
-    argv = ["decisions", "--data", str(data), "--split", "tuning", "--only", "evidence", "--index", "IDX",
+    argv = ["--data", str(data), "--split", "tuning", "--only", "evidence", "--index", "IDX",
             "--limit-per-kind", "6", "-o", str(tmp_path / "out"), "--embedder", "hashing:64",
             "--fit-gate", str(model), "--gate-features", "overlap_max", "overlap_all"]  # fmt: skip
-    assert main(argv) == 0
+    assert fit_gate_main(argv) == 0
     card = json.loads(model.read_text())["card"]
     assert card["command"] == (
-        "mtrag-graph decisions --split tuning --only evidence --index INDEX --limit-per-kind 6 -o OUT "
+        "python -m research.fit_gate --split tuning --only evidence --index INDEX --limit-per-kind 6 -o OUT "
         f"--fit-gate {model} --gate-features overlap_max overlap_all"
     )
     assert card["data"] == "tasks/mtrag_reference.jsonl" and card["split"].startswith("tuning")

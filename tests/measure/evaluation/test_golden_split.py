@@ -104,7 +104,7 @@ def test_a_golden_task_without_an_answerability_label_names_the_task_and_field(t
 def test_the_issue_anchor_table_is_reproduced_from_the_official_values():
     responses = load_golden(mtrag_data_path(GOLDEN))
     table = build_fidelity(responses, {}, {}, {})["agreement"]["all"]
-    anchors = {  # issue 12: rho faithfulness, rho completeness, pairwise, top-1 (None: not given)
+    anchors = {  # the judges' anchor table: rho faithfulness, rho completeness, pairwise, top-1 (None: not given)
         "official rl_f": (0.58, 0.45, 0.67, 0.51),
         "official rb_llm": (0.33, 0.29, 0.59, 0.50),
         "official Bert-KPrec": (0.58, 0.36, 0.62, None),

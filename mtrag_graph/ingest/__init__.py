@@ -1,0 +1,1 @@
+"""Documents into passages: text extraction (``extract``), chunking (``chunk``), incremental indexing (``build``)."""

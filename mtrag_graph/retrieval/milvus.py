@@ -1,0 +1,289 @@
+"""The Milvus index backend: the same passages, hybrid search and dual-query merge on a search engine
+that runs as a cluster when one machine is not enough.
+
+By default the collection lives in the index folder as a Milvus Lite file (``milvus.db``: embedded, no
+server, the same ``pymilvus`` API). ``MTRAG_MILVUS_URI=http://host:19530`` (and ``MTRAG_MILVUS_TOKEN``
+where the server wants one) points the same index at Milvus Standalone or Distributed instead.
+
+One row a passage: the id, title, text, source fields, the dense vector (inner product over
+L2-normalised embeddings, as the built-in FAISS index) and ``body`` (title + text) analysed by Milvus'
+BM25 function (standard tokenizer, lowercase, English stopwords, English Snowball stemmer: the
+built-in ``bm25s`` settings), whose sparse vector is the BM25 ranking. Hybrid search with equal weights
+fuses the two rankings in the engine (``RRFRanker``); other weights are fused by ``search.rrf_fuse``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mtrag_graph import settings
+from mtrag_graph.retrieval.corpus import domain_of_path, passage_text
+
+LOCAL_FILE = "milvus.db"
+FIELDS = ("title", "text", "source", "page", "section", "file")
+VARCHAR_BYTES = 65_535
+INSERT_BATCH = 1000
+INDEX_TYPES = {"flat": "FLAT", "hnsw": "HNSW", "ivf": "IVF_FLAT"}
+# Milvus' analyzer with the built-in BM25's settings: bm25s' English stopwords (Milvus Lite ignores
+# the "_english_" shorthand) and the English Snowball stemmer.
+STOPWORDS_EN = (
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
+    "they this to was will with"
+).split()
+ANALYZER = {
+    "tokenizer": "standard",
+    "filter": [
+        "lowercase",
+        {"type": "stop", "stop_words": STOPWORDS_EN},
+        {"type": "stemmer", "language": "english"},
+    ],
+}
+BUILTIN_FILES = ("passages.jsonl", "vectors.npy", "dense.faiss", "bm25", "sparse.jsonl")
+
+Hits = list[tuple[str, float]]
+
+_CLIENTS: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def uri_for(path: Path, manifest: dict[str, Any] | None = None) -> str:
+    """``MTRAG_MILVUS_URI`` when set, else the URI the index was built on, else the folder's Lite file."""
+    remote = settings.milvus_uri() or (manifest or {}).get("milvus", {}).get("uri")
+    return remote or str((path / LOCAL_FILE).resolve())
+
+
+def client(uri: str) -> Any:
+    """One client per URI and process (Milvus Lite opens its file once)."""
+    from pymilvus import MilvusClient  # noqa: PLC0415 - optional (the milvus extra): Milvus indexes only
+
+    with _LOCK:
+        if uri not in _CLIENTS:
+            token = settings.milvus_token()
+            _CLIENTS[uri] = MilvusClient(uri, token=token) if token else MilvusClient(uri)
+        return _CLIENTS[uri]
+
+
+def collection_name(path: Path) -> str:
+    """A collection name from the index folder's name (letters, digits and underscores)."""
+    name = "".join(c if c.isalnum() else "_" for c in path.resolve().name)
+    return f"mtrag_{name}"[:255]
+
+
+def _clip(text: str, limit: int = VARCHAR_BYTES - 1024) -> str:
+    data = text.encode("utf-8")
+    return text if len(data) <= limit else data[:limit].decode("utf-8", errors="ignore")
+
+
+def create_collection(milvus: Any, name: str, dim: int, kind: str = "flat") -> None:
+    from pymilvus import DataType, Function, FunctionType  # noqa: PLC0415 - optional (the milvus extra): Milvus indexes only
+
+    schema = milvus.create_schema(auto_id=False)
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=2048)
+    schema.add_field(
+        "body", DataType.VARCHAR, max_length=VARCHAR_BYTES, enable_analyzer=True, analyzer_params=ANALYZER
+    )
+    schema.add_field("title", DataType.VARCHAR, max_length=4096)
+    schema.add_field("text", DataType.VARCHAR, max_length=VARCHAR_BYTES)
+    schema.add_field("source", DataType.VARCHAR, max_length=4096)
+    schema.add_field("page", DataType.INT64)  # 0: no page
+    schema.add_field("section", DataType.VARCHAR, max_length=4096)
+    schema.add_field("file", DataType.VARCHAR, max_length=4096)
+    schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
+    schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_function(
+        Function(
+            name="bm25",
+            function_type=FunctionType.BM25,
+            input_field_names=["body"],
+            output_field_names=["sparse"],
+        )
+    )
+    params = milvus.prepare_index_params()
+    dense_params = (
+        {"M": 32, "efConstruction": 80} if kind == "hnsw" else {"nlist": 1024} if kind == "ivf" else {}
+    )
+    params.add_index(field_name="dense", index_type=INDEX_TYPES[kind], metric_type="IP", params=dense_params)
+    params.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+    # pymilvus 3 asks the server for a timestamp while creating a collection; Milvus Lite does not
+    # implement the call, the client goes on without it, and the embedded server logs a traceback
+    server_log = logging.getLogger("grpc._server")
+    level = server_log.level
+    server_log.setLevel(logging.CRITICAL)
+    try:
+        milvus.create_collection(name, schema=schema, index_params=params)
+    finally:
+        server_log.setLevel(level)
+
+
+def entity(row: dict[str, Any], vector: np.ndarray) -> dict[str, Any]:
+    return {
+        "id": str(row["_id"]),
+        "body": _clip(passage_text(row["title"], row["text"])),
+        "title": _clip(row.get("title") or "", 4000),
+        "text": _clip(row["text"]),
+        "source": _clip(str(row.get("source") or ""), 4000),
+        "page": int(row.get("page") or 0),
+        "section": _clip(str(row.get("section") or ""), 4000),
+        "file": _clip(str(row.get("file") or ""), 4000),
+        "dense": np.asarray(vector, dtype=np.float32).tolist(),
+    }
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=1)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def commit_documents(
+    out_dir: Path,
+    *,
+    record: dict[str, dict[str, Any]],
+    parts: Callable[[], Iterator[tuple[list[dict[str, Any]], np.ndarray]]],
+    drop: set[str],
+    dim: int,
+    manifest: dict[str, Any],
+    rebuild: bool,
+) -> None:
+    """Delete the rows of removed and changed files, insert the new files' rows, then write the record.
+
+    The record (``files.json``) and manifest are written last: a run stopped before them leaves rows
+    whose files the record does not list, and the next run deletes a file's rows before inserting them
+    (ids are stable), so nothing is doubled and nothing is lost.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in BUILTIN_FILES:  # a built-in index in the folder before: its files no longer apply
+        target = out_dir / stale
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+    uri = uri_for(out_dir)
+    milvus, name = client(uri), collection_name(out_dir)
+    if rebuild and milvus.has_collection(name):
+        milvus.drop_collection(name)
+    if not milvus.has_collection(name):
+        create_collection(milvus, name, dim, str(manifest.get("faiss_kind", "flat")))
+    deleted = sorted(drop)
+    for start in range(0, len(deleted), 500):
+        milvus.delete(name, filter=f"file in {json.dumps(deleted[start : start + 500])}")
+    for rows, vectors in parts():
+        files = sorted({str(r["file"]) for r in rows} - drop)
+        if files:  # rows a stopped run may have inserted before its record was written
+            milvus.delete(name, filter=f"file in {json.dumps(files)}")
+        for start in range(0, len(rows), INSERT_BATCH):
+            batch = zip(
+                rows[start : start + INSERT_BATCH], vectors[start : start + INSERT_BATCH], strict=True
+            )
+            milvus.insert(name, [entity(r, v) for r, v in batch])
+    milvus.flush(name)
+    _write_json(out_dir / "files.json", record)
+    _write_json(
+        out_dir / "manifest.json",
+        {
+            "format_version": 1,
+            "kind": "documents",
+            "backend": "milvus",
+            "embedder": manifest["embedder"],
+            "chunk": manifest["chunk"],
+            "dim": dim,
+            "passages": sum(int(entry["passages"]) for entry in record.values()),
+            "files": len(record),
+            "faiss_kind": manifest.get("faiss_kind", "flat"),
+            "milvus": {"collection": name, "uri": None if uri.endswith(LOCAL_FILE) else uri},
+        },
+    )
+
+
+class MilvusIndex:
+    """A Milvus collection with the built-in index's search interface (``search.py`` dispatches here)."""
+
+    def __init__(self, path: Path, manifest: dict[str, Any]):
+        self.path, self.manifest = path, manifest
+        self.collection = str(manifest.get("milvus", {}).get("collection") or collection_name(path))
+        self.client = client(uri_for(path, manifest))
+        if not self.client.has_collection(self.collection):
+            raise LookupError(
+                f"{path}: Milvus collection '{self.collection}' not found at {uri_for(path, manifest)}"
+            )
+        self.client.load_collection(self.collection)
+
+    def __len__(self) -> int:
+        return int(self.manifest.get("passages", 0))
+
+    @property
+    def embedder_spec(self) -> str:
+        return str(self.manifest["embedder"])
+
+    @property
+    def domain(self) -> str | None:
+        return domain_of_path(self.path.name)
+
+    def _hits(self, result: Any) -> Hits:
+        return [(str(hit["id"]), float(hit["distance"])) for hit in (result[0] if result else [])]
+
+    def bm25_ranking(self, query: str, depth: int) -> Hits:
+        result = self.client.search(
+            self.collection,
+            data=[query],
+            anns_field="sparse",
+            limit=depth,
+            search_params={"metric_type": "BM25"},
+        )
+        return [(i, abs(s)) for i, s in self._hits(result)]
+
+    def dense_ranking(self, vector: np.ndarray, depth: int) -> Hits:
+        result = self.client.search(
+            self.collection,
+            data=[np.asarray(vector, np.float32).tolist()],
+            anns_field="dense",
+            limit=depth,
+            search_params={"metric_type": "IP"},
+        )
+        return self._hits(result)
+
+    def hybrid_ranking(self, query: str, vector: np.ndarray, depth: int, top_k: int, rrf_k: int) -> Hits:
+        """BM25 and dense rankings fused by the engine's reciprocal rank fusion (equal weights)."""
+        from pymilvus import AnnSearchRequest, RRFRanker  # noqa: PLC0415 - optional (the milvus extra): Milvus indexes only
+
+        requests = [
+            AnnSearchRequest(data=[query], anns_field="sparse", param={"metric_type": "BM25"}, limit=depth),
+            AnnSearchRequest(
+                data=[np.asarray(vector, np.float32).tolist()],
+                anns_field="dense",
+                param={"metric_type": "IP"},
+                limit=depth,
+            ),
+        ]
+        result = self.client.hybrid_search(self.collection, requests, ranker=RRFRanker(rrf_k), limit=top_k)
+        return self._hits(result)
+
+    def passages(self, hits: Hits) -> list[dict[str, Any]]:
+        if not hits:
+            return []
+        rows = self.client.get(self.collection, ids=[i for i, _ in hits], output_fields=list(FIELDS))
+        by_id = {str(row["id"]): row for row in rows}
+        out = []
+        for doc_id, score in hits:
+            row = by_id.get(doc_id)
+            if row is None:
+                continue
+            passage = {"document_id": doc_id, "title": row.get("title") or "", "text": row.get("text") or ""}
+            passage.update({k: row[k] for k in ("source", "section", "file") if row.get(k)})
+            if row.get("page"):
+                passage["page"] = int(row["page"])
+            passage["score"] = round(score, 6)
+            out.append(passage)
+        return out

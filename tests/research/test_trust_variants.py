@@ -1,0 +1,54 @@
+"""research/trust_variants.py: the clarify variant rebuilt from a run's own passages, model-free."""
+
+from __future__ import annotations
+
+import pytest
+
+from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.testing import fake_context, make_task
+from research.trust_variants import reclarified
+
+QUESTION = "Which library do you mean: Alameda Free Library or Monterey Public Library?"
+
+
+def _record(question: str, titles: list[str]) -> dict:
+    task = make_task(
+        [question], ["The Alameda library opens at 9 am.", "The Monterey library opens at 10 am."]
+    )
+    for passage, title in zip(task["contexts"], titles, strict=True):
+        passage["title"] = title
+    route = {"abstained": False, "abstain_reason": None}
+    return {
+        **task,
+        "answerability": ["UNDERSPECIFIED"],
+        "predictions": [{"text": "It opens at 9 am."}],
+        "route": route,
+    }
+
+
+def _no_model() -> ScriptedChatModel:
+    return ScriptedChatModel(responses=[])  # any call fails the test
+
+
+def test_a_turn_the_node_would_ask_about_gets_its_question():
+    record = _record("When does this library open?", ["Alameda Free Library", "Monterey Public Library"])
+    out = reclarified(record, fake_context(clarify_model=_no_model()))
+    assert out["predictions"] == [{"text": QUESTION}]
+    assert out["route"]["clarification"]["asked"] is True
+    assert out["route"]["clarification"]["evidence"].startswith("rule: unresolved reference 'this library'")
+
+
+def test_a_clear_turn_keeps_the_runs_answer():
+    record = _record(
+        "When does the Alameda library open?", ["Alameda Free Library", "Monterey Public Library"]
+    )
+    assert reclarified(record, fake_context(clarify_model=_no_model())) == record
+
+
+def test_a_question_that_would_need_the_model_is_an_error():
+    # one thing in the passages: no two alternatives to name, the model would write the question (the
+    # script's scripted model replies "x", which is no question)
+    record = _record("When does this library open?", ["Alameda Free Library", "Alameda Free Library"])
+    context = fake_context(clarify_min_things=1, clarify_model=ScriptedChatModel(responses=["x"]))
+    with pytest.raises(ValueError, match="needs the clarify model"):
+        reclarified(record, context)
