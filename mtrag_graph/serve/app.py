@@ -422,18 +422,30 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
         def emit(kind: str, data: Any) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, _sse(kind, data))
 
+        final: list[tuple[str, Any]] = []
+
+        def hold_final(kind: str, data: Any) -> None:
+            """The turn's last event waits until the thread's lock is released: a client that sends its
+            next message as soon as it has the answer finds the thread free."""
+            if kind in ("done", "interrupt", "error"):
+                final.append((kind, data))
+            else:
+                emit(kind, data)
+
         def work() -> None:
             try:
                 svc.store.touch(thread_id, message.text if action == "run" else None)
                 if action == "replay":
-                    svc.replay(thread_id, emit)
+                    svc.replay(thread_id, hold_final)
                 else:
-                    svc.run_turn(thread_id, inputs, emit)
+                    svc.run_turn(thread_id, inputs, hold_final)
             except Exception:  # reported to the client without its details, logged in full
                 log.exception("turn of thread %s failed", thread_id)
-                emit("error", {"detail": "the answer failed; send the message again"})
+                hold_final("error", {"detail": "the answer failed; send the message again"})
             finally:
                 guard.__exit__(None, None, None)
+                for kind, data in final:
+                    emit(kind, data)
                 loop.call_soon_threadsafe(queue.put_nowait, None)
 
         # The turn runs to its end even when the client goes away: its answer is saved in the thread.
