@@ -234,6 +234,9 @@ async def drive(scenario: Scenario, instances: list[Instance]) -> None:
             scenario.lost += max(0, len(QUESTIONS) - len(asked)) + max(0, len(asked) - answers)
             scenario.duplicated += max(0, len(asked) - len(QUESTIONS)) + max(0, answers - len(asked))
             scenario.duplicated += sum(asked.count(q) > 1 for q in QUESTIONS)
+            if asked != list(QUESTIONS) or answers != len(QUESTIONS):
+                shown = [(t["speaker"], t["text"][:24]) for t in turns]
+                print(f"thread {thread}: {shown}", file=sys.stderr, flush=True)
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -290,7 +293,7 @@ def postgres_url() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--levels", type=int, nargs="+", default=[32, 128], help="conversations at once")
+    parser.add_argument("--levels", type=int, nargs="*", default=[32, 128], help="conversations at once")
     parser.add_argument(
         "--kill-levels", type=int, nargs="*", default=[32, 128], help="levels run again with a kill"
     )

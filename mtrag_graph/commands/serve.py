@@ -17,6 +17,9 @@ from mtrag_graph import settings
 from mtrag_graph.commands.answer import add_model_options, context_from_args
 
 ARGS_VARIABLE = "MTRAG_SERVE_ARGS"
+# Idle connections stay open longer than load balancers' usual idle timeout (60 s), so the balancer,
+# not the server, closes them: no request is sent on a connection the server is closing.
+KEEP_ALIVE_S = 75
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -123,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
         os.environ[ARGS_VARIABLE] = json.dumps({k: v for k, v in vars(args).items() if k != "func"})
         command = [sys.executable, "-m", "uvicorn", "mtrag_graph.commands.serve:app_from_environment",
                    "--factory", "--workers", str(args.workers), "--host", args.host, "--port", str(args.port),
-                   "--log-level", "warning", "--timeout-graceful-shutdown", "5"]  # fmt: skip
+                   "--log-level", "warning", "--timeout-graceful-shutdown", "5",
+                   "--timeout-keep-alive", str(KEEP_ALIVE_S)]  # fmt: skip
         os.execv(sys.executable, command)
     uvicorn.run(
         build_app(args), host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=5

@@ -21,7 +21,6 @@ import hashlib
 import hmac
 import json
 import logging
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -44,7 +43,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.runtime.chat import build_chat_graph, open_checkpointer, user_turn
 from mtrag_graph.runtime.streaming import iter_events
 from mtrag_graph.serve.sources import SourceCatalog
-from mtrag_graph.serve.threads import ThreadStore, is_postgres
+from mtrag_graph.serve.threads import ThreadLocks, ThreadStore, is_postgres
 
 log = logging.getLogger(__name__)
 
@@ -142,8 +141,7 @@ class Service:
     def __init__(self, config: ServeConfig, context: Context) -> None:
         self.config, self.context = config, context
         self._stack = ExitStack()
-        self._busy: set[str] = set()
-        self._busy_lock = threading.Lock()
+        self.locks = ThreadLocks(config.checkpointer)
         self.executor = ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="turn")
         if is_postgres(config.checkpointer):
             saver, pool = self._postgres(config.checkpointer, config.pool_size)
@@ -168,6 +166,7 @@ class Service:
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
         self.store.close()
+        self.locks.close()
         self._stack.close()
 
     # -- threads ---------------------------------------------------------------------------------
@@ -248,15 +247,13 @@ class Service:
 
     @contextmanager
     def running(self, thread_id: str) -> Iterator[None]:
-        with self._busy_lock:
-            if thread_id in self._busy:
-                raise HTTPException(409, "this thread is answering a message; wait for it to end")
-            self._busy.add(thread_id)
+        """Hold the thread's turn lock (every instance's); 409 when a turn of it runs anywhere."""
+        if not self.locks.acquire(thread_id):
+            raise HTTPException(409, "this thread is answering a message; send it again when that ends")
         try:
             yield
         finally:
-            with self._busy_lock:
-                self._busy.discard(thread_id)
+            self.locks.release(thread_id)
 
     def plan(self, thread_id: str, message: NewMessage) -> tuple[str, Any]:
         """What a message does: ("run", inputs) a new turn, a reply or a continued turn; ("replay", None)."""
@@ -413,7 +410,7 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
         svc = service()
         await asyncio.to_thread(svc.owned, thread_id, owner)
         guard = svc.running(thread_id)
-        guard.__enter__()
+        await asyncio.to_thread(guard.__enter__)
         try:
             action, inputs = await asyncio.to_thread(svc.plan, thread_id, message)
         except BaseException:
@@ -425,18 +422,30 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
         def emit(kind: str, data: Any) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, _sse(kind, data))
 
+        final: list[tuple[str, Any]] = []
+
+        def hold_final(kind: str, data: Any) -> None:
+            """The turn's last event waits until the thread's lock is released: a client that sends its
+            next message as soon as it has the answer finds the thread free."""
+            if kind in ("done", "interrupt", "error"):
+                final.append((kind, data))
+            else:
+                emit(kind, data)
+
         def work() -> None:
             try:
                 svc.store.touch(thread_id, message.text if action == "run" else None)
                 if action == "replay":
-                    svc.replay(thread_id, emit)
+                    svc.replay(thread_id, hold_final)
                 else:
-                    svc.run_turn(thread_id, inputs, emit)
+                    svc.run_turn(thread_id, inputs, hold_final)
             except Exception:  # reported to the client without its details, logged in full
                 log.exception("turn of thread %s failed", thread_id)
-                emit("error", {"detail": "the answer failed; send the message again"})
+                hold_final("error", {"detail": "the answer failed; send the message again"})
             finally:
                 guard.__exit__(None, None, None)
+                for kind, data in final:
+                    emit(kind, data)
                 loop.call_soon_threadsafe(queue.put_nowait, None)
 
         # The turn runs to its end even when the client goes away: its answer is saved in the thread.

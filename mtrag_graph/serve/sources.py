@@ -2,8 +2,8 @@
 
 The chat state keeps the ids and titles of the passages an answer cites; the page shows the passage
 itself. With ``--passages FILE`` the passages are the file's lines (any ``url``, ``page``, ``file`` or
-``source`` field is kept); with ``--corpus INDEX`` they are the index's ``passages.jsonl`` files, read
-on first use.
+``section`` or ``source`` field is kept); with ``--corpus INDEX`` they are the index's ``passages.jsonl``
+files (a documents index keeps each passage's source file, page and section there), read on first use.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-SOURCE_FIELDS = ("url", "page", "file", "source")
+SOURCE_FIELDS = ("url", "page", "section", "file", "source")
 
 
 def read_source_rows(path: str | Path) -> list[dict[str, Any]]:
@@ -54,7 +54,10 @@ class SourceCatalog:
                 return
             for path in sorted(self._index_dir.glob("**/passages.jsonl")):
                 for row in read_source_rows(path):
-                    row["file"] = str(path.parent.name)
+                    if row.get("source") or row.get("url"):
+                        row.pop("file", None)  # the passage's own origin, not the index's file
+                    else:
+                        row["file"] = path.parent.name  # the index (a corpus's domain)
                     self._by_id.setdefault(row["document_id"], row)
             self._loaded = True
 

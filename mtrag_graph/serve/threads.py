@@ -8,6 +8,8 @@ the same rows. Retention deletes a thread's row and its checkpoints together (``
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
 import threading
 import time
@@ -127,3 +129,64 @@ class ThreadStore:
     def close(self) -> None:
         if self._sqlite is not None:
             self._sqlite.close()
+
+
+class ThreadLocks:
+    """One turn at a time per thread, across every process and instance sharing the checkpointer.
+
+    PostgreSQL: a session-level advisory lock per thread, held on one connection of the process (the
+    server releases a dead process's locks when its connection drops, so a killed instance blocks
+    nothing). SQLite: an exclusive ``flock`` on a file per thread beside the database (one machine;
+    the kernel releases it when the process dies).
+    """
+
+    def __init__(self, target: str) -> None:
+        self._mutex = threading.Lock()
+        self._held: dict[str, Any] = {}
+        self._connection: Any = None
+        self._target = target
+        self._folder: Path | None = None
+        if not is_postgres(target):
+            self._folder = Path(f"{Path(target).expanduser()}.locks")
+            self._folder.mkdir(parents=True, exist_ok=True)
+
+    def _pg(self) -> Any:
+        if self._connection is None or self._connection.closed:
+            import psycopg  # noqa: PLC0415 - optional (the postgres extra)
+
+            self._connection = psycopg.connect(self._target, autocommit=True)
+        return self._connection
+
+    def acquire(self, thread_id: str) -> bool:
+        with self._mutex:
+            if thread_id in self._held:
+                return False
+            if self._folder is None:
+                row = self._pg().execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (thread_id,))
+                if not row.fetchone()[0]:
+                    return False
+                self._held[thread_id] = True
+                return True
+            descriptor = os.open(self._folder / thread_id, os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(descriptor)
+                return False
+            self._held[thread_id] = descriptor
+            return True
+
+    def release(self, thread_id: str) -> None:
+        with self._mutex:
+            held = self._held.pop(thread_id, None)
+            if held is None:
+                return
+            if self._folder is None:
+                self._pg().execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (thread_id,))
+            else:
+                fcntl.flock(held, fcntl.LOCK_UN)
+                os.close(held)
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()

@@ -14,6 +14,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 import uvicorn
@@ -27,12 +28,12 @@ WAIT_S = 20
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture
-def server(tmp_path) -> Iterator[str]:
+@contextmanager
+def running_server(checkpointer: str, **overrides) -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    app = create_app(serve_config(str(tmp_path / "chat.sqlite")), serve_context())
+    app = create_app(serve_config(checkpointer, **overrides), serve_context())
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     runner = threading.Thread(target=server.run, daemon=True)
     runner.start()
@@ -40,9 +41,17 @@ def server(tmp_path) -> Iterator[str]:
     while not server.started:
         assert time.monotonic() < deadline, "the server did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    runner.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        runner.join(timeout=10)
+
+
+@pytest.fixture
+def server(tmp_path) -> Iterator[str]:
+    with running_server(str(tmp_path / "chat.sqlite")) as url:
+        yield url
 
 
 @pytest.fixture
@@ -185,3 +194,18 @@ def test_markup_in_a_passage_or_an_answer_shows_as_text_and_runs_nothing(server,
         browser.execute_script("return document.querySelectorAll('main img, aside img, main script').length")
         == 0
     )
+
+
+def test_with_an_api_key_the_page_asks_for_it_and_then_works(tmp_path, browser):
+    with running_server(str(tmp_path / "chat.sqlite"), api_keys=["page-key"]) as url:
+        browser.get(url + "/")
+        key = wait_for(
+            browser,
+            "return document.getElementById('key-dialog').open && document.getElementById('key-input')",
+        )
+        key.send_keys("page-key")
+        browser.find_element("css selector", "#key-form button").click()
+        ask(browser, "Why do bees dance?")
+        answer = answered(browser, 1)
+        wait_for(browser, "return arguments[0].querySelector('.cite')", answer)
+        assert answer.text.startswith("Honey bees dance")

@@ -176,7 +176,7 @@ function renderQuestion(node, question) {
 function openSource(source) {
   if (!source) return;
   $("source-title").textContent = source.title || source.document_id;
-  const origin = [source.url || source.file || source.source || "", source.page ? "page " + source.page : ""];
+  const origin = [source.url || source.source || source.file || "", source.page ? "page " + source.page : "", source.section || ""];
   $("source-origin").textContent = origin.filter(Boolean).join(", ") + ` (${source.document_id})`;
   $("source-quote").textContent = source.text || "(the passage's text is not available)";
   $("source-panel").hidden = false;
