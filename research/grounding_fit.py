@@ -13,7 +13,7 @@ For each content-word support threshold the table gives both rates, and the rule
 threshold that turns at most ``--max-loss`` of the positives into "I don't know" and cuts a sentence
 from at most ``--max-dropped`` of them (a cut sentence of a right answer costs completeness).
 
-    python -m research.grounding_fit --data $MTRAG_DATA --index /work/idx-mini --limit 200 -o runs/grounding-fit.json
+    python -m research.grounding_fit --data $MTRAG_DATA --index indexes/mini --limit 100 -o runs/grounding-fit.json
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import argparse
 import json
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,33 +45,31 @@ def drops_any(support: list, threshold: float) -> bool:
     return any(s.claim and (s.unsupported_facts or s.score < threshold) for s in support)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", required=True)
-    parser.add_argument("--index", required=True)
-    parser.add_argument("--split", default="tuning")
-    parser.add_argument("--limit", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-loss", type=float, default=0.03, help="share of positives turned into IDK")
-    parser.add_argument(
-        "--max-dropped", type=float, default=0.25, help="share of positives that lose at least one sentence"
-    )
-    parser.add_argument("-o", "--output")
-    args = parser.parse_args(argv)
-
-    tasks = [
-        t for t in load_split(args.data, args.split) if answerability_of(t) in ANSWERED and t.get("targets")
+def sample_tasks(tasks: list[dict[str, Any]], seed: int, limit: int) -> list[dict[str, Any]]:
+    """The seeded sample of answered turns with a reference answer, in file order."""
+    answered = [t for t in tasks if answerability_of(t) in ANSWERED and t.get("targets")]
+    return [
+        answered[i]
+        for i in sorted(random.Random(seed).sample(range(len(answered)), min(limit, len(answered))))
     ]
-    sample = sorted(random.Random(args.seed).sample(range(len(tasks)), min(args.limit, len(tasks))))
-    retrieve = index_retriever(args.index, top_k=12)
+
+
+def support_rows(
+    sample: list[dict[str, Any]], retrieve: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None
+) -> list[dict[str, Any]]:
+    """Per turn, the reference answer's sentence support against its own passages ("positive") and, with a
+    retriever, against the top 5 retrieved passages that are not its own ("negative")."""
     rows: list[dict[str, Any]] = []
-    for number, i in enumerate(sample, start=1):
-        raw = tasks[i]
+    for number, raw in enumerate(sample, start=1):
         task = parse_task(raw)
         reference = task.targets[0]
         given = [p.text for p in task.passages or []]
         given_ids = {p.document_id for p in task.passages or []}
-        others = [p["text"] for p in retrieve(raw) if p.get("document_id") not in given_ids][:5]
+        others = (
+            [p["text"] for p in retrieve(raw) if p.get("document_id") not in given_ids][:5]
+            if retrieve
+            else []
+        )
         said = format_conversation([t.model_dump() for t in task.history])
         rows.append(
             {
@@ -83,29 +82,63 @@ def main(argv: list[str] | None = None) -> int:
         )
         if number % 25 == 0:
             print(f"{number}/{len(sample)}", file=sys.stderr, flush=True)
+    return rows
 
-    table = []
-    for threshold in THRESHOLDS:
-        positives = [r["positive"] for r in rows]
-        negatives = [r["negative"] for r in rows if r["negative"] is not None]
-        table.append(
-            {
-                "threshold": threshold,
-                "positives": len(positives),
-                "positives_lost": sum(abstains(s, threshold) for s in positives) / len(positives),
-                "positives_with_a_sentence_dropped": sum(drops_any(s, threshold) for s in positives)
-                / len(positives),
-                "negatives": len(negatives),
-                "negatives_caught": sum(abstains(s, threshold) for s in negatives) / len(negatives),
-            }
-        )
+
+def threshold_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per threshold: positives turned into IDK, positives with a sentence cut, hard negatives caught."""
+    positives = [r["positive"] for r in rows]
+    negatives = [r["negative"] for r in rows if r["negative"] is not None]
+    return [
+        {
+            "threshold": threshold,
+            "positives": len(positives),
+            "positives_lost": sum(abstains(s, threshold) for s in positives) / len(positives),
+            "positives_with_a_sentence_dropped": sum(drops_any(s, threshold) for s in positives)
+            / len(positives),
+            "negatives": len(negatives),
+            "negatives_caught": sum(abstains(s, threshold) for s in negatives) / len(negatives)
+            if negatives
+            else None,
+        }
+        for threshold in THRESHOLDS
+    ]
+
+
+def choose(table: list[dict[str, Any]], max_loss: float, max_dropped: float) -> dict[str, Any] | None:
+    """The rule: the highest threshold within both budgets on the positives (negatives are only reported)."""
     allowed = [
         row
         for row in table
-        if row["positives_lost"] <= args.max_loss
-        and row["positives_with_a_sentence_dropped"] <= args.max_dropped
+        if row["positives_lost"] <= max_loss and row["positives_with_a_sentence_dropped"] <= max_dropped
     ]
-    chosen = max(allowed, key=lambda row: row["threshold"]) if allowed else None
+    return max(allowed, key=lambda row: row["threshold"]) if allowed else None
+
+
+def caught(row: dict[str, Any]) -> str:
+    return "-" if row["negatives_caught"] is None else f"{100 * row['negatives_caught']:.1f}%"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", required=True)
+    parser.add_argument(
+        "--index", help="an index of the corpus: without it, no hard negatives (the choice is the same)"
+    )
+    parser.add_argument("--split", default="tuning")
+    parser.add_argument("--limit", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-loss", type=float, default=0.03, help="share of positives turned into IDK")
+    parser.add_argument(
+        "--max-dropped", type=float, default=0.25, help="share of positives that lose at least one sentence"
+    )
+    parser.add_argument("-o", "--output")
+    args = parser.parse_args(argv)
+
+    sample = sample_tasks(load_split(args.data, args.split), args.seed, args.limit)
+    rows = support_rows(sample, index_retriever(args.index, top_k=12) if args.index else None)
+    table = threshold_table(rows)
+    chosen = choose(table, args.max_loss, args.max_dropped)
     facts_flagged = sum(any(s.unsupported_facts for s in r["positive"]) for r in rows) / len(rows)
     print("| min support | positives | lost | with a sentence dropped | hard negatives | caught |")
     print("|---|---|---|---|---|---|")
@@ -113,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"| {row['threshold']:.1f} | {row['positives']} | {100 * row['positives_lost']:.1f}% "
             f"| {100 * row['positives_with_a_sentence_dropped']:.1f}% | {row['negatives']} "
-            f"| {100 * row['negatives_caught']:.1f}% |"
+            f"| {caught(row)} |"
         )
     print(
         f"\nreference answers with a number or name their passages and conversation lack: {100 * facts_flagged:.1f}%"

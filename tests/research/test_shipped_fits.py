@@ -17,7 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from mtrag_graph.judging.grounding import DEFAULT_MIN_SUPPORT
+from mtrag_graph.measure.decisions.sets import load_split
+from research import grounding_fit
 from research.fit_gate import fit_gate_classifier
+from tests.conftest import mtrag_data_path
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,3 +43,19 @@ def test_the_shipped_gate_classifier_is_refitted_from_its_evidence_table():
     assert classifier.threshold == pytest.approx(shipped["threshold"], abs=1e-6)
     assert summary["cv_balanced_accuracy"] == pytest.approx(card["cv_balanced_accuracy"], abs=1e-9)
     assert (summary["positives"], summary["negatives"]) == (card["positives"], card["negatives"])
+
+
+def test_the_grounding_threshold_is_chosen_again_from_the_tuning_split():
+    card = json.loads((REPO / "research" / "data" / "grounding_threshold.json").read_text(encoding="utf-8"))
+    data = mtrag_data_path()
+    assert hashlib.sha256((data / card["data"]).read_bytes()).hexdigest() == card["data_sha256"]
+    sample = grounding_fit.sample_tasks(load_split(str(data), "tuning"), seed=0, limit=100)
+    table = grounding_fit.threshold_table(grounding_fit.support_rows(sample))
+    for rebuilt, carded in zip(table, card["table"], strict=True):
+        assert rebuilt["threshold"] == carded["threshold"]
+        assert rebuilt["positives_lost"] == pytest.approx(carded["positives_lost"], abs=1e-4)
+        assert rebuilt["positives_with_a_sentence_dropped"] == pytest.approx(
+            carded["positives_with_a_sentence_dropped"], abs=1e-4
+        )
+    chosen = grounding_fit.choose(table, card["max_loss"], card["max_dropped"])
+    assert chosen is not None and chosen["threshold"] == card["value"] == DEFAULT_MIN_SUPPORT
