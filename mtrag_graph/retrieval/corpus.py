@@ -1,4 +1,5 @@
-"""Passage corpora in the benchmark's format: one ``{"_id", "title", "text", "url"}`` object a line."""
+"""Passage corpora in the benchmark's format (one ``{"_id", "title", "text", "url"}`` object a line), and
+how a passage's words are analysed for BM25 (both backends: the same tokens)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import Stemmer
+
 from mtrag_graph.tasks import DOMAINS, read_jsonl
+
+BM25_STOPWORDS = "en"
+BM25_STEMMER = "english"
 
 # The benchmark's collection name for each domain (the ``Collection`` field of tasks and runs).
 COLLECTIONS = {
@@ -86,3 +92,15 @@ def domain_of_path(path: str | Path) -> str | None:
             if token in DOMAINS:
                 return DOMAINS[token]
     return None
+
+
+def bm25_tokenize(texts: list[str]) -> list[list[str]]:
+    import bm25s  # noqa: PLC0415 - heavy (faiss, bm25s, scipy): loaded by full-RAG runs only
+
+    return bm25s.tokenize(
+        texts,
+        stopwords=BM25_STOPWORDS,
+        stemmer=Stemmer.Stemmer(BM25_STEMMER),
+        return_ids=False,
+        show_progress=False,
+    )

@@ -33,12 +33,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import Stemmer
 
 from mtrag_graph import settings
 from mtrag_graph.models.embeddings import get_embedder
 from mtrag_graph.retrieval import milvus
-from mtrag_graph.retrieval.corpus import domain_of_path, file_checksum, passage_text, read_corpus
+from mtrag_graph.retrieval.corpus import (
+    BM25_STEMMER,
+    BM25_STOPWORDS,
+    bm25_tokenize,
+    domain_of_path,
+    file_checksum,
+    passage_text,
+    read_corpus,
+)
 from mtrag_graph.tasks import domain_of
 
 log = logging.getLogger(__name__)
@@ -51,8 +58,6 @@ FAISS_KINDS = ("flat", "hnsw", "ivf")
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
 HNSW_EF_SEARCH = 128
-BM25_STOPWORDS = "en"
-BM25_STEMMER = "english"
 
 
 class IndexNotFound(LookupError):
@@ -137,18 +142,6 @@ def set_search_params(index: Any, params: dict[str, Any]) -> None:
 
 
 # -- BM25 ------------------------------------------------------------------------------------------
-
-
-def bm25_tokenize(texts: list[str]) -> list[list[str]]:
-    import bm25s  # noqa: PLC0415 - heavy (faiss, bm25s, scipy): loaded by full-RAG runs only
-
-    return bm25s.tokenize(
-        texts,
-        stopwords=BM25_STOPWORDS,
-        stemmer=Stemmer.Stemmer(BM25_STEMMER),
-        return_ids=False,
-        show_progress=False,
-    )
 
 
 # -- building --------------------------------------------------------------------------------------
