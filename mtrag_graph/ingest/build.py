@@ -100,6 +100,9 @@ class IngestReport:
                 else f"  nothing embedded; {self.seconds:.1f}s in all"
             ),
         ]
+        lines += [f"  skipped: {item.name}: {item.reason}" for item in self.skipped[:20]]
+        if len(self.skipped) > 20:
+            lines.append(f"  ... and {len(self.skipped) - 20} more skipped")
         lines += [f"  re-embedded: {name}" for name in self.changed_files[:20]]
         if len(self.changed_files) > 20:
             lines.append(f"  ... and {len(self.changed_files) - 20} more")

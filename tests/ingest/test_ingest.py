@@ -155,6 +155,7 @@ def test_the_command_prints_bad_files_and_a_summary(documents: Path, tmp_path: P
     assert done.returncode == 0, done.stderr
     assert "broken.pdf: corrupt PDF" in done.stderr
     assert "4 read (added or changed)" in done.stdout and "1 skipped" in done.stdout
+    assert "skipped: broken.pdf: corrupt PDF" in done.stdout
 
 
 def test_many_small_files_are_embedded_in_shared_batches(tmp_path: Path, monkeypatch):
