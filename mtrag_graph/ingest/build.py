@@ -100,6 +100,9 @@ class IngestReport:
                 else f"  nothing embedded; {self.seconds:.1f}s in all"
             ),
         ]
+        lines += [f"  skipped: {item.name}: {item.reason}" for item in self.skipped[:20]]
+        if len(self.skipped) > 20:
+            lines.append(f"  ... and {len(self.skipped) - 20} more skipped")
         lines += [f"  re-embedded: {name}" for name in self.changed_files[:20]]
         if len(self.changed_files) > 20:
             lines.append(f"  ... and {len(self.changed_files) - 20} more")
@@ -109,8 +112,12 @@ class IngestReport:
 # -- finding the files -------------------------------------------------------------------------------
 
 
-def collect_files(paths: Sequence[str | Path]) -> tuple[list[SourceFile], list[Skipped]]:
-    """The files under ``paths`` (folders recursively, hidden files and folders left out), by name."""
+def collect_files(
+    paths: Sequence[str | Path], exclude: Path | None = None
+) -> tuple[list[SourceFile], list[Skipped]]:
+    """The files under ``paths`` (folders recursively, hidden files and folders left out, and the index
+    folder ``exclude`` when it lies inside one), by name."""
+    inside = exclude.resolve() if exclude is not None else None
     found: dict[str, SourceFile] = {}
     skipped: list[Skipped] = []
     for given in map(Path, paths):
@@ -118,7 +125,9 @@ def collect_files(paths: Sequence[str | Path]) -> tuple[list[SourceFile], list[S
             entries = sorted(
                 p
                 for p in given.rglob("*")
-                if not any(part.startswith(".") for part in p.relative_to(given).parts) and p.is_file()
+                if not any(part.startswith(".") for part in p.relative_to(given).parts)
+                and p.is_file()
+                and not (inside is not None and p.resolve().is_relative_to(inside))
             )
             pairs = [(p, p.relative_to(given).as_posix()) for p in entries]
         elif given.exists():
@@ -302,7 +311,7 @@ def ingest(
         report.skipped.append(item)
         skip(item)
 
-    files, not_taken = collect_files(paths)
+    files, not_taken = collect_files(paths, exclude=out_dir)
     for item in not_taken:
         skipped(item)
     settings_now = {"embedder": embedder, "chunk": {"tokens": chunk_tokens, "overlap": overlap}}

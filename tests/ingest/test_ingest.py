@@ -155,6 +155,7 @@ def test_the_command_prints_bad_files_and_a_summary(documents: Path, tmp_path: P
     assert done.returncode == 0, done.stderr
     assert "broken.pdf: corrupt PDF" in done.stderr
     assert "4 read (added or changed)" in done.stdout and "1 skipped" in done.stdout
+    assert "skipped: broken.pdf: corrupt PDF" in done.stdout
 
 
 def test_many_small_files_are_embedded_in_shared_batches(tmp_path: Path, monkeypatch):
@@ -174,3 +175,9 @@ def test_many_small_files_are_embedded_in_shared_batches(tmp_path: Path, monkeyp
     report = _index(folder, tmp_path / "index")
     assert report.passages_total == 300 and sum(sizes) == 300
     assert len(sizes) <= 5  # passages of many files share a batch: not one model call per file
+
+
+def test_an_index_inside_the_folder_is_not_indexed_itself(documents: Path):
+    _index(documents, documents / "index")
+    again = _index(documents, documents / "index")
+    assert again.files_unchanged == 4 and again.files_read == 0 and not again.skipped

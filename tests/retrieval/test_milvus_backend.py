@@ -84,3 +84,9 @@ def test_documents_update_in_place_changed_and_deleted_files(tmp_path: Path):
     assert (ferry["source"], ferry["page"]) == ("guide.pdf", 2)
     count = index.client.query(index.collection, filter="", output_fields=["count(*)"])[0]["count(*)"]
     assert count == report.passages_total
+
+
+def test_a_query_of_stopwords_only_still_gets_dense_hits(both):
+    milvus = both[1]
+    assert search(milvus, "the of and", mode="bm25") == []
+    assert len(search(milvus, "the of and", top_k=3, mode="hybrid")) == 3
