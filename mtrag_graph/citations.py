@@ -31,7 +31,7 @@ def source_label(passage: Mapping[str, Any]) -> str:
     benchmark passage its title and id (``Cloudant (doc-12)``).
 
     Reads the passage's ``source`` / ``page`` / ``section`` fields, else its id when that is a document
-    passage's id (the chat keeps only ids and titles of its sources).
+    passage's id.
     """
     source, page, section = passage.get("source"), passage.get("page"), passage.get("section")
     doc_id = str(passage.get("document_id") or "")

@@ -83,7 +83,9 @@ def build_chat_graph(*, checkpointer: Any = None, insert: Sequence[Insertion] = 
             new_turns += [{"speaker": "agent", "text": clarification["question"]},
                           {"speaker": "user", "text": clarification["reply"]}]  # fmt: skip
         new_turns.append({"speaker": "agent", "text": result["answer"]})
-        sources = [{"document_id": p.get("document_id"), "title": p.get("title") or ""}
+        # each kept passage's origin (a document's file, page and section; a URL), not its text
+        sources = [{"document_id": p.get("document_id"), "title": p.get("title") or "",
+                    **{k: p[k] for k in ("source", "page", "section", "url") if p.get(k)}}
                    for p in result.get("kept_passages") or []]  # fmt: skip
         citations = {"sentences": answer_citations(result), "passages": sources}
         return {"turns": new_turns, "route": route_of(result), "citations": citations}
