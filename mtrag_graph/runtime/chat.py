@@ -121,8 +121,12 @@ def open_checkpointer(target: str | Path) -> Iterator[Any]:
         connection.close()
 
 
+SOURCE_FIELDS = ("url", "page", "section", "file", "source")  # where a passage comes from, kept when given
+
+
 def read_passages(path: str | Path) -> list[dict[str, Any]]:
-    """Passages from a JSON-lines file: ``{"document_id" | "_id", "title", "text"}`` per line."""
+    """Passages from a JSON-lines file: ``{"document_id" | "_id", "title", "text"}`` per line, with
+    their origin (``SOURCE_FIELDS``) when the line has it."""
     passages = []
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
@@ -132,5 +136,6 @@ def read_passages(path: str | Path) -> list[dict[str, Any]]:
             if not isinstance(row, dict) or not isinstance(row.get("text"), str):
                 raise ValueError(f"{path}, line {number}: expected an object with a 'text' string")
             passages.append({"document_id": str(row.get("document_id", row.get("_id", f"passage-{number}"))),
-                             "title": row.get("title") or "", "text": row["text"]})  # fmt: skip
+                             "title": row.get("title") or "", "text": row["text"],
+                             **{key: row[key] for key in SOURCE_FIELDS if row.get(key) not in (None, "")}})  # fmt: skip
     return passages

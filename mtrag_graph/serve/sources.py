@@ -8,34 +8,21 @@ files (a documents index keeps each passage's source file, page and section ther
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-SOURCE_FIELDS = ("url", "page", "section", "file", "source")
+from mtrag_graph.runtime.chat import read_passages
 
 
 def read_source_rows(path: str | Path) -> list[dict[str, Any]]:
-    """Every passage of a JSON-lines file with the fields the page shows."""
-    rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-                raise ValueError(f"{path}, line {number}: expected an object with a 'text' string")
-            entry = {
-                "document_id": str(row.get("document_id", row.get("_id", f"passage-{number}"))),
-                "title": row.get("title") or "",
-                "text": row["text"],
-            }
-            entry.update({key: row[key] for key in SOURCE_FIELDS if row.get(key) not in (None, "")})
-            if "file" not in entry and "url" not in entry:
-                entry["file"] = Path(path).name
-            rows.append(entry)
+    """Every passage of a JSON-lines file with the fields the page shows (its file when it names no
+    origin of its own)."""
+    rows = read_passages(path)
+    for row in rows:
+        if "file" not in row and "url" not in row:
+            row["file"] = Path(path).name
     return rows
 
 
