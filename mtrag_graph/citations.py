@@ -63,10 +63,12 @@ def grounding_sentences(
 def answer_citations(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The final answer's sentences with their passages: the grounding check's, else computed the same way.
 
-    An abstention ("I don't know") or a clarifying question cites nothing. The grounding check cut the
+    An abstention ("I don't know") or a clarifying question cites nothing; the answer written after the
+    user replied to one (chat, the served API) is cited like any other. The grounding check cut the
     sentences it found unsupported from the answer: only the ones kept are listed.
     """
-    if state.get("abstain_reason") or (state.get("clarification") or {}).get("asked"):
+    clarification = state.get("clarification") or {}
+    if state.get("abstain_reason") or (clarification.get("asked") and not clarification.get("reply")):
         return []
     grounding = state.get("grounding")
     kept = state.get("kept_passages") or []

@@ -62,3 +62,21 @@ def test_markers_number_passages_in_order_of_first_citation_on_supported_sentenc
         {"text": "Unsupported.", "passages": [2], "supported": False},
     ]
     assert cited_answer(rows) == ("B first. [1] Both. [2][1] None. Unsupported.", [1, 0])
+
+
+def test_the_answer_after_a_reply_to_a_clarifying_question_is_cited_and_the_question_is_not():
+    answered = {
+        "answer": "The Alameda library opens at 9 am.",
+        "clarification": {"asked": True, "question": "Which library?", "reply": "Alameda"},
+        "grounding": {
+            "sentences": [{"text": "The Alameda library opens at 9 am.", "supported": True, "passages": [0]}]
+        },
+        "kept_passages": [{"document_id": "a", "text": "The Alameda library opens at 9 am."}],
+    }
+    assert [s["passages"] for s in answer_citations(answered)] == [[0]]
+    asked = {
+        **answered,
+        "answer": "Which library?",
+        "clarification": {"asked": True, "question": "Which library?"},
+    }
+    assert answer_citations(asked) == []
