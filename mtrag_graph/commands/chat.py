@@ -157,7 +157,13 @@ def _read(prompt: str) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from langgraph.types import Command
 
-    from mtrag_graph.runtime.chat import build_chat_graph, open_checkpointer, read_passages, user_turn
+    from mtrag_graph.runtime.chat import (
+        build_chat_graph,
+        open_checkpointer,
+        read_passages,
+        snapshot_question,
+        user_turn,
+    )
     from mtrag_graph.runtime.tracing import tracing_callbacks
 
     # model loading progress bars would write over the status line
@@ -176,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"thread {thread}: {'continuing, ' + str(len(turns)) + ' turns so far' if turns else 'new'}")
         for turn in turns:
             print(f"{'you' if turn['speaker'] == 'user' else 'bot'}> {turn['text']}")
-        waiting = next((i.value.get("clarifying_question") for t in saved.tasks for i in t.interrupts), None)
+        waiting = snapshot_question(saved)
         while True:
             text = _read("you> ")
             if text is None or text.strip() in ("/quit", "/exit"):

@@ -60,6 +60,11 @@ def pending_question(state: dict[str, Any]) -> str | None:
     return None
 
 
+def snapshot_question(snapshot: Any) -> str | None:
+    """The clarifying question a saved thread waits on (``graph.get_state(config)``), if any."""
+    return pending_question({"__interrupt__": [i for task in snapshot.tasks for i in task.interrupts]})
+
+
 def build_chat_graph(*, checkpointer: Any = None, insert: Sequence[Insertion] = (), name: str = "mtrag-chat"):
     """The chat graph; the answering graph (with ``insert``, see ``build_graph``) runs inside ``respond``.
 

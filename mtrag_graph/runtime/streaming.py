@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from mtrag_graph.events import RETRACT, STEP, TEXT
+from mtrag_graph.runtime.chat import pending_question, snapshot_question
 from mtrag_graph.text import sentences
 
 ANSWER_NODES = frozenset({"generate"})
@@ -28,16 +29,12 @@ def is_answer_token(metadata: Mapping[str, Any]) -> bool:
     return metadata.get("langgraph_node") in ANSWER_NODES
 
 
-def _pending_question(graph: Any, config: Mapping[str, Any], state: Mapping[str, Any]) -> str | None:
-    pending = list(state.get("__interrupt__") or ())
-    if not pending and (config.get("configurable") or {}).get("thread_id") and graph.checkpointer:
-        snapshot = graph.get_state(config)
-        pending = [i for task in snapshot.tasks for i in task.interrupts]
-    for item in pending:
-        value = getattr(item, "value", item)
-        if isinstance(value, dict) and value.get("clarifying_question"):
-            return str(value["clarifying_question"])
-    return None
+def _pending_question(graph: Any, config: Mapping[str, Any], state: dict[str, Any]) -> str | None:
+    """The clarifying question the run stopped on: in the last values, else in the saved thread."""
+    question = pending_question(state)
+    if question is None and (config.get("configurable") or {}).get("thread_id") and graph.checkpointer:
+        question = snapshot_question(graph.get_state(config))
+    return question
 
 
 def iter_events(

@@ -40,7 +40,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mtrag_graph.citations import cited_answer, grounding_sentences
 from mtrag_graph.context import Context
-from mtrag_graph.runtime.chat import build_chat_graph, open_checkpointer, user_turn
+from mtrag_graph.runtime.chat import build_chat_graph, open_checkpointer, snapshot_question, user_turn
 from mtrag_graph.runtime.streaming import iter_events
 from mtrag_graph.serve.sources import SourceCatalog
 from mtrag_graph.serve.threads import ThreadLocks, ThreadStore, is_postgres
@@ -185,7 +185,7 @@ class Service:
         """The conversation as the page shows it: turns, the question it waits on, the last answer."""
         saved = self.chat.get_state(self.config_of(thread_id))
         values = saved.values or {}
-        waiting = next((i.value.get("clarifying_question") for t in saved.tasks for i in t.interrupts), None)
+        waiting = snapshot_question(saved)
         turns = list(values.get("turns") or [])
         last = self.answer_of(values) if turns and turns[-1]["speaker"] == "agent" else None
         return {"turns": turns, "waiting": waiting, "running": bool(saved.next) and not waiting, "last": last}
