@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
-import hashlib
 import json
 import sys
 from collections import Counter
@@ -22,6 +21,7 @@ from mtrag_graph.commands import decisions
 from mtrag_graph.measure.decisions.metrics import best_threshold
 from mtrag_graph.measure.decisions.sets import SPLITS
 from mtrag_graph.nodes.answerability_gate import FEATURES, GateClassifier
+from research.twins import file_sha256
 
 
 def fit_gate_classifier(
@@ -77,10 +77,6 @@ def fit_gate_classifier(
     return classifier, summary
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def card_command(args: argparse.Namespace, features: Sequence[str]) -> str:
     """The command that rebuilds the classifier, as its card records it (paths as placeholders)."""
     return (
@@ -116,13 +112,13 @@ def fit_after(args: argparse.Namespace) -> Any:
             table.parent.mkdir(parents=True, exist_ok=True)
             keep = ("item_id", "kind", "label", "features")
             table.write_text("".join(json.dumps({k: r[k] for k in keep}) + "\n" for r in results))
-            evidence = {"evidence_file": str(args.evidence_out), "evidence_sha256": _sha256(table)}
+            evidence = {"evidence_file": str(args.evidence_out), "evidence_sha256": file_sha256(table)}
         card = {
             "trained": datetime.date.today().isoformat(),
             "command": card_command(args, features),
             "data": source_name,
-            "data_sha256": _sha256(Path(args.tasks) if args.tasks else Path(args.data) / source_name),
-            "set_sha256": _sha256(set_file),
+            "data_sha256": file_sha256(Path(args.tasks) if args.tasks else Path(args.data) / source_name),
+            "set_sha256": file_sha256(set_file),
             "split": f"{args.split}: {source_name} (never the report split)",
             "items": dict(sorted(Counter(str(i.get("kind")) for i in items).items())),
             **summary,
