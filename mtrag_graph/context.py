@@ -13,6 +13,7 @@ from mtrag_graph.judging.grounding import DEFAULT_MIN_SUPPORT
 from mtrag_graph.models.calls import PARSE_RETRIES
 from mtrag_graph.models.factory import ModelSpec
 from mtrag_graph.presets import DEFAULT_PRESET, load_preset
+from mtrag_graph.retrieval.evidence import EVIDENCE_TOKENS
 from mtrag_graph.prompts import answer_variants, candidate_judge, grounded, rewrite
 from mtrag_graph.prompts import clarify as clarify_prompts  # the module; `clarify` is also a field
 from mtrag_graph.stages import setting
@@ -270,6 +271,14 @@ class Context:
         description="Reranker spec: embedding (MiniLM cosine), cross-encoder:/path, or lexical (no model).",
     )
     top_k: int = setting(5, stage="rerank", flag=True, description="Passages kept after reranking.")
+    evidence_tokens: int = setting(
+        EVIDENCE_TOKENS,
+        stage="rerank",
+        flag=True,
+        description="The answering prompts see, of the kept passages, only the sentences that bear on the "
+        "question, within about this many tokens in all (mtrag_graph.retrieval.evidence); 0: whole "
+        "passages.",
+    )
 
     # gate: do the kept passages hold the answer?
     gate_model: ModelSetting = setting(

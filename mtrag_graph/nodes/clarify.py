@@ -174,13 +174,49 @@ def _said(history: Sequence[dict[str, str]], question: str) -> set[str]:
     return _named(history) | {stem(w) for w in words(question)}
 
 
+# The id of a passage cut from a user's document (ingest/build.py): ``guide.pdf#page=2&chunk=5``
+_DOCUMENT_PASSAGE = re.compile(r"^(?P<source>.+?)#(?:page=\d+&)?chunk=\d+$")
+_SITE_PAGE = (".html", ".htm", ".xhtml")
+MIN_DOCUMENT_PASSAGES = 2  # a document with one stray kept passage is no rival referent
+
+
+def document_of(passage: Mapping[str, Any]) -> str | None:
+    """The document a passage was cut from (``mtrag-graph index``), or None for a corpus passage: the
+    file, or for a page of a site (HTML) its folder. Pages and sections of one manual are one thing
+    the user asks about, not rival referents ("Introduction" and "Environment Configuration Settings"
+    of one manual)."""
+    match = _DOCUMENT_PASSAGE.match(str(passage.get("document_id") or passage.get("_id") or ""))
+    if match is None:
+        return None
+    source = match.group("source")
+    folder, _, name = source.rpartition("/")
+    return (folder or source) if name.lower().endswith(_SITE_PAGE) else source
+
+
+def document_groups(passages: Sequence[dict[str, Any]] | None) -> dict[str, list[dict[str, Any]]]:
+    """The kept passages cut from users' documents, by document (see ``document_of``)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for passage in passages or []:
+        document = document_of(passage)
+        if document is not None:
+            groups.setdefault(document, []).append(passage)
+    return groups
+
+
 def passage_things(passages: Sequence[dict[str, Any]] | None) -> list[str]:
     """The different things the passages speak of, by title: its first part and, in brackets, its
     second ("Adults (Monterey Park, CA)"), once per first part (one name inside another: the same).
-    An untitled passage (a fiqa post) by the name it uses most; one that names nothing is left out."""
+    An untitled passage (a fiqa post) by the name it uses most; one that names nothing is left out.
+    Passages cut from a user's documents count once per document (``document_of``), by the title of its
+    first kept passage, and only a document that holds ``MIN_DOCUMENT_PASSAGES`` of them."""
+    groups = document_groups(passages)
+    representatives = [
+        group[0] for group in groups.values() if len(group) >= min(MIN_DOCUMENT_PASSAGES, len(passages or []))
+    ]
+    passages = [*representatives, *(p for p in passages or [] if document_of(p) is None)]
     things: list[str] = []
     heads: list[str] = []
-    for passage in passages or []:
+    for passage in passages:
         title = " ".join(str(passage.get("title") or "").split())
         title = title or untitled_name(str(passage.get("text", "")))
         parts = [p for p in _TITLE_HEAD.split(title) if p]
@@ -325,7 +361,10 @@ def is_underspecified(
     if pronoun is not None and len(named) >= context.clarify_min_things:
         return True, [f"pronoun: '{pronoun}', none of the {len(named)} titled or often-named things named"]
     definite = unresolved_definite(history, question)
-    for noun in definite if "passages" in on else []:
+    # names of one kind inside one manual ("the server": "REST API Server", "Patroni Server") are its
+    # parts, not rival referents: with every passage from one user document, this signal is off
+    one_document = len(document_groups(passages)) == 1 and all(document_of(p) for p in passages or [])
+    for noun in definite if "passages" in on and not one_document else []:
         found = alternatives(noun, passages)
         if len(found) >= context.clarify_min_things and named_in_full(history, question, found) is None:
             return True, [f"passages: 'the {noun}' with {len(found)} of that kind: {'; '.join(found[:3])}"]
