@@ -13,9 +13,9 @@ from mtrag_graph.judging.grounding import DEFAULT_MIN_SUPPORT
 from mtrag_graph.models.calls import PARSE_RETRIES
 from mtrag_graph.models.factory import ModelSpec
 from mtrag_graph.presets import DEFAULT_PRESET, load_preset
-from mtrag_graph.retrieval.evidence import EVIDENCE_TOKENS
 from mtrag_graph.prompts import answer_variants, candidate_judge, grounded, rewrite
 from mtrag_graph.prompts import clarify as clarify_prompts  # the module; `clarify` is also a field
+from mtrag_graph.retrieval.evidence import EVIDENCE_TOKENS
 from mtrag_graph.stages import setting
 
 # In the context schema (LangGraph Studio, the server's assistant schema) a model is its spec string; in
