@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from os.path import commonprefix
-from typing import Any
+from typing import Any, get_args
 
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
@@ -27,6 +27,7 @@ from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodes._common import guarded
+from mtrag_graph.stages.clarify import ClarifySignal
 from mtrag_graph.state import State
 from mtrag_graph.text import STOPWORDS, stem, words
 
@@ -302,7 +303,7 @@ def unclear_probability(
     return probabilities["yes"], raws[-1]
 
 
-SIGNALS = ("rule", "pronoun", "passages", "person", "definite")
+SIGNALS: tuple[ClarifySignal, ...] = get_args(ClarifySignal)
 
 
 def is_underspecified(
