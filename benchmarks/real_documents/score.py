@@ -43,8 +43,9 @@ def holds(text: str, spelling: str) -> bool:
     needle = normalise(spelling)
     if not needle:
         return False
-    before = r"(?<![\w.])" if needle[0].isalnum() else ""
-    after = r"(?![\w])" if needle[-1].isalnum() else ""
+    # a number is not part of a longer one ("6" is not in "1.6.9"); a word not part of a longer word
+    before = (r"(?<![\w.])" if needle[0].isdigit() else r"(?<!\w)") if needle[0].isalnum() else ""
+    after = (r"(?!\w|\.\d)" if needle[-1].isdigit() else r"(?!\w)") if needle[-1].isalnum() else ""
     return re.search(before + re.escape(needle) + after, normalise(text)) is not None
 
 
