@@ -28,6 +28,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from benchmarks.real_documents.data import SPLITS, QuestionSet, SetError, load_set, split_tasks, turn_of
+from benchmarks.real_documents.fetch import FetchError, cache_dir, fetch_split
+from benchmarks.real_documents.score import Verdict, facts_found, score_record, table
 from mtrag_graph import settings
 from mtrag_graph.context import Context
 from mtrag_graph.ingest.build import ingest
@@ -35,10 +38,6 @@ from mtrag_graph.ingest.chunk import CHUNK_OVERLAP, CHUNK_TOKENS, chunk_sections
 from mtrag_graph.ingest.extract import read_document
 from mtrag_graph.runtime.batch import answer_tasks
 from mtrag_graph.tasks import read_jsonl
-
-from benchmarks.real_documents.data import SPLITS, QuestionSet, SetError, load_set, split_tasks, turn_of
-from benchmarks.real_documents.fetch import FetchError, cache_dir, fetch_split
-from benchmarks.real_documents.score import Verdict, facts_found, score_record, table
 
 RESULTS = Path(__file__).resolve().parent.parent / "results" / "documents.md"
 
@@ -108,7 +107,10 @@ def score_run(
 
 def write_results(path: Path, split: str, body: str) -> None:
     """Put ``body`` between the split's markers in the results page (added at its end if absent)."""
-    start, end = f"<!-- {split} split: written by python -m benchmarks.real_documents -->", f"<!-- end {split} -->"
+    start, end = (
+        f"<!-- {split} split: written by python -m benchmarks.real_documents -->",
+        f"<!-- end {split} -->",
+    )
     text = path.read_text(encoding="utf-8") if path.exists() else "# Real documents\n"
     block = f"{start}\n{body}\n{end}"
     if start in text and end in text:
@@ -120,13 +122,21 @@ def write_results(path: Path, split: str, body: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.real_documents", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.real_documents", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--split", required=True, choices=SPLITS)
     parser.add_argument("--limit", type=int, default=None, help="answer only the first N tasks of the split")
     parser.add_argument("-o", "--output", default=None, help="run folder (default runs/real-documents-SPLIT)")
-    parser.add_argument("--cache", default=None, help="documents and index (default ~/.cache/mtrag-graph/real-documents)")
-    parser.add_argument("--check", action="store_true", help="check the key facts against the fetched text, then stop")
-    parser.add_argument("--score-only", action="store_true", help="score what is answered so far; answer nothing")
+    parser.add_argument(
+        "--cache", default=None, help="documents and index (default ~/.cache/mtrag-graph/real-documents)"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="check the key facts against the fetched text, then stop"
+    )
+    parser.add_argument(
+        "--score-only", action="store_true", help="score what is answered so far; answer nothing"
+    )
     parser.add_argument("--results", default=str(RESULTS), help="the results page the table is written into")
     args = parser.parse_args(argv)
     command = "python -m benchmarks.real_documents " + shlex.join(

@@ -134,7 +134,9 @@ def parse_document(raw: Any, index: int) -> Document:
         name_in_index = _string(entry, "name", f"{item} {where}")
         if "/" in name_in_index or name_in_index.startswith("."):
             raise SetError(item, f"{where}.name", f"must be a plain file name, got {name_in_index!r}")
-        parsed.append(DocumentFile(path=_string(entry, "path", f"{item} {where}"), name=name_in_index, sha256=sha))
+        parsed.append(
+            DocumentFile(path=_string(entry, "path", f"{item} {where}"), name=name_in_index, sha256=sha)
+        )
     if len({f.name for f in parsed}) != len(parsed):
         raise SetError(item, "files", "two files share one name")
     return Document(
@@ -175,7 +177,9 @@ def _key_facts(raw: Any, item: str) -> tuple[tuple[str, ...], ...]:
             or not spellings
             or not all(isinstance(s, str) and s.strip() for s in spellings)
         ):
-            raise SetError(item, f"key_facts[{i}]", "must be a string or a non-empty list of non-empty strings")
+            raise SetError(
+                item, f"key_facts[{i}]", "must be a string or a non-empty list of non-empty strings"
+            )
         facts.append(tuple(spellings))
     return tuple(facts)
 
@@ -250,7 +254,9 @@ def load_set(manifest: Path = MANIFEST, questions: Path = QUESTIONS) -> Question
                 raise SetError(f"questions line {line}", "<line>", f"not valid JSON ({error.msg})") from None
             conversation = parse_conversation(raw, line, documents)
             if conversation.conversation_id in seen:
-                raise SetError(f"conversation {conversation.conversation_id}", "conversation_id", "used twice")
+                raise SetError(
+                    f"conversation {conversation.conversation_id}", "conversation_id", "used twice"
+                )
             seen.add(conversation.conversation_id)
             result.conversations.append(conversation)
     return result

@@ -78,7 +78,11 @@ def download_deb(document: Document, debs: Path) -> Path:
 def fetch_document(document: Document, cache: Path) -> Path:
     """The document's files in ``CACHE/documents/SPLIT/NAME/``, each checked against its SHA-256."""
     folder = document_dir(cache, document)
-    missing = [f for f in document.files if not (folder / f.name).exists() or file_sha256(folder / f.name) != f.sha256]
+    missing = [
+        f
+        for f in document.files
+        if not (folder / f.name).exists() or file_sha256(folder / f.name) != f.sha256
+    ]
     if not missing:
         return folder
     deb = download_deb(document, cache / "debs")

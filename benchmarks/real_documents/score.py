@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from benchmarks.real_documents.data import Turn, Where
 from mtrag_graph.citations import source_label
 from mtrag_graph.text import declines
-
-from benchmarks.real_documents.data import Turn, Where
 
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "‐": "-", "‑": "-", "–": "-", "—": "-"})
 _MARKUP = re.compile(r"[`*_\\¶]")
 _SPACE = re.compile(r"\s+")
+_PAGE_IN_ID = re.compile(r"#page=(\d+)&")  # a PDF passage's id: FILE#page=P&chunk=N (ingest/build.py)
 
 
 def normalise(text: str) -> str:
@@ -66,7 +66,11 @@ def at_gold_place(passage: Mapping[str, Any], where: Where | None) -> bool:
     if PurePosixPath(source).name != where.file:
         return False
     if where.page is not None:
-        return passage.get("page") == where.page
+        page = passage.get("page")
+        if page is None:  # a kept passage not found in the index: its id names the page
+            match = _PAGE_IN_ID.search(str(passage.get("document_id") or ""))
+            page = int(match[1]) if match else None
+        return page == where.page
     if where.section is not None:
         return _section_key(str(passage.get("section") or "")) == _section_key(where.section)
     return False
@@ -95,7 +99,9 @@ class Verdict:
     cited: tuple[str, ...]
 
 
-def kept_passages(record: Mapping[str, Any], passages: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+def kept_passages(
+    record: Mapping[str, Any], passages: Mapping[str, Mapping[str, Any]]
+) -> list[dict[str, Any]]:
     """The kept passages of a prediction (its ``contexts``), with their source, page and section from the
     index's passages when the id is found there."""
     kept = []
