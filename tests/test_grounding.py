@@ -254,5 +254,7 @@ def test_a_reason_the_passages_give_is_supported():
     from mtrag_graph.judging.grounding import sentence_support
 
     passages = ["Bees dance because the dance tells other foragers the direction of the flowers."]
-    [s] = sentence_support("Bees dance because it tells foragers the direction of flowers.", passages, min_support=0.5)
+    [s] = sentence_support(
+        "Bees dance because it tells foragers the direction of flowers.", passages, min_support=0.5
+    )
     assert s.supported
