@@ -392,8 +392,6 @@ def test_a_later_pronoun_over_given_posts_that_each_name_one_thing_often_is_clar
 
 
 def test_a_reference_whose_noun_names_one_of_the_documents_is_not_asked_about():
-    from mtrag_graph.nodes.clarify import is_underspecified
-
     passages = [
         {"document_id": "README.md#chunk=1", "title": "README", "text": "Benchmarks of zstd 1.5.1 ..."},
         {"document_id": "README.md#chunk=2", "title": "README", "text": "zstd -1 reaches 2.896 ..."},
@@ -414,8 +412,6 @@ def test_a_reference_whose_noun_names_one_of_the_documents_is_not_asked_about():
 
 
 def test_pages_of_one_manual_are_one_thing_not_rival_referents():
-    from mtrag_graph.nodes.clarify import is_underspecified
-
     history = [
         {"speaker": "user", "text": "What does the REST API do?"},
         {"speaker": "agent", "text": "It serves the state."},
@@ -439,8 +435,6 @@ def test_pages_of_one_manual_are_one_thing_not_rival_referents():
 
 
 def test_over_documents_a_definite_noun_with_one_referent_is_not_asked_about():
-    from mtrag_graph.nodes.clarify import is_underspecified
-
     passages = [
         {
             "document_id": "README.md#chunk=1",
@@ -470,8 +464,6 @@ def test_over_documents_a_definite_noun_with_one_referent_is_not_asked_about():
 
 
 def test_over_documents_a_noun_with_names_in_two_documents_is_asked_about():
-    from mtrag_graph.nodes.clarify import is_underspecified
-
     passages = [
         {
             "document_id": "a/guide.pdf#page=2&chunk=1",
