@@ -90,7 +90,9 @@ def test_local_rewrite_produces_summary_intent_and_standalone_question():
     # no pronoun: the global rewrite saw both exchanges, the local one sees the last (class 2)
     local = '{"summary": "Bees talk.", "intent": "know the close-food signal", "standalone_question": "What do bees do when food is close?"}'
     context = fake_context(
-        related_to_question=["yes"], related_to_answer=["no"], rewrite=["What do bees do when food is near?", local]
+        related_to_question=["yes"],
+        related_to_answer=["no"],
+        rewrite=["What do bees do when food is near?", local],
     )
     state = run(make_task(conversation(2, "What do bees do when food is close?"), PASSAGES), context)
     assert state["standalone_question"] == "What do bees do when food is close?"

@@ -238,8 +238,6 @@ def test_anchored_support_window_spans_consecutive_sentences():
 
 
 def test_an_invented_reason_is_unsupported_although_the_topic_words_are_found():
-    from mtrag_graph.judging.grounding import sentence_support
-
     passages = ["debmake starts its version numbers from 4.0 to avoid confusion with the older debmake tool."]
     invented = "Debmake starts its version numbers from 4.0 because it was designed to be a more comprehensive and feature-rich tool."
     stated = "Debmake starts its version numbers from 4.0 to avoid confusion with the older debmake tool."
@@ -251,8 +249,8 @@ def test_an_invented_reason_is_unsupported_although_the_topic_words_are_found():
 
 
 def test_a_reason_the_passages_give_is_supported():
-    from mtrag_graph.judging.grounding import sentence_support
-
     passages = ["Bees dance because the dance tells other foragers the direction of the flowers."]
-    [s] = sentence_support("Bees dance because it tells foragers the direction of flowers.", passages, min_support=0.5)
+    [s] = sentence_support(
+        "Bees dance because it tells foragers the direction of flowers.", passages, min_support=0.5
+    )
     assert s.supported

@@ -360,6 +360,8 @@ def is_underspecified(
     on = set(context.clarify_signals)
     if on - set(SIGNALS):
         raise ValueError(f"clarify_signals: unknown {sorted(on - set(SIGNALS))}; known: {', '.join(SIGNALS)}")
+    if passages and all(document_of(p) is not None for p in passages):
+        return _underspecified_over_documents(history, question, passages, context, on)
     things = passage_things(passages)
     phrase = unresolved_reference(history, question)
     if (
@@ -403,6 +405,34 @@ def is_underspecified(
     if probability is None:
         return None, [raw]
     return probability >= context.clarify_threshold, [f"model: p_unclear={probability:.3f}"]
+
+
+def _underspecified_over_documents(
+    history: Sequence[dict[str, str]],
+    question: str,
+    passages: Sequence[dict[str, Any]],
+    context: Context,
+    on: set[str],
+) -> tuple[bool, list[str]]:
+    """Over a user's documents (every passage cut by ``mtrag-graph index``) the titles are documents,
+    pages and sections, not the things a conversation refers to: "it" after a turn about the REST API is
+    the REST API, whatever pages come back, and "the RFC" needs no choosing when only one RFC is named.
+    A turn is asked back only when its unresolved noun ("this option", "the server") has names of that
+    kind in two or more of the documents and the conversation names none of them in full."""
+    phrase = unresolved_reference(history, question) if "rule" in on else None
+    nouns = [phrase.split()[-1].removesuffix("'s").lower()] if phrase and " " in phrase else []
+    nouns += unresolved_definite(history, question) if {"passages", "definite"} & on else []
+    for noun in dict.fromkeys(nouns):
+        by_document = {doc: alternatives(noun, group) for doc, group in document_groups(passages).items()}
+        names = list(dict.fromkeys(name for found in by_document.values() for name in found))
+        documents = [doc for doc, found in by_document.items() if found]
+        if (
+            len(documents) >= 2
+            and len(names) >= context.clarify_min_things
+            and named_in_full(history, question, names) is None
+        ):
+            return True, [f"documents: '{noun}' names {len(names)} things in {len(documents)} documents"]
+    return False, ["documents: no unresolved noun with names in two documents"]
 
 
 def _kind_and_names(
