@@ -280,7 +280,7 @@ class Service:
         done: dict[str, Any] = {}
         waiting = None
         for kind, value in iter_events(
-            self.chat, inputs, context=self.context, config=self.config_of(thread_id)
+            CheckpointAtExit(self.chat), inputs, context=self.context, config=self.config_of(thread_id)
         ):
             if kind == "step":
                 emit("step", {"label": value})
@@ -305,6 +305,20 @@ class Service:
             emit("done", {**snapshot["last"], "replayed": True})
         else:
             emit("error", {"detail": "the thread has no answer to replay"})
+
+
+class CheckpointAtExit:
+    """The chat graph run with ``durability="exit"``: a turn saves its checkpoint when it ends (or waits
+    on a clarifying reply), not one per step of the answering graph, each carrying the passages."""
+
+    def __init__(self, graph: Any) -> None:
+        self.graph = graph
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.graph, name)
+
+    def stream(self, *args: Any, **kwargs: Any) -> Any:
+        return self.graph.stream(*args, durability="exit", **kwargs)
 
 
 def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
