@@ -23,19 +23,19 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack, asynccontextmanager, contextmanager
+from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from langgraph.types import Command
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mtrag_graph.citations import cited_answer, grounding_sentences
@@ -43,14 +43,19 @@ from mtrag_graph.context import Context
 from mtrag_graph.runtime.chat import build_chat_graph, open_checkpointer, snapshot_question, user_turn
 from mtrag_graph.runtime.streaming import iter_events
 from mtrag_graph.serve.sources import SourceCatalog
-from mtrag_graph.serve.threads import ThreadLocks, ThreadStore, is_postgres
+from mtrag_graph.serve.storage import can_prune, prune
+from mtrag_graph.serve.threads import SQLITE_PRAGMAS, ThreadLimit, ThreadLocks, ThreadStore, is_postgres
 
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_MESSAGE_CHARS = 4000
+MAX_MESSAGES_PER_THREAD = 100
+MAX_THREADS_PER_OWNER = 1000
 RETENTION_SWEEP_S = 3600.0
+DELETE_WAIT_S = 10.0  # a DELETE waits this long for a running turn to stop; that turn deletes the rest
 ANONYMOUS = "-"  # the owner of every thread when no API key is set
+OWNER_SECRET = "owner-hmac"  # the name of the deployment's secret that API keys are hashed under
 
 
 @dataclass
@@ -67,10 +72,33 @@ class ServeConfig:
     max_body_bytes: int = MAX_BODY_BYTES
     max_message_chars: int = MAX_MESSAGE_CHARS
     pool_size: int = 16  # PostgreSQL connections of this process
+    max_messages: int = MAX_MESSAGES_PER_THREAD  # messages a user sends in one thread
+    max_threads: int = MAX_THREADS_PER_OWNER  # threads of one API key (of everyone without keys)
+
+
+def clean_text(value: Any) -> Any:
+    """``value`` with every string made encodable: a lone surrogate (from a passage, a model reply, a
+    JSON escape in a request) becomes U+FFFD instead of failing the response that carries it."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, dict):
+        return {clean_text(k): clean_text(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_text(v) for v in value]
+    return value
 
 
 class NewThread(BaseModel):
     title: str = Field("", max_length=200, description="shown in the list; default: the first message")
+
+    @field_validator("title")
+    @classmethod
+    def _encodable(cls, title: str) -> str:
+        return clean_text(title)
 
 
 class NewMessage(BaseModel):
@@ -83,6 +111,13 @@ class NewMessage(BaseModel):
         description="the number of turns the client saw in the thread; sent again with the same value, "
         "the message is not taken twice (the turn it started is continued or replayed)",
     )
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        if not text.strip():
+            raise ValueError("the message is blank: write a question or a reply")
+        return clean_text(text)
 
 
 class BodyLimit:
@@ -127,12 +162,41 @@ async def _nothing() -> Message:
     return {"type": "http.disconnect"}
 
 
-def owner_of(key: str | None) -> str:
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32] if key else ANONYMOUS
+def owner_of(key: str | None, secret: str) -> str:
+    """The owner id of an API key: an HMAC under the deployment's secret (the key is not stored)."""
+    if not key:
+        return ANONYMOUS
+    return hmac.new(secret.encode(), key.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def unsalted_owner_of(key: str) -> str:
+    """The owner id of a key before ids were HMACs: threads made then are handed to the new id."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+
+FINAL_EVENTS = ("done", "interrupt", "error")
+FAILED = {"detail": "the answer failed; send the message again"}
 
 
 def _sse(kind: str, data: Any) -> bytes:
-    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+    """One server-sent event; never fails (text that cannot be encoded is replaced, see clean_text)."""
+    try:
+        text = json.dumps(clean_text(data), ensure_ascii=False)
+    except (TypeError, ValueError):
+        log.exception("event %s could not be written", kind)
+        kind, text = ("error", json.dumps(FAILED)) if kind in FINAL_EVENTS else ("step", "{}")
+    return f"event: {kind}\ndata: {text}\n\n".encode()
+
+
+class SafeJSONResponse(JSONResponse):
+    """A JSON response whose text is always encodable (a thread holding a lone surrogate stays readable)."""
+
+    def render(self, content: Any) -> bytes:
+        return super().render(clean_text(content))
+
+
+class ThreadDeleted(Exception):
+    """The thread was deleted while a turn of it ran."""
 
 
 class Service:
@@ -140,6 +204,7 @@ class Service:
 
     def __init__(self, config: ServeConfig, context: Context) -> None:
         self.config, self.context = config, context
+        self._owners_seen: set[str] = set()
         self._stack = ExitStack()
         self.locks = ThreadLocks(config.checkpointer)
         self.executor = ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="turn")
@@ -148,9 +213,13 @@ class Service:
             self.store = ThreadStore(config.checkpointer, pool=pool)
         else:
             saver = self._stack.enter_context(open_checkpointer(config.checkpointer))
+            for pragma in SQLITE_PRAGMAS:
+                saver.conn.execute(pragma)
             self.store = ThreadStore(config.checkpointer)
         self.saver = saver
         self.chat = build_chat_graph(checkpointer=saver)
+        self.prunable = can_prune(self.chat)
+        self.owner_secret = self.store.secret(OWNER_SECRET)
 
     def _postgres(self, url: str, size: int) -> tuple[Any, Any]:
         from langgraph.checkpoint.postgres import PostgresSaver  # noqa: PLC0415 - optional (postgres extra)
@@ -178,6 +247,14 @@ class Service:
             raise HTTPException(404, "no such thread")
         return row
 
+    def owner(self, key: str | None) -> str:
+        """The owner id of an API key (threads it made before ids were HMACs become its own)."""
+        owner = owner_of(key, self.owner_secret)
+        if key and owner not in self._owners_seen:
+            self.store.rename_owner(unsalted_owner_of(key), owner)
+            self._owners_seen.add(owner)
+        return owner
+
     def config_of(self, thread_id: str) -> dict[str, Any]:
         return {"configurable": {"thread_id": thread_id}}
 
@@ -191,16 +268,29 @@ class Service:
         return {"turns": turns, "waiting": waiting, "running": bool(saved.next) and not waiting, "last": last}
 
     def delete(self, thread_id: str) -> None:
-        self.saver.delete_thread(thread_id)
+        """Delete the thread: its row at once (a turn of it, here or on another instance, stops at its
+        next step), then its checkpoints and lock file when no turn of it runs: now, if one stops within
+        ``DELETE_WAIT_S``, else when that turn stops (``end``) or at the next sweep."""
         self.store.delete(thread_id)
+        if self.locks.wait(thread_id, DELETE_WAIT_S):
+            self.end(thread_id)
+
+    def purge(self, thread_id: str) -> None:
+        """Delete a deleted thread's checkpoints (no turn of it runs: the caller holds its lock)."""
+        self.saver.delete_thread(thread_id)
+        self.store.forget(thread_id)
 
     def sweep(self) -> int:
-        """Delete the threads unused for ``retention_days``; returns how many."""
-        if not self.config.retention_days:
-            return 0
-        expired = self.store.unused_since(time.time() - self.config.retention_days * 86400)
-        for thread_id in expired:
-            self.delete(thread_id)
+        """Delete the threads unused for ``retention_days`` and what deleted threads left (a turn that
+        ran on an instance that died); returns how many threads were deleted."""
+        expired = []
+        if self.config.retention_days:
+            expired = self.store.unused_since(time.time() - self.config.retention_days * 86400)
+            for thread_id in expired:
+                self.store.delete(thread_id)
+        for thread_id in self.store.deleted():
+            if self.locks.acquire(thread_id):
+                self.end(thread_id)
         return len(expired)
 
     # -- answers ---------------------------------------------------------------------------------
@@ -245,32 +335,68 @@ class Service:
             "turns": len(values["turns"]),
         }
 
-    @contextmanager
-    def running(self, thread_id: str) -> Iterator[None]:
-        """Hold the thread's turn lock (every instance's); 409 when a turn of it runs anywhere."""
+    def begin(self, thread_id: str, owner: str) -> None:
+        """Take the thread's turn lock (every instance's); 409 when a turn of it runs anywhere, 404 when
+        it is not the caller's (or was deleted meanwhile)."""
         if not self.locks.acquire(thread_id):
             raise HTTPException(409, "this thread is answering a message; send it again when that ends")
         try:
-            yield
+            self.owned(thread_id, owner)
+        except BaseException:
+            self.end(thread_id, ran=False)
+            raise
+
+    def end(self, thread_id: str, ran: bool = True) -> None:
+        """Let go of the thread's lock (held by the caller): a deleted thread's checkpoints and lock
+        file go now; a thread's checkpoints that a turn superseded go too (``storage.prune``)."""
+        deleted = False
+        try:
+            deleted = self.store.get(thread_id) is None
+            if deleted:
+                self.purge(thread_id)
+            elif ran and self.prunable:
+                saved = self.chat.get_state(self.config_of(thread_id))
+                prune(self.saver, thread_id, waiting=any(t.interrupts for t in saved.tasks))
         finally:
-            self.locks.release(thread_id)
+            self.locks.release(thread_id, remove=deleted)
 
     def plan(self, thread_id: str, message: NewMessage) -> tuple[str, Any]:
-        """What a message does: ("run", inputs) a new turn, a reply or a continued turn; ("replay", None)."""
+        """What a message does: ("run", inputs) a new turn, a reply or a continued turn; ("replay", None).
+
+        ``after`` is the number of turns the client saw. Equal to the thread's: a new message (or the
+        reply to the waiting question). Below it: the message was taken already, and is answered again
+        (continued, or its answer replayed) only when it is the thread's last message, with this text;
+        any other resend is refused, never answered with another message's answer.
+        """
         saved = self.chat.get_state(self.config_of(thread_id))
         turns = (saved.values or {}).get("turns") or []
         waiting = any(t.interrupts for t in saved.tasks)
-        # the last user turn has no answer saved: an instance stopped while answering it
+        # the last user turn has no answer saved: an instance stopped (or the model failed) answering it
         unfinished = not waiting and bool(turns) and turns[-1]["speaker"] == "user"
         if message.after is not None and message.after > len(turns):
             raise HTTPException(409, f"the thread has {len(turns)} turns, not {message.after}")
         if message.after is not None and message.after < len(turns):
-            # the message was taken already (the client lost the answer): finish or replay that turn
+            if not _is_last_message(turns, message.after, message.text):
+                raise HTTPException(
+                    409,
+                    f"the message sent with after={message.after} is not this thread's last message, whose "
+                    f"answer is the only one sent again; the thread has {len(turns)} turns (read them "
+                    "with GET /api/threads/ID)",
+                )
             return ("run", None) if unfinished else ("replay", None)
         if waiting:
             return "run", Command(resume=message.text)
-        if message.after is None and unfinished:
-            raise HTTPException(409, "the thread's last turn is unfinished; send it again with its 'after'")
+        if unfinished:
+            raise HTTPException(
+                409,
+                f"the thread's last message has no answer: send it again with after={len(turns) - 1}, "
+                "or start a new thread",
+            )
+        if sum(t["speaker"] == "user" for t in turns) >= self.config.max_messages:
+            raise HTTPException(
+                409,
+                f"this thread has reached its limit of {self.config.max_messages} messages: start a new one",
+            )
         # A new turn. An input an instance saved without taking it (no user turn in the state) is
         # replaced by this one.
         return "run", user_turn(message.text, self.config.passages)
@@ -279,19 +405,25 @@ class Service:
         """Run one turn on this (worker) thread, handing each event to ``emit(kind, data)``."""
         done: dict[str, Any] = {}
         waiting = None
-        for kind, value in iter_events(
+        stream = iter_events(
             CheckpointAtExit(self.chat), inputs, context=self.context, config=self.config_of(thread_id)
-        ):
-            if kind == "step":
-                emit("step", {"label": value})
-            elif kind == "text":
-                emit("text", {"text": value})
-            elif kind == "retract":
-                emit("retract", {})
-            elif kind == "interrupt":
-                waiting = value
-            elif kind == "done":
-                done = value
+        )
+        try:
+            for kind, value in stream:
+                if kind == "step":
+                    if self.store.get(thread_id) is None:
+                        raise ThreadDeleted(thread_id)
+                    emit("step", {"label": value})
+                elif kind == "text":
+                    emit("text", {"text": value})
+                elif kind == "retract":
+                    emit("retract", {})
+                elif kind == "interrupt":
+                    waiting = value
+                elif kind == "done":
+                    done = value
+        finally:
+            stream.close()  # a deleted thread's run stops here (its checkpoint is deleted after)
         if waiting is not None:
             emit("interrupt", {"question": waiting, "turns": len(done.get("turns") or [])})
         elif done.get("turns"):
@@ -305,6 +437,14 @@ class Service:
             emit("done", {**snapshot["last"], "replayed": True})
         else:
             emit("error", {"detail": "the thread has no answer to replay"})
+
+
+def _is_last_message(turns: list[dict[str, Any]], after: int, text: str) -> bool:
+    """Whether the message sent with ``after`` and ``text`` is the thread's last user turn: at
+    ``after``, or just past it when it replied to a clarifying question (saved with the reply)."""
+    index = after + 1 if turns[after]["speaker"] == "agent" else after
+    last = max((i for i, t in enumerate(turns) if t["speaker"] == "user"), default=-1)
+    return index == last and turns[index]["text"] == text
 
 
 class CheckpointAtExit:
@@ -329,12 +469,11 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         service = Service(config, context)
         app.state.service = service
-        sweeper = asyncio.create_task(_sweep_forever(service)) if config.retention_days else None
+        sweeper = asyncio.create_task(_sweep_forever(service))
         try:
             yield
         finally:
-            if sweeper is not None:
-                sweeper.cancel()
+            sweeper.cancel()
             service.close()
 
     app = FastAPI(
@@ -342,6 +481,7 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
         description="Multi-turn RAG conversations: threads, streamed answers with citations, clarifying questions.",
         version="0.1.0",
         lifespan=lifespan,
+        default_response_class=SafeJSONResponse,
     )
     if config.cors_origins:
         app.add_middleware(
@@ -363,15 +503,22 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
             given = authorization[7:].strip()
         if not any(hmac.compare_digest(given.encode(), k.encode()) for k in keys):
             raise HTTPException(401, "missing or wrong API key (Authorization: Bearer KEY, or X-API-Key)")
-        return owner_of(given)
+        return service().owner(given)
 
     def service() -> Service:
         return app.state.service
 
+    def json_body(request: Request) -> None:
+        """A request that changes state carries a JSON body: a page of another site cannot send one
+        without asking first (CORS), so it cannot create threads or send messages in the user's name."""
+        kind = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            raise HTTPException(415, "send a JSON body with Content-Type: application/json")
+
     @app.exception_handler(Exception)
     async def internal_error(request: Request, error: Exception) -> JSONResponse:
         log.exception("error serving %s %s", request.method, request.url.path)
-        return JSONResponse({"detail": "internal error"}, status_code=500)
+        return SafeJSONResponse({"detail": "internal error"}, status_code=500)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -379,7 +526,7 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
             {"field": ".".join(str(p) for p in e.get("loc", ())[1:]), "problem": e.get("msg")}
             for e in error.errors()
         ]
-        return JSONResponse({"detail": "invalid request", "problems": problems}, status_code=422)
+        return SafeJSONResponse({"detail": "invalid request", "problems": problems}, status_code=422)
 
     @app.get("/health", tags=["service"])
     def health() -> dict[str, Any]:
@@ -391,11 +538,17 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
         """The caller's conversations, the most recently used first."""
         return {"threads": service().store.owned_by(caller(request))}
 
-    @app.post("/api/threads", tags=["threads"], status_code=201)
-    def create_thread(request: Request, body: NewThread | None = None) -> dict[str, Any]:
-        """A new, empty conversation."""
+    @app.post("/api/threads", tags=["threads"], status_code=201, dependencies=[Depends(json_body)])
+    def create_thread(request: Request, body: NewThread) -> dict[str, Any]:
+        """A new, empty conversation (the body may be ``{}``); 409 when the caller has as many as the
+        service allows (``--max-threads-per-key``)."""
         owner = caller(request)
-        return service().store.create(uuid.uuid4().hex, owner, (body or NewThread(title="")).title)
+        try:
+            return service().store.create(uuid.uuid4().hex, owner, body.title, limit=config.max_threads)
+        except ThreadLimit:
+            raise HTTPException(
+                409, f"you have {config.max_threads} conversations, the most this service keeps: delete one"
+            ) from None
 
     @app.get("/api/threads/{thread_id}", tags=["threads"])
     def get_thread(thread_id: str, request: Request) -> dict[str, Any]:
@@ -405,7 +558,7 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
 
     @app.delete("/api/threads/{thread_id}", tags=["threads"], status_code=204)
     def delete_thread(thread_id: str, request: Request) -> None:
-        """Delete the conversation and all its checkpoints."""
+        """Delete the conversation and all its checkpoints (a turn of it that runs is stopped first)."""
         service().owned(thread_id, caller(request))
         service().delete(thread_id)
 
@@ -414,6 +567,7 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
         tags=["threads"],
         response_class=StreamingResponse,
         responses={200: {"content": {"text/event-stream": {}}, "description": "server-sent events"}},
+        dependencies=[Depends(json_body)],
     )
     async def post_message(thread_id: str, message: NewMessage, request: Request) -> StreamingResponse:
         """Send a message (or the reply to a clarifying question); the answer streams as server-sent
@@ -423,25 +577,24 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
             raise HTTPException(413, f"message above {config.max_message_chars} characters")
         svc = service()
         await asyncio.to_thread(svc.owned, thread_id, owner)
-        guard = svc.running(thread_id)
-        await asyncio.to_thread(guard.__enter__)
+        await asyncio.to_thread(svc.begin, thread_id, owner)
         try:
             action, inputs = await asyncio.to_thread(svc.plan, thread_id, message)
         except BaseException:
-            guard.__exit__(None, None, None)
+            await asyncio.to_thread(svc.end, thread_id, False)
             raise
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        queue: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue()
 
         def emit(kind: str, data: Any) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, _sse(kind, data))
+            loop.call_soon_threadsafe(queue.put_nowait, (kind, _sse(kind, data)))
 
         final: list[tuple[str, Any]] = []
 
         def hold_final(kind: str, data: Any) -> None:
             """The turn's last event waits until the thread's lock is released: a client that sends its
             next message as soon as it has the answer finds the thread free."""
-            if kind in ("done", "interrupt", "error"):
+            if kind in FINAL_EVENTS:
                 final.append((kind, data))
             else:
                 emit(kind, data)
@@ -453,12 +606,17 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
                     svc.replay(thread_id, hold_final)
                 else:
                     svc.run_turn(thread_id, inputs, hold_final)
+            except ThreadDeleted:
+                final[:] = [("error", {"detail": "the thread was deleted"})]
             except Exception:  # reported to the client without its details, logged in full
                 log.exception("turn of thread %s failed", thread_id)
-                hold_final("error", {"detail": "the answer failed; send the message again"})
+                final[:] = [("error", FAILED)]
             finally:
-                guard.__exit__(None, None, None)
-                for kind, data in final:
+                try:
+                    svc.end(thread_id)
+                except Exception:  # the lock is released whatever failed; the answer stands
+                    log.exception("ending the turn of thread %s failed", thread_id)
+                for kind, data in final or [("error", FAILED)]:
                     emit(kind, data)
                 loop.call_soon_threadsafe(queue.put_nowait, None)
 
@@ -466,8 +624,12 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
         loop.run_in_executor(svc.executor, work)
 
         async def events() -> AsyncIterator[bytes]:
+            ended = False
             while (item := await queue.get()) is not None:
-                yield item
+                ended = ended or item[0] in FINAL_EVENTS
+                yield item[1]
+            if not ended:  # every stream ends with done, interrupt or error
+                yield _sse("error", FAILED)
 
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
         return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
