@@ -53,7 +53,6 @@ MAX_MESSAGE_CHARS = 4000
 MAX_MESSAGES_PER_THREAD = 100
 MAX_THREADS_PER_OWNER = 1000
 RETENTION_SWEEP_S = 3600.0
-DELETE_WAIT_S = 10.0  # a DELETE waits this long for a running turn to stop; that turn deletes the rest
 ANONYMOUS = "-"  # the owner of every thread when no API key is set
 OWNER_SECRET = "owner-hmac"  # the name of the deployment's secret that API keys are hashed under
 
@@ -74,11 +73,14 @@ class ServeConfig:
     pool_size: int = 16  # PostgreSQL connections of this process
     max_messages: int = MAX_MESSAGES_PER_THREAD  # messages a user sends in one thread
     max_threads: int = MAX_THREADS_PER_OWNER  # threads of one API key (of everyone without keys)
+    delete_wait_s: float = (
+        10.0  # a DELETE waits this long for a running turn to stop (else it deletes the rest)
+    )
 
 
 def clean_text(value: Any) -> Any:
-    """``value`` with every string made encodable: a lone surrogate (from a passage, a model reply, a
-    JSON escape in a request) becomes U+FFFD instead of failing the response that carries it."""
+    """``value`` with every string made encodable: a lone surrogate (from a passage or a model reply;
+    a request holding one is refused) becomes U+FFFD instead of failing the response that carries it."""
     if isinstance(value, str):
         try:
             value.encode("utf-8")
@@ -94,11 +96,6 @@ def clean_text(value: Any) -> Any:
 
 class NewThread(BaseModel):
     title: str = Field("", max_length=200, description="shown in the list; default: the first message")
-
-    @field_validator("title")
-    @classmethod
-    def _encodable(cls, title: str) -> str:
-        return clean_text(title)
 
 
 class NewMessage(BaseModel):
@@ -117,7 +114,7 @@ class NewMessage(BaseModel):
     def _not_blank(cls, text: str) -> str:
         if not text.strip():
             raise ValueError("the message is blank: write a question or a reply")
-        return clean_text(text)
+        return text
 
 
 class BodyLimit:
@@ -270,9 +267,9 @@ class Service:
     def delete(self, thread_id: str) -> None:
         """Delete the thread: its row at once (a turn of it, here or on another instance, stops at its
         next step), then its checkpoints and lock file when no turn of it runs: now, if one stops within
-        ``DELETE_WAIT_S``, else when that turn stops (``end``) or at the next sweep."""
+        ``delete_wait_s``, else when that turn stops (``end``) or at the next sweep."""
         self.store.delete(thread_id)
-        if self.locks.wait(thread_id, DELETE_WAIT_S):
+        if self.locks.wait(thread_id, self.config.delete_wait_s):
             self.end(thread_id)
 
     def purge(self, thread_id: str) -> None:

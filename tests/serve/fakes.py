@@ -48,12 +48,9 @@ def generate(messages: list[Any], options: dict[str, Any]) -> str:
 
 
 def serve_context(**overrides: Any) -> Context:
-    return fake_context(
-        gate=[], generate=[], clarify=True,
-        gate_model=ScriptedChatModel(responder=gate),
-        generate_model=ScriptedChatModel(responder=generate),
-        **overrides,
-    )  # fmt: skip
+    scripted = {"gate_model": ScriptedChatModel(responder=gate), "generate_model": ScriptedChatModel(responder=generate),
+                "clarify": True}  # fmt: skip
+    return fake_context(gate=[], generate=[], **{**scripted, **overrides})
 
 
 def write_passages(path: Path) -> Path:
