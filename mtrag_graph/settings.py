@@ -20,6 +20,7 @@ Read at call time (not at import), so a test or a command can set a variable bef
 | ``MTRAG_OTEL`` | export OpenTelemetry spans over OTLP | off |
 | ``MTRAG_CHECKPOINTER`` | the chat's checkpointer (SQLite file or ``postgresql://``) | ``~/.mtrag-graph/chat.sqlite`` |
 | ``MTRAG_DATA`` | the MTRAG benchmark data folder (tests, benchmarks) | ``../shared/data/mtrag`` |
+| ``MTRAG_API_KEYS`` | API keys ``mtrag-graph serve`` asks for (comma-separated) | none: no key asked |
 """
 
 from __future__ import annotations
@@ -112,6 +113,10 @@ def otel_enabled() -> bool:
 
 def checkpointer() -> str:
     return _text("MTRAG_CHECKPOINTER") or DEFAULT_CHECKPOINTER
+
+
+def api_keys() -> list[str]:
+    return [key.strip() for key in (_text("MTRAG_API_KEYS") or "").split(",") if key.strip()]
 
 
 def data_dir() -> Path:

@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_MESSAGE_CHARS = 4000
+BODY_TIMEOUT_S = 30.0
 MAX_MESSAGES_PER_THREAD = 100
 MAX_THREADS_PER_OWNER = 1000
 RETENTION_SWEEP_S = 3600.0
@@ -69,6 +70,8 @@ class ServeConfig:
     retention_days: float | None = None  # threads unused this long are deleted
     threads: int = 32  # turns run at once in this process
     max_body_bytes: int = MAX_BODY_BYTES
+    body_timeout_s: float = BODY_TIMEOUT_S  # a request body not all there by then: 408
+    allowed_hosts: Sequence[str] = ()  # Host header names served; empty: any (mtrag-graph serve sets them)
     max_message_chars: int = MAX_MESSAGE_CHARS
     pool_size: int = 16  # PostgreSQL connections of this process
     max_messages: int = MAX_MESSAGES_PER_THREAD  # messages a user sends in one thread
@@ -118,10 +121,12 @@ class NewMessage(BaseModel):
 
 
 class BodyLimit:
-    """Refuses a request body above ``limit`` bytes with 413, whether or not it says its length."""
+    """Reads a request's body before the app sees it: above ``limit`` bytes, whether or not it says its
+    length (a chunked body), 413; not all there within ``timeout_s``, 408 (a client holding a partial
+    request holds a connection and a worker's attention)."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app, self.limit = app, limit
+    def __init__(self, app: ASGIApp, limit: int, timeout_s: float) -> None:
+        self.app, self.limit, self.timeout_s = app, limit, timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -129,30 +134,66 @@ class BodyLimit:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(send)
+            await _refuse(send, 413, f"request body above {self.limit} bytes")
             return
+        chunks: list[bytes] = []
         seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.limit:
-                raise _TooLarge
-            return message
-
         try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            await self._refuse(send)
+            async with asyncio.timeout(self.timeout_s):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return
+                    chunks.append(message.get("body", b""))
+                    seen += len(chunks[-1])
+                    if seen > self.limit:
+                        await _refuse(send, 413, f"request body above {self.limit} bytes")
+                        return
+                    if not message.get("more_body"):
+                        break
+        except TimeoutError:
+            await _refuse(send, 408, f"the request body did not arrive within {self.timeout_s:g} s")
+            return
+        replayed = False
 
-    async def _refuse(self, send: Send) -> None:
-        response = JSONResponse({"detail": f"request body above {self.limit} bytes"}, status_code=413)
-        await response({"type": "http"}, _nothing, send)
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:  # after the body: what the client does next (a disconnect)
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+        await self.app(scope, replay, send)
 
 
-class _TooLarge(Exception):
-    pass
+class HostCheck:
+    """Refuses a request whose ``Host`` names none of ``hosts`` with 400: a web page that rebinds its own
+    name to this server's address (DNS rebinding) sends its name, not this server's."""
+
+    def __init__(self, app: ASGIApp, hosts: Sequence[str]) -> None:
+        self.app, self.hosts = app, {h.lower() for h in hosts}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and host_name(dict(scope.get("headers") or []).get(b"host", b"")) not in self.hosts
+        ):
+            hosts = ", ".join(sorted(self.hosts))
+            await _refuse(send, 400, f"this server answers for the hosts {hosts} only (--allowed-host)")
+            return
+        await self.app(scope, receive, send)
+
+
+def host_name(header: bytes) -> str:
+    """The name in a ``Host`` header, without its port: ``localhost``, ``127.0.0.1``, ``[::1]``."""
+    text = header.decode("latin-1").strip().lower()
+    if text.startswith("["):
+        return text[: text.find("]") + 1]
+    return text.split(":", 1)[0]
+
+
+async def _refuse(send: Send, status: int, detail: str) -> None:
+    await JSONResponse({"detail": detail}, status_code=status)({"type": "http"}, _nothing, send)
 
 
 async def _nothing() -> Message:
@@ -479,6 +520,8 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
         version="0.1.0",
         lifespan=lifespan,
         default_response_class=SafeJSONResponse,
+        docs_url=None,  # served below from the package, not from a CDN
+        redoc_url=None,
     )
     if config.cors_origins:
         app.add_middleware(
@@ -487,7 +530,9 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "X-API-Key", "Content-Type"],
         )
-    app.add_middleware(BodyLimit, limit=config.max_body_bytes)
+    app.add_middleware(BodyLimit, limit=config.max_body_bytes, timeout_s=config.body_timeout_s)
+    if config.allowed_hosts and "*" not in config.allowed_hosts:
+        app.add_middleware(HostCheck, hosts=config.allowed_hosts)
     keys = [k for k in config.api_keys if k]
 
     def caller(request: Request) -> str:
@@ -637,16 +682,25 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
     def page() -> FileResponse:
         return FileResponse(str(static / "index.html"), headers=_PAGE_HEADERS)
 
+    @app.get("/docs", include_in_schema=False)
+    def api_docs() -> FileResponse:
+        """Swagger UI over ``/openapi.json``, from the package (``static/``): no third-party
+        script runs on the origin where the page keeps its API key."""
+        return FileResponse(str(static / "docs.html"), headers=_PAGE_HEADERS)
+
     @app.get("/static/{name}", include_in_schema=False)
     def asset(name: str) -> FileResponse:
         if name not in _ASSETS:
             raise HTTPException(404, "no such file")
-        return FileResponse(str(static / name), media_type=_ASSETS[name], headers=_PAGE_HEADERS)
+        headers = _VENDORED_HEADERS if name in _VENDORED else _PAGE_HEADERS
+        return FileResponse(str(static / name), media_type=_ASSETS[name], headers=headers)
 
     return app
 
 
-_ASSETS = {"app.js": "text/javascript", "style.css": "text/css"}
+# third-party code shipped in the package (static/VENDORED.md: versions, sources, licences)
+_VENDORED = {"swagger-ui-bundle.js": "text/javascript", "swagger-ui.css": "text/css"}
+_ASSETS = {"app.js": "text/javascript", "style.css": "text/css", "docs.js": "text/javascript", **_VENDORED}
 # The page's own script and style only: no inline script, so text a passage smuggles in cannot run.
 _PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -654,6 +708,7 @@ _PAGE_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-cache",
 }
+_VENDORED_HEADERS = {**_PAGE_HEADERS, "Cache-Control": "max-age=86400"}
 
 
 async def _sweep_forever(service: Service) -> None:
