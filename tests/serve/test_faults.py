@@ -20,7 +20,7 @@ from mtrag_graph.runtime.chat import user_turn
 from mtrag_graph.serve.app import ServeConfig, create_app
 from mtrag_graph.serve.sources import SourceCatalog
 from tests.serve.client import events, served
-from tests.serve.fakes import ANSWERS, PASSAGES, generate, serve_context
+from tests.serve.fakes import ANSWERS, PASSAGES, generate, serve_context, write_passages
 from tests.test_memory import postgres_url  # noqa: F401 - the fixture: a PostgreSQL server, or skip
 
 
@@ -377,3 +377,206 @@ def test_a_new_message_after_an_unanswered_one_is_refused_until_that_one_is_sent
         turns = client.get(f"/api/threads/{thread_id}").json()["turns"]
     assert found[-1][0] == "done"
     assert [t["speaker"] for t in turns] == ["user", "agent"]
+
+
+# -- 6. the smaller ones --------------------------------------------------------------------------
+
+
+def serve_args(*options: str) -> Any:
+    from mtrag_graph.cli import build_parser  # noqa: PLC0415
+
+    return build_parser().parse_args(["serve", "--passages", str(write_passages_file()), *options])
+
+
+def write_passages_file() -> Path:
+    import tempfile  # noqa: PLC0415
+
+    return write_passages(Path(tempfile.mkdtemp()) / "passages.jsonl")
+
+
+def test_a_loopback_server_answers_only_requests_naming_a_loopback_host():
+    from fastapi.testclient import TestClient  # noqa: PLC0415
+
+    from mtrag_graph.commands.serve import allowed_hosts, build_app  # noqa: PLC0415
+
+    args = serve_args(
+        "--checkpointer", str(write_passages_file().parent / "c.sqlite"), *stand_in_free_models()
+    )
+    assert allowed_hosts(args) == ["localhost", "127.0.0.1", "[::1]"]
+    assert allowed_hosts(serve_args("--host", "0.0.0.0")) == []  # behind a proxy: --allowed-host NAME
+    assert allowed_hosts(serve_args("--host", "0.0.0.0", "--allowed-host", "chat.example")) == [
+        "chat.example"
+    ]
+    with TestClient(build_app(args)) as client:
+        rebound = client.get("/api/threads", headers={"Host": "attacker.example"})
+        assert rebound.status_code == 400 and "--allowed-host" in rebound.json()["detail"]
+        assert client.get("/api/threads", headers={"Host": "127.0.0.1:8000"}).status_code == 200
+        assert client.get("/api/threads", headers={"Host": "localhost"}).status_code == 200
+        assert client.get("/health", headers={"Host": "[::1]:8000"}).status_code == 200
+
+
+def stand_in_free_models() -> list[str]:
+    """Model options that load nothing (the app is built, no turn is answered)."""
+    return ["--small-model", "scripted:yes", "--large-model", "scripted:yes", "--reranker", "lexical",
+            "--embedder", "hashing:64"]  # fmt: skip
+
+
+def test_a_request_that_changes_state_needs_a_json_body(tmp_path):
+    with served(str(tmp_path / "c.sqlite")) as client:
+        assert client.post("/api/threads").status_code == 415  # a cross-site form or a bare POST
+        form = client.post("/api/threads", content=b"{}", headers={"Content-Type": "text/plain"})
+        assert form.status_code == 415 and "application/json" in form.json()["detail"]
+        assert (
+            client.post("/api/threads", content=b"", headers={"Content-Type": "application/json"}).status_code
+            == 422
+        )
+        thread_id = thread(client)
+        message = client.post(
+            f"/api/threads/{thread_id}/messages",
+            content=b'{"text": "hi"}',
+            headers={"Content-Type": "text/plain"},
+        )
+        assert message.status_code == 415
+        assert len(client.get("/api/threads").json()["threads"]) == 1
+
+
+def test_the_api_documentation_is_served_from_the_package(tmp_path):
+    with served(str(tmp_path / "c.sqlite")) as client:
+        page = client.get("/docs")
+        assert page.status_code == 200 and "script-src 'self'" in page.headers["content-security-policy"]
+        scripts = [line for line in page.text.splitlines() if "<script" in line or "stylesheet" in line]
+        assert scripts and all('"/static/' in line for line in scripts)
+        bundle = client.get("/static/swagger-ui-bundle.js")
+        assert bundle.status_code == 200 and "SwaggerUIBundle" in bundle.text
+        assert client.get("/static/swagger-ui.css").status_code == 200
+        assert client.get("/static/docs.js").status_code == 200
+
+
+def test_a_chunked_body_over_the_limit_gets_413(tmp_path):
+    with served(str(tmp_path / "c.sqlite"), max_body_bytes=2000) as client:
+        thread_id = thread(client)
+
+        def chunks():
+            yield b'{"text": "'
+            for _ in range(70):
+                yield b"a" * 1000
+            yield b'"}'
+
+        response = client.post(
+            f"/api/threads/{thread_id}/messages",
+            content=chunks(),
+            headers={"Content-Type": "application/json"},
+        )
+        assert "content-length" not in response.request.headers
+        assert response.status_code == 413 and "2000 bytes" in response.json()["detail"]
+
+
+def test_a_body_slower_than_the_timeout_gets_408():
+    import asyncio  # noqa: PLC0415
+
+    from mtrag_graph.serve.app import BodyLimit  # noqa: PLC0415
+
+    sent: list[dict] = []
+    reached: list[bool] = []
+
+    async def app(scope, receive, send):
+        reached.append(True)
+
+    async def slow_client():
+        await asyncio.sleep(10)
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    middleware = BodyLimit(app, limit=1000, timeout_s=0.2)
+    asyncio.run(middleware({"type": "http", "headers": []}, slow_client, send))
+    assert not reached and sent[0]["status"] == 408
+
+
+def test_a_connection_whose_request_head_is_too_slow_is_closed():
+    import asyncio  # noqa: PLC0415
+    import socket  # noqa: PLC0415
+
+    import uvicorn  # noqa: PLC0415
+
+    from mtrag_graph.serve.http import HeadDeadlineProtocol  # noqa: PLC0415
+
+    class Quick(HeadDeadlineProtocol):
+        head_timeout_s = 0.3
+
+    async def app(scope, receive, send):
+        if scope["type"] == "http":
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"ok"})
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, http=Quick, log_level="warning"))
+    runner = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as fast:
+            fast.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert b"200" in fast.recv(1000)
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as slow:
+            slow.sendall(b"GET / HTTP/1.1\r\nHo")
+            started = time.monotonic()
+            assert slow.recv(1000) == b""  # closed by the server
+            assert time.monotonic() - started < 3
+    finally:
+        server.should_exit = True
+        runner.join(timeout=10)
+
+
+@pytest.mark.parametrize("days", ["-1", "0", "nan"])
+def test_retention_days_must_be_positive(days, capsys):
+    with pytest.raises(SystemExit):
+        serve_args("--retention-days", days)
+    assert "more than 0 days" in capsys.readouterr().err
+
+
+def test_api_keys_are_stored_as_hmacs_under_the_deployments_secret(tmp_path):
+    import hashlib  # noqa: PLC0415
+    import sqlite3  # noqa: PLC0415
+
+    checkpointer = str(tmp_path / "c.sqlite")
+    key = {"X-API-Key": "alice-key"}
+    with served(checkpointer, api_keys=["alice-key"]) as client:
+        mine = thread(client, **key)
+    with served(str(tmp_path / "other.sqlite"), api_keys=["alice-key"]) as client:
+        thread(client, **key)
+    owners = [sqlite3.connect(p).execute("SELECT owner FROM mtrag_threads").fetchone()[0]
+              for p in (checkpointer, str(tmp_path / "other.sqlite"))]  # fmt: skip
+    assert owners[0] != owners[1]  # another deployment, another secret
+    assert hashlib.sha256(b"alice-key").hexdigest()[:32] not in owners and "alice-key" not in owners
+    # a thread made before the ids were salted is the key's own still
+    connection = sqlite3.connect(checkpointer)
+    connection.execute("UPDATE mtrag_threads SET owner = ?", (hashlib.sha256(b"alice-key").hexdigest()[:32],))
+    connection.commit()
+    connection.close()
+    with served(checkpointer, api_keys=["alice-key"]) as client:
+        assert [t["thread_id"] for t in client.get("/api/threads", headers=key).json()["threads"]] == [mine]
+
+
+def test_api_keys_come_from_a_file_or_the_environment_not_the_command_line(tmp_path, monkeypatch, capsys):
+    from fastapi.testclient import TestClient  # noqa: PLC0415
+
+    from mtrag_graph.commands.serve import api_keys, build_app, run  # noqa: PLC0415
+
+    keys = tmp_path / "keys"
+    keys.write_text("# one key a line\nfile-key\n\n", encoding="utf-8")
+    monkeypatch.setenv("MTRAG_API_KEYS", "env-key, other-key")
+    args = serve_args("--api-key-file", str(keys), "--checkpointer", str(tmp_path / "c.sqlite"),
+                      *stand_in_free_models())  # fmt: skip
+    assert sorted(api_keys(args)) == ["env-key", "file-key", "other-key"]
+    with TestClient(build_app(args), base_url="http://localhost") as client:
+        assert client.get("/api/threads").status_code == 401
+        assert client.get("/api/threads", headers={"X-API-Key": "file-key"}).status_code == 200
+    assert run(serve_args("--api-key", "secret")) == 2
+    assert "--api-key-file" in capsys.readouterr().err
