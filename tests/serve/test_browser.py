@@ -209,3 +209,12 @@ def test_with_an_api_key_the_page_asks_for_it_and_then_works(tmp_path, browser):
         answer = answered(browser, 1)
         wait_for(browser, "return arguments[0].querySelector('.cite')", answer)
         assert answer.text.startswith("Honey bees dance")
+
+
+def test_the_api_documentation_renders_from_the_package_under_the_pages_policy(server, browser):
+    browser.get(server + "/docs")
+    operations = wait_for(browser, "return document.querySelectorAll('.opblock').length")
+    assert operations >= 5  # the routes of /api, listed by Swagger UI
+    assert "/api/threads/{thread_id}/messages" in browser.find_element("id", "swagger-ui").text
+    scripts = browser.execute_script("return [...document.scripts].map(s => s.src)")
+    assert scripts and all(src.startswith(server + "/static/") for src in scripts)
