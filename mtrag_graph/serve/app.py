@@ -23,12 +23,12 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
@@ -443,8 +443,11 @@ class Service:
         """Run one turn on this (worker) thread, handing each event to ``emit(kind, data)``."""
         done: dict[str, Any] = {}
         waiting = None
-        stream = iter_events(
-            CheckpointAtExit(self.chat), inputs, context=self.context, config=self.config_of(thread_id)
+        stream = cast(
+            Generator[tuple[str, Any], None, None],
+            iter_events(
+                CheckpointAtExit(self.chat), inputs, context=self.context, config=self.config_of(thread_id)
+            ),
         )
         try:
             for kind, value in stream:

@@ -16,16 +16,16 @@ from __future__ import annotations
 from contextlib import nullcontext
 from typing import Any
 
-try:  # a channel that rebuilds its value from older checkpoints (newer LangGraph releases only)
-    from langgraph.channels.delta import DeltaChannel
-except ImportError:  # pragma: no cover - older LangGraph: no such channel
-    DeltaChannel = None
-
 
 def can_prune(graph: Any) -> bool:
-    """Whether keeping only the latest checkpoint keeps the whole state of ``graph``'s threads."""
+    """Whether keeping only the latest checkpoint keeps the whole state of ``graph``'s threads (not so
+    for a ``DeltaChannel``, which rebuilds its value from older checkpoints; newer LangGraph releases)."""
+    try:
+        from langgraph.channels.delta import DeltaChannel  # noqa: PLC0415
+    except ImportError:  # an older LangGraph: no such channel
+        return True
     channels = getattr(graph, "channels", {}) or {}
-    return DeltaChannel is None or not any(isinstance(c, DeltaChannel) for c in channels.values())
+    return not any(isinstance(c, DeltaChannel) for c in channels.values())
 
 
 def prune(saver: Any, thread_id: str, *, waiting: bool) -> None:
