@@ -702,7 +702,8 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
 
 
 # third-party code shipped in the package (static/VENDORED.md: versions, sources, licences)
-_VENDORED = {"swagger-ui-bundle.js": "text/javascript", "swagger-ui.css": "text/css"}
+_VENDORED = {"swagger-ui-bundle.js": "text/javascript", "swagger-ui.css": "text/css",
+             "marked.umd.js": "text/javascript", "purify.min.js": "text/javascript"}  # fmt: skip
 _ASSETS = {"app.js": "text/javascript", "style.css": "text/css", "docs.js": "text/javascript", **_VENDORED}
 # The page's own script and style only: no inline script, so text a passage smuggles in cannot run.
 _PAGE_HEADERS = {
