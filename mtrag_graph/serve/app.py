@@ -8,7 +8,9 @@ stands), ``retract`` (rare: withdraw what was shown), ``interrupt`` (a clarifyin
 message is the reply) and ``done`` (the answer cut into cited sentences, the cited passages, whether it
 is an "I don't know"). A message with ``after`` (the number of turns the client saw) is idempotent: sent
 again, to this or another instance, after a lost connection, it continues or replays the turn it
-started instead of asking twice.
+started instead of asking twice (the thread's last message only: an earlier one sent again is refused).
+A turn saves one checkpoint when it ends, and the thread keeps only its latest (``serve.storage``); a
+deleted thread goes whole, a turn of it running anywhere stopped first.
 
 The graph's nodes are sync functions: each turn runs on a worker thread (``threads`` of them per
 process); ``mtrag-graph serve --workers N`` runs N such processes.
