@@ -167,7 +167,12 @@ def build_app(args: argparse.Namespace):
 
 def app_from_environment():
     """uvicorn's app factory in each worker: the app of the settings in ``MTRAG_SERVE_ARGS``."""
-    return build_app(argparse.Namespace(**json.loads(os.environ[ARGS_VARIABLE])))
+    arguments = settings.serve_args()
+    if arguments is None:
+        raise RuntimeError(
+            f"${ARGS_VARIABLE} is not set: start the workers with mtrag-graph serve --workers N"
+        )
+    return build_app(argparse.Namespace(**json.loads(arguments)))
 
 
 def run(args: argparse.Namespace) -> int:
