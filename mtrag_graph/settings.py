@@ -20,6 +20,8 @@ Read at call time (not at import), so a test or a command can set a variable bef
 | ``MTRAG_OTEL`` | export OpenTelemetry spans over OTLP | off |
 | ``MTRAG_CHECKPOINTER`` | the chat's checkpointer (SQLite file or ``postgresql://``) | ``~/.mtrag-graph/chat.sqlite`` |
 | ``MTRAG_DATA`` | the MTRAG benchmark data folder (tests, benchmarks) | ``../shared/data/mtrag`` |
+| ``MTRAG_API_KEYS`` | API keys ``mtrag-graph serve`` asks for (comma-separated) | none: no key asked |
+| ``MTRAG_SERVE_ARGS`` | set by ``mtrag-graph serve --workers N`` for its workers: its parsed command line (JSON) | |
 """
 
 from __future__ import annotations
@@ -112,6 +114,14 @@ def otel_enabled() -> bool:
 
 def checkpointer() -> str:
     return _text("MTRAG_CHECKPOINTER") or DEFAULT_CHECKPOINTER
+
+
+def api_keys() -> list[str]:
+    return [key.strip() for key in (_text("MTRAG_API_KEYS") or "").split(",") if key.strip()]
+
+
+def serve_args() -> str | None:
+    return _text("MTRAG_SERVE_ARGS")
 
 
 def data_dir() -> Path:
