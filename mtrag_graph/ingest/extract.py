@@ -52,6 +52,11 @@ class ExtractError(ValueError):
     """A file that yields no text, with the reason (corrupt, encrypted, empty, binary, unsupported)."""
 
 
+class NotContent(ExtractError):
+    """A readable file that holds no content of its own (a navigation page, a generator's copy of a
+    page's source): left out of the index, with the reason in its summary."""
+
+
 @dataclass(frozen=True)
 class Section:
     text: str
@@ -85,6 +90,8 @@ def read_document(path: str | Path, *, pdf_reader: str = PDF_READERS[0]) -> Docu
     if suffix in HTML_SUFFIXES:
         return _html(path, size)
     if suffix in TEXT_SUFFIXES:
+        if _is_sphinx_source_copy(path):
+            raise NotContent("Sphinx's copy of a page's source (its HTML page is read)")
         return _text(path, markdown=suffix in (".md", ".markdown"))
     raise ExtractError(f"unsupported file type '{suffix or path.name}'")
 
@@ -101,6 +108,15 @@ def clean_title(text: str | None) -> str:
     text = re.sub(r"(\*\*|`)", "", text)
     text = re.sub(r"(?<![\w*])\*(\S(?:[^*]*\S)?)\*(?![\w*])", r"\1", text)
     return " ".join(text.split())
+
+
+def _is_sphinx_source_copy(path: Path) -> bool:
+    """A file under a built Sphinx site's ``_sources/`` (the site has ``searchindex.js`` or ``_static/``)."""
+    for folder in path.parents:
+        if folder.name == "_sources":
+            site = folder.parent
+            return (site / "searchindex.js").exists() or (site / "_static").is_dir()
+    return False
 
 
 # -- plain text and Markdown -------------------------------------------------------------------------
@@ -208,10 +224,6 @@ _NAVIGATION_FILES = {
     "modindex.html": "the documentation generator's module index",
 }
 NAVIGATION_LINK_SHARE = 0.7  # a page whose main text is mostly link text is a table of contents or an index
-
-
-class NotContent(ExtractError):
-    """A readable file that holds no content of its own (a navigation page): left out, with the reason."""
 
 
 def _drop_permalinks(tree: Any) -> None:
