@@ -222,6 +222,7 @@ _NAVIGATION_FILES = {
     "search.html": "the documentation generator's search page",
     "py-modindex.html": "the documentation generator's module index",
     "modindex.html": "the documentation generator's module index",
+    "404.html": "the site's page-not-found page",
 }
 NAVIGATION_LINK_SHARE = 0.7  # a page whose main text is mostly link text is a table of contents or an index
 
@@ -261,6 +262,17 @@ def _normalise_doxygen(tree: Any) -> None:
         chrome.drop_tree()
 
 
+def _keep_code_blocks(tree: Any) -> None:
+    """A one-line ``<pre>`` ("pip install mkdocs") ends in a line break, so that the Markdown keeps it as a
+    fenced block rather than an inline code span."""
+    for block in tree.iter("pre"):
+        if "\n" not in block.text_content().strip():
+            last = block
+            while len(last):
+                last = last[-1]
+            last.text = (last.text or "") + "\n"
+
+
 def _unescape_markdown(markdown: str) -> str:
     """Trafilatura's Markdown escapes ``_`` and ``*`` in plain text ("tide\\_table"): the index wants the
     words as written. Fenced code is left as it is."""
@@ -281,9 +293,9 @@ def _main_region(tree: Any) -> Any:
 
 
 def navigation_reason(tree: Any, name: str) -> str | None:
-    """Why an HTML page is navigation rather than content, or None: the generator's index or search page
-    (by name, when its main text is short or mostly links), or a page whose main text is mostly links
-    (a Sphinx ``index.html`` that is only a toctree, a Doxygen file list)."""
+    """Why an HTML page is navigation rather than content, or None: the generator's index, search or
+    page-not-found page (by name, when its main text is short or mostly links), a redirect stub, or a page
+    whose main text is mostly links (a Sphinx ``index.html`` that is only a toctree, a Doxygen file list)."""
     main = _main_region(tree)
     text = " ".join(main.text_content().split())
     linked = sum(len(" ".join(a.text_content().split())) for a in main.iter("a"))
@@ -291,6 +303,10 @@ def navigation_reason(tree: Any, name: str) -> str | None:
     own = len(text) - linked
     if name.lower() in _NAVIGATION_FILES and (own < 1000 or share >= 0.5):
         return f"navigation page: {_NAVIGATION_FILES[name.lower()]}"
+    refresh = tree.xpath("//meta[translate(@http-equiv, 'REFSH', 'refsh')='refresh']/@content")
+    if refresh and own < 1000:
+        target = refresh[0].partition("=")[2].strip(" '\"") or "another page"
+        return f"navigation page: a redirect to {target}"
     if share >= NAVIGATION_LINK_SHARE and own < 2000 and sum(1 for _ in main.iter("a")) >= 5:
         return (
             f"navigation page: {round(100 * share)}% of its text is links (a table of contents or an index)"
@@ -313,6 +329,7 @@ def _html(path: Path, size: int) -> Document:
     _drop_permalinks(tree)
     if any("doxygen" in g.lower() for g in tree.xpath("//meta[@name='generator']/@content")):
         _normalise_doxygen(tree)
+    _keep_code_blocks(tree)
     reason = navigation_reason(tree, path.name)
     if reason is not None:
         raise NotContent(reason)
@@ -472,6 +489,14 @@ class _Pypdf(_PdfPages):
 
 
 _PDF_OPENERS: dict[str, Callable[[Path], _PdfPages]] = {"pypdfium2": _Pdfium, "pypdf": _Pypdf}
+
+
+def pdf_page_texts(path: str | Path, reader: str = PDF_READERS[0]) -> Iterator[str]:
+    """Each page's raw text as one reader gives it: no clean-up, no second reader (to compare readers)."""
+    if reader not in _PDF_OPENERS:
+        raise ValueError(f"unknown PDF reader '{reader}' (one of {', '.join(_PDF_OPENERS)})")
+    pages = _PDF_OPENERS[reader](Path(path))
+    return (pages.text(number) for number in range(pages.pages))
 
 
 def _page_list(numbers: list[int]) -> str:

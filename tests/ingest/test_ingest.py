@@ -183,6 +183,7 @@ def test_a_documentation_site_leaves_out_navigation_pages_and_counts_other_files
         "genindex.html",
         "search.html",
         "sphinx_index.html",
+        "redirect.html",
         "_sources/sphinx_page.rst.txt",
     }
     assert not report.skipped and report.other_types == {".js": 2}
