@@ -110,7 +110,8 @@ def test_first_token_stats_cover_the_tasks_whose_answer_streamed():
     assert (stats["first_token_p50"], stats["first_token_p95"]) == (2.0, 4.0)
 
 
-def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path):
+def bench_one_streamed_task(tmp_path):
+    """``run_bench`` over one task whose two-sentence answer streams (scripted models)."""
     tasks = tmp_path / "tasks.jsonl"
     passage = "Bees dance the waggle dance. The dance shows the way to the flowers."
     tasks.write_text(json.dumps(make_task(["How do bees dance?"], [passage])) + "\n")
@@ -121,7 +122,11 @@ def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path)
     )
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
                  "reranker": "lexical", "embedder": "hashing:64", "gate_classifier": None}  # fmt: skip
-    results = run_bench(tasks, ["ncl"], tmp_path / "out", limit=1, overrides=overrides)
+    return run_bench(tasks, ["ncl"], tmp_path / "out", limit=1, overrides=overrides)
+
+
+def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path):
+    results = bench_one_streamed_task(tmp_path)
     stats = results["ncl"]
     assert stats["first_token_tasks"] == 1 and stats["shown_delay_p50"] >= 0
     # the first sentence is shown once the second starts and the checks passed it: before the end
@@ -168,17 +173,7 @@ def test_a_peak_that_could_not_be_reset_is_labelled_as_the_process_peak():
 
 
 def test_bench_lists_the_calls_made_before_the_first_shown_text(tmp_path):
-    tasks = tmp_path / "tasks.jsonl"
-    passage = "Bees dance the waggle dance. The dance shows the way to the flowers."
-    tasks.write_text(json.dumps(make_task(["How do bees dance?"], [passage])) + "\n")
-    fake = ScriptedChatModel(
-        responder=lambda messages, options: (
-            "yes" if options.get("choices") else "Bees dance the waggle dance. The dance shows the way."
-        )
-    )
-    overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
-                 "reranker": "lexical", "embedder": "hashing:64", "gate_classifier": None}  # fmt: skip
-    results = run_bench(tasks, ["ncl"], tmp_path / "out", limit=1, overrides=overrides)
+    results = bench_one_streamed_task(tmp_path)
     before = results["ncl"]["calls_before_shown"]
     # the reranker's and the draft's calls started before the first sentence was shown (the gate is the
     # model-free classifier: no call)
