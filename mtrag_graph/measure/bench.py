@@ -106,15 +106,16 @@ def calls_by_node(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Per node, over the tasks: calls, prompt tokens processed and reused, completion tokens and
     seconds spent before the first shown text, each a mean per task."""
     ok = [r for r in records if r.get("status") == "ok"]
-    totals: dict[str, Counter] = {}
+    totals: dict[str, dict[str, float]] = {}
     for record in ok:
         for call in calls_before_shown(record["route"]):
-            total = totals.setdefault(str(call["node"]), Counter())
             submitted = int(call.get("prompt_tokens") or 0)
             processed = int(call.get("prompt_tokens_processed") or 0)
-            total.update({"calls": 1, "processed": processed, "reused": max(submitted - processed, 0),
-                          "completion": int(call.get("completion_tokens") or 0)})  # fmt: skip
-            total["seconds"] += float(call.get("seconds") or 0.0)
+            values = {"calls": 1.0, "processed": processed, "reused": max(submitted - processed, 0),
+                      "completion": int(call.get("completion_tokens") or 0), "seconds": float(call.get("seconds") or 0.0)}  # fmt: skip
+            total = totals.setdefault(str(call["node"]), dict.fromkeys(values, 0.0))
+            for key, value in values.items():
+                total[key] += value
     n = len(ok) or 1
     return {node: {k: v / n for k, v in total.items()} for node, total in totals.items()}
 

@@ -15,7 +15,7 @@ kept passages, the ones the turn would be answered from; a reply in the chat the
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from os.path import commonprefix
 from typing import Any, get_args
 
@@ -412,7 +412,7 @@ def _underspecified_over_documents(
     question: str,
     passages: Sequence[dict[str, Any]],
     context: Context,
-    on: set[str],
+    on: Set[str],
 ) -> tuple[bool, list[str]]:
     """Over a user's documents (every passage cut by ``mtrag-graph index``) the titles are documents,
     pages and sections, not the things a conversation refers to: "it" after a turn about the REST API is
