@@ -11,8 +11,9 @@ file's content, and compares with the index's ``files.json``:
 - a file that cannot be read gets one line with the reason; the others go on (a file that was indexed
   before and now fails keeps its old passages).
 
-Then the backend commits the new state (``retrieval.index.commit_documents`` writes a new folder and
-swaps it in; ``retrieval.milvus.commit_documents`` deletes and inserts rows) and the journal is removed.
+Then ``retrieval.backend.commit_documents`` commits the new state through the backend's writer (the
+built-in index writes a new folder and swaps it in; Milvus deletes and inserts rows) and the journal is
+removed.
 JSON-lines passage files (``{_id, title, text}``) are taken as they are, ids kept.
 
 Embedding is the cost: passages of many small files are embedded together in batches of
@@ -41,7 +42,7 @@ from mtrag_graph.ingest.chunk import CHUNK_OVERLAP, CHUNK_TOKENS, chunk_sections
 from mtrag_graph.ingest.extract import PASSAGE_SUFFIXES, SUFFIXES, ExtractError, NotContent, read_document
 from mtrag_graph.models.embeddings import get_embedder
 from mtrag_graph.retrieval import index as builtin
-from mtrag_graph.retrieval import milvus
+from mtrag_graph.retrieval.backend import commit_documents
 from mtrag_graph.retrieval.corpus import file_checksum, passage_text
 from mtrag_graph.tasks import read_jsonl
 
@@ -320,7 +321,10 @@ def ingest(
     show_progress: bool = True,
     on_skip: Callable[[Skipped], None] | None = None,
 ) -> IngestReport:
-    """Bring the index in ``out_dir`` up to date with the files under ``paths`` (see the module's text)."""
+    """Bring the index in ``out_dir`` up to date with the files under ``paths`` (see the module's text).
+    ``backend``: a name in ``retrieval.index.BACKENDS`` (``faiss``: the built-in index, ``milvus``)."""
+    if backend not in builtin.BACKENDS:
+        raise ValueError(f"unknown index backend '{backend}': use one of {', '.join(builtin.BACKENDS)}")
     started = time.perf_counter()
     out_dir = Path(out_dir)
     report = IngestReport(out_dir)
@@ -409,7 +413,6 @@ def ingest(
         raise ValueError(f"nothing to index in {', '.join(map(str, paths))}")
     if fresh or removed or not same_settings or not (out_dir / FILES).exists():
         model_dim = get_embedder(embedder).dim
-        commit = milvus.commit_documents if backend == "milvus" else builtin.commit_documents
 
         def parts() -> Iterator[tuple[list[dict[str, Any]], np.ndarray]]:
             for name, key in fresh:
@@ -418,13 +421,14 @@ def ingest(
                     raise RuntimeError(f"{name}: its journal entry went missing during the run")
                 yield entry
 
-        commit(
+        commit_documents(
+            builtin.BACKENDS[backend],
             out_dir,
             record=new_record,
             parts=parts,
             drop=set(removed + changed),
             dim=model_dim,
-            manifest={**settings_now, "backend": backend, "faiss_kind": faiss_kind},
+            manifest={**settings_now, "faiss_kind": faiss_kind},
             rebuild=not same_settings,
         )
     shutil.rmtree(journal, ignore_errors=True)
