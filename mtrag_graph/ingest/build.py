@@ -50,6 +50,10 @@ log = logging.getLogger(__name__)
 
 FILES = "files.json"
 EMBED_BATCH = 256
+# What a file's passages are made by: raise it when reading or chunking changes the passages a file
+# gives (2: PDFium with the run-together guard, clean HTML headings, headings carried into each
+# passage), so that an index built before is read again rather than kept with the old passages.
+PASSAGES_VERSION = 2
 TEXT_LIMIT = 60_000  # characters of one JSON-lines passage kept (Milvus' VARCHAR holds 65,535 bytes)
 
 
@@ -85,6 +89,7 @@ class IngestReport:
     changed_files: list[str] = field(default_factory=list)  # indexed before with other content
     left_out: list[Skipped] = field(default_factory=list)  # readable, but no content (navigation pages)
     other_types: Counter[str] = field(default_factory=Counter)  # files in the folders that are not documents
+    read_again: str = ""  # why every file was read again (the index was made with other settings)
 
     @property
     def passages_per_second(self) -> float:
@@ -106,6 +111,8 @@ class IngestReport:
                 else f"  nothing embedded; {self.seconds:.1f}s in all"
             ),
         ]
+        if self.read_again:
+            lines.append(f"  every file read again: {self.read_again}")
         lines += _listed("skipped", [f"{item.name}: {item.reason}" for item in self.skipped])
         lines += _listed("left out", [f"{item.name}: {item.reason}" for item in self.left_out])
         if self.other_types:
@@ -170,7 +177,8 @@ def collect_files(
 
 def entry_key(sha256: str, embedder: str, chunk_tokens: int, overlap: int) -> str:
     """Which journal entry holds a file's passages: its content and every setting that shapes them."""
-    return hashlib.sha256(f"{sha256}|{embedder}|{chunk_tokens}|{overlap}".encode()).hexdigest()[:32]
+    made = f"{sha256}|{embedder}|{chunk_tokens}|{overlap}|{PASSAGES_VERSION}"
+    return hashlib.sha256(made.encode()).hexdigest()[:32]
 
 
 def journal_dir(out_dir: Path) -> Path:
@@ -337,13 +345,18 @@ def ingest(
     files, not_taken, report.other_types = collect_files(paths, exclude=out_dir)
     for item in not_taken:
         skipped(item)
-    settings_now = {"embedder": embedder, "chunk": {"tokens": chunk_tokens, "overlap": overlap}}
+    # the backends keep "chunk" in the index's manifest as it is: the passages' version rides in it
+    chunk = {"tokens": chunk_tokens, "overlap": overlap, "passages_version": PASSAGES_VERSION}
+    settings_now = {"embedder": embedder, "chunk": chunk}
     manifest = builtin.read_manifest(out_dir) or {}
     same_settings = (
         all(manifest.get(k) == v for k, v in settings_now.items())
         and manifest.get("backend", "faiss") == backend
     )
     old = read_files_record(out_dir) if same_settings else {}
+    if manifest and not same_settings:
+        changed = [k for k, v in settings_now.items() if manifest.get(k) != v] or ["backend"]
+        report.read_again = f"the index was made with other {' and '.join(changed)} settings"
 
     journal = journal_dir(out_dir)
     journal.mkdir(parents=True, exist_ok=True)
