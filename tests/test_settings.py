@@ -15,7 +15,7 @@ from mtrag_graph.graph import NODES, build_graph
 from mtrag_graph.measure.decisions import run, sets
 from mtrag_graph.presets import preset_names
 from mtrag_graph.runtime.batch import models_of
-from mtrag_graph.stages import STAGES, label_of, model_settings, settings_of, stage_of
+from mtrag_graph.stages import STAGES, choices_of, label_of, model_settings, settings_of, stage_of
 from mtrag_graph.testing import fake_context
 from tests.conftest import REPO
 from tests.measure.decisions.conftest import TASKS, fake_retriever
@@ -171,7 +171,7 @@ def test_no_module_of_the_package_lists_context_fields_by_hand():
     """A tuple or list literal of three or more setting names outside the stage registrations."""
     offending = []
     for path in sorted((REPO / "mtrag_graph").rglob("*.py")):
-        if path.name in ("context.py", "stages.py"):
+        if path.name == "context.py" or path.parent.name == "stages":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Tuple | ast.List | ast.Set):
@@ -181,3 +181,27 @@ def test_no_module_of_the_package_lists_context_fields_by_hand():
                 if sum(1 for n in names if n in FIELDS and "_" in n) >= 3:
                     offending.append(f"{Path(path).relative_to(REPO)}:{node.lineno} {names}")
     assert offending == []
+
+
+def test_the_context_schema_offers_the_choices_of_every_choice_setting():
+    schema = build_graph().get_context_jsonschema()["properties"]
+    choices = choices_of(Context)
+    # the settings whose descriptions name their values: each is typed as a choice
+    assert {"answer_mode", "citation_markers", "grounding", "verify_retried_answers", "judge_method",
+            "gate_fallback", "clarify_signals"} <= set(choices)  # fmt: skip
+    for name, one_of in choices.items():
+        offered = schema[name]["items"]["enum"] if one_of.many else schema[name]["enum"]
+        assert offered == [v for v in one_of.values if v is not None], name
+        assert all(
+            v in one_of.values
+            for v in (getattr(Context(), name) if one_of.many else [getattr(Context(), name)])
+        )
+
+
+@pytest.mark.parametrize("name", sorted(choices_of(Context)))
+def test_a_value_outside_a_setting_s_choices_is_refused_naming_the_setting(name):
+    one_of = choices_of(Context)[name]
+    with pytest.raises(ValueError, match=f"{name}: 'nonsense' is not one of"):
+        Context(**{name: ("nonsense",) if one_of.many else "nonsense"})
+    with pytest.raises(ValueError, match=name):
+        Context.from_overrides(**{name: ("nonsense",) if one_of.many else "nonsense"})

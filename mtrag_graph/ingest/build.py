@@ -27,6 +27,7 @@ import logging
 import os
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,7 @@ from tqdm import tqdm
 
 from mtrag_graph import settings
 from mtrag_graph.ingest.chunk import CHUNK_OVERLAP, CHUNK_TOKENS, chunk_sections
-from mtrag_graph.ingest.extract import PASSAGE_SUFFIXES, SUFFIXES, ExtractError, read_document
+from mtrag_graph.ingest.extract import PASSAGE_SUFFIXES, SUFFIXES, ExtractError, NotContent, read_document
 from mtrag_graph.models.embeddings import get_embedder
 from mtrag_graph.retrieval import index as builtin
 from mtrag_graph.retrieval import milvus
@@ -79,7 +80,10 @@ class IngestReport:
     embedded: int = 0
     seconds: float = 0.0
     embed_seconds: float = 0.0
-    changed_files: list[str] = field(default_factory=list)
+    added_files: list[str] = field(default_factory=list)  # embedded for the first time
+    changed_files: list[str] = field(default_factory=list)  # indexed before with other content
+    left_out: list[Skipped] = field(default_factory=list)  # readable, but no content (navigation pages)
+    other_types: Counter[str] = field(default_factory=Counter)  # files in the folders that are not documents
 
     @property
     def passages_per_second(self) -> float:
@@ -89,8 +93,9 @@ class IngestReport:
         lines = [
             f"{self.path}: {self.passages_total} passages from "
             f"{self.files_read + self.files_resumed + self.files_unchanged} files",
-            f"  files: {self.files_read} read (added or changed), {self.files_resumed} resumed, "
-            f"{self.files_unchanged} unchanged, {self.files_removed} removed, {len(self.skipped)} skipped",
+            f"  files: {len(self.added_files)} added, {len(self.changed_files)} changed, {self.files_resumed} resumed, "
+            f"{self.files_unchanged} unchanged, {self.files_removed} removed, {len(self.skipped)} skipped"
+            + (f", {len(self.left_out)} left out" if self.left_out else ""),
             f"  passages: {self.passages_added} added, {self.passages_removed} removed, "
             f"{self.passages_unchanged} unchanged",
             (
@@ -100,13 +105,21 @@ class IngestReport:
                 else f"  nothing embedded; {self.seconds:.1f}s in all"
             ),
         ]
-        lines += [f"  skipped: {item.name}: {item.reason}" for item in self.skipped[:20]]
-        if len(self.skipped) > 20:
-            lines.append(f"  ... and {len(self.skipped) - 20} more skipped")
-        lines += [f"  re-embedded: {name}" for name in self.changed_files[:20]]
-        if len(self.changed_files) > 20:
-            lines.append(f"  ... and {len(self.changed_files) - 20} more")
+        lines += _listed("skipped", [f"{item.name}: {item.reason}" for item in self.skipped])
+        lines += _listed("left out", [f"{item.name}: {item.reason}" for item in self.left_out])
+        if self.other_types:
+            kinds = ", ".join(f"{suffix} {n}" for suffix, n in self.other_types.most_common(8))
+            lines.append(f"  not documents: {sum(self.other_types.values())} files in the folders ({kinds})")
+        lines += _listed("added", self.added_files)
+        lines += _listed("re-embedded (changed)", self.changed_files)
         return "\n".join(lines)
+
+
+def _listed(label: str, names: list[str], limit: int = 20) -> list[str]:
+    lines = [f"  {label}: {name}" for name in names[:limit]]
+    if len(names) > limit:
+        lines.append(f"  ... and {len(names) - limit} more {label.split(' ')[0]}")
+    return lines
 
 
 # -- finding the files -------------------------------------------------------------------------------
@@ -114,12 +127,15 @@ class IngestReport:
 
 def collect_files(
     paths: Sequence[str | Path], exclude: Path | None = None
-) -> tuple[list[SourceFile], list[Skipped]]:
+) -> tuple[list[SourceFile], list[Skipped], Counter[str]]:
     """The files under ``paths`` (folders recursively, hidden files and folders left out, and the index
-    folder ``exclude`` when it lies inside one), by name."""
+    folder ``exclude`` when it lies inside one), by name; the paths that cannot be taken, with the reason;
+    and how many files in the folders are of types that are not documents (a site's scripts and images),
+    by suffix: counted, not named one by one."""
     inside = exclude.resolve() if exclude is not None else None
     found: dict[str, SourceFile] = {}
     skipped: list[Skipped] = []
+    other_types: Counter[str] = Counter()
     for given in map(Path, paths):
         if given.is_dir():
             entries = sorted(
@@ -137,12 +153,15 @@ def collect_files(
             continue
         for path, name in pairs:
             if path.suffix.lower() not in SUFFIXES:
-                skipped.append(Skipped(str(path), f"unsupported file type '{path.suffix or path.name}'"))
+                if given.is_dir():
+                    other_types[path.suffix.lower() or "(no suffix)"] += 1
+                else:
+                    skipped.append(Skipped(str(path), f"unsupported file type '{path.suffix or path.name}'"))
                 continue
             if name in found and found[name].path.resolve() != path.resolve():
                 name = str(path)  # two folders hold the same relative name: the full path tells them apart
             found[name] = SourceFile(path, name)
-    return list(found.values()), skipped
+    return list(found.values()), skipped, other_types
 
 
 # -- the journal: one entry per embedded file ---------------------------------------------------------
@@ -311,7 +330,7 @@ def ingest(
         report.skipped.append(item)
         skip(item)
 
-    files, not_taken = collect_files(paths, exclude=out_dir)
+    files, not_taken, report.other_types = collect_files(paths, exclude=out_dir)
     for item in not_taken:
         skipped(item)
     settings_now = {"embedder": embedder, "chunk": {"tokens": chunk_tokens, "overlap": overlap}}
@@ -362,13 +381,16 @@ def ingest(
         except (ExtractError, OSError, UnicodeError) as error:
             embedding.pending = [(w, r) for w, r in embedding.pending if w is not writer]
             writer.abort()
+            if isinstance(error, NotContent):  # a navigation page: said in the summary, not warned about
+                report.left_out.append(Skipped(source.name, str(error)))
+                continue
             reason = str(error) if isinstance(error, ExtractError) else f"cannot read: {error}"
             skipped(Skipped(source.name, reason))
             if source.name in old:  # indexed before, unreadable now: its old passages stay
                 new_record[source.name] = old[source.name]
             continue
         report.files_read += 1
-        report.changed_files.append(source.name)
+        (report.changed_files if source.name in old else report.added_files).append(source.name)
         new_record[source.name] = {"sha256": source.sha256, "passages": count, "key": key}
         fresh.append((source.name, key))
         if report.embed_seconds > 0:
