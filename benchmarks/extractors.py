@@ -141,15 +141,21 @@ class Accuracy:
         return self.right / max(1, self.right + self.misread)
 
 
+def same_letters(one: list[str], other: list[str]) -> bool:
+    """Two stretches of words that spell mostly the same letters (the spaces aside)."""
+    return difflib.SequenceMatcher(None, "".join(one), "".join(other), autojunk=False).ratio() >= 0.5
+
+
 def word_accuracy(reference: str, extracted: str) -> Accuracy:
     """Align the two texts word by word (difflib) and count the reference words read right.
 
     Where the alignment pairs a stretch of the reference with a stretch of the extraction (a word run
     together with its neighbours, split in two, misspelt), the reference words missing from the paired
     stretch are misread. A stretch found in one version only is layout, not reading: the text version's
-    longer table of contents, its footnoted URLs, the PDF's running heads and page numbers; long paired
-    stretches (both over ``LAYOUT_WORDS``) are reordered layout too. ``found`` counts the reference's
-    words anywhere in the extraction, which a reader that drops text lowers."""
+    longer table of contents, its footnoted URLs, the PDF's running heads and page numbers; so is a paired
+    stretch over ``LAYOUT_WORDS`` words on either side whose letters differ (a footnote placed elsewhere),
+    while one with the same letters is words run together and counts as misread. ``found`` counts the
+    reference's words anywhere in the extraction, which a reader that drops text lowers."""
     ref, got = words(reference), words(extracted)
     result = Accuracy()
     matcher = difflib.SequenceMatcher(None, ref, got, autojunk=False)
@@ -160,7 +166,7 @@ def word_accuracy(reference: str, extracted: str) -> Accuracy:
             result.reference_only += i2 - i1
         elif tag == "insert":
             result.extracted_only += j2 - j1
-        elif i2 - i1 > LAYOUT_WORDS and j2 - j1 > LAYOUT_WORDS:
+        elif max(i2 - i1, j2 - j1) > LAYOUT_WORDS and not same_letters(ref[i1:i2], got[j1:j2]):
             result.reference_only += i2 - i1
             result.extracted_only += j2 - j1
         else:

@@ -113,7 +113,15 @@ def fetch_document(document: Document, cache: Path) -> Path:
 
 
 def fetch_split(documents: list[Document], cache: Path) -> Path:
-    """Every document of a split, fetched and checked; the folder that holds them all."""
+    """Every document of a split, fetched and checked; the folder that holds them all and nothing else
+    (a file the manifest no longer names is removed from it, so the index never holds it)."""
     for document in documents:
         fetch_document(document, cache)
-    return cache / "documents" / documents[0].split
+    folder = cache / "documents" / documents[0].split
+    wanted = {document_dir(cache, d) / f.name for d in documents for f in d.files}
+    for path in sorted(folder.rglob("*"), reverse=True):  # files before their folders
+        if path.is_file() and path not in wanted:
+            path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+    return folder

@@ -11,8 +11,9 @@ file's content, and compares with the index's ``files.json``:
 - a file that cannot be read gets one line with the reason; the others go on (a file that was indexed
   before and now fails keeps its old passages).
 
-Then the backend commits the new state (``retrieval.index.commit_documents`` writes a new folder and
-swaps it in; ``retrieval.milvus.commit_documents`` deletes and inserts rows) and the journal is removed.
+Then ``retrieval.backend.commit_documents`` commits the new state through the backend's writer (the
+built-in index writes a new folder and swaps it in; Milvus deletes and inserts rows) and the journal is
+removed.
 JSON-lines passage files (``{_id, title, text}``) are taken as they are, ids kept.
 
 Embedding is the cost: passages of many small files are embedded together in batches of
@@ -41,7 +42,7 @@ from mtrag_graph.ingest.chunk import CHUNK_OVERLAP, CHUNK_TOKENS, chunk_sections
 from mtrag_graph.ingest.extract import PASSAGE_SUFFIXES, SUFFIXES, ExtractError, NotContent, read_document
 from mtrag_graph.models.embeddings import get_embedder
 from mtrag_graph.retrieval import index as builtin
-from mtrag_graph.retrieval import milvus
+from mtrag_graph.retrieval.backend import commit_documents
 from mtrag_graph.retrieval.corpus import file_checksum, passage_text
 from mtrag_graph.tasks import read_jsonl
 
@@ -49,6 +50,10 @@ log = logging.getLogger(__name__)
 
 FILES = "files.json"
 EMBED_BATCH = 256
+# What a file's passages are made by: raise it when reading or chunking changes the passages a file
+# gives (2: PDFium with the run-together guard, clean HTML headings, headings carried into each
+# passage), so that an index built before is read again rather than kept with the old passages.
+PASSAGES_VERSION = 2
 TEXT_LIMIT = 60_000  # characters of one JSON-lines passage kept (Milvus' VARCHAR holds 65,535 bytes)
 
 
@@ -84,6 +89,7 @@ class IngestReport:
     changed_files: list[str] = field(default_factory=list)  # indexed before with other content
     left_out: list[Skipped] = field(default_factory=list)  # readable, but no content (navigation pages)
     other_types: Counter[str] = field(default_factory=Counter)  # files in the folders that are not documents
+    read_again: str = ""  # why every file was read again (the index was made with other settings)
 
     @property
     def passages_per_second(self) -> float:
@@ -105,6 +111,8 @@ class IngestReport:
                 else f"  nothing embedded; {self.seconds:.1f}s in all"
             ),
         ]
+        if self.read_again:
+            lines.append(f"  every file read again: {self.read_again}")
         lines += _listed("skipped", [f"{item.name}: {item.reason}" for item in self.skipped])
         lines += _listed("left out", [f"{item.name}: {item.reason}" for item in self.left_out])
         if self.other_types:
@@ -169,7 +177,8 @@ def collect_files(
 
 def entry_key(sha256: str, embedder: str, chunk_tokens: int, overlap: int) -> str:
     """Which journal entry holds a file's passages: its content and every setting that shapes them."""
-    return hashlib.sha256(f"{sha256}|{embedder}|{chunk_tokens}|{overlap}".encode()).hexdigest()[:32]
+    made = f"{sha256}|{embedder}|{chunk_tokens}|{overlap}|{PASSAGES_VERSION}"
+    return hashlib.sha256(made.encode()).hexdigest()[:32]
 
 
 def journal_dir(out_dir: Path) -> Path:
@@ -320,7 +329,10 @@ def ingest(
     show_progress: bool = True,
     on_skip: Callable[[Skipped], None] | None = None,
 ) -> IngestReport:
-    """Bring the index in ``out_dir`` up to date with the files under ``paths`` (see the module's text)."""
+    """Bring the index in ``out_dir`` up to date with the files under ``paths`` (see the module's text).
+    ``backend``: a name in ``retrieval.index.BACKENDS`` (``faiss``: the built-in index, ``milvus``)."""
+    if backend not in builtin.BACKENDS:
+        raise ValueError(f"unknown index backend '{backend}': use one of {', '.join(builtin.BACKENDS)}")
     started = time.perf_counter()
     out_dir = Path(out_dir)
     report = IngestReport(out_dir)
@@ -333,13 +345,18 @@ def ingest(
     files, not_taken, report.other_types = collect_files(paths, exclude=out_dir)
     for item in not_taken:
         skipped(item)
-    settings_now = {"embedder": embedder, "chunk": {"tokens": chunk_tokens, "overlap": overlap}}
+    # the backends keep "chunk" in the index's manifest as it is: the passages' version rides in it
+    chunk = {"tokens": chunk_tokens, "overlap": overlap, "passages_version": PASSAGES_VERSION}
+    settings_now = {"embedder": embedder, "chunk": chunk}
     manifest = builtin.read_manifest(out_dir) or {}
     same_settings = (
         all(manifest.get(k) == v for k, v in settings_now.items())
         and manifest.get("backend", "faiss") == backend
     )
     old = read_files_record(out_dir) if same_settings else {}
+    if manifest and not same_settings:
+        changed = [k for k, v in settings_now.items() if manifest.get(k) != v] or ["backend"]
+        report.read_again = f"the index was made with other {' and '.join(changed)} settings"
 
     journal = journal_dir(out_dir)
     journal.mkdir(parents=True, exist_ok=True)
@@ -409,7 +426,6 @@ def ingest(
         raise ValueError(f"nothing to index in {', '.join(map(str, paths))}")
     if fresh or removed or not same_settings or not (out_dir / FILES).exists():
         model_dim = get_embedder(embedder).dim
-        commit = milvus.commit_documents if backend == "milvus" else builtin.commit_documents
 
         def parts() -> Iterator[tuple[list[dict[str, Any]], np.ndarray]]:
             for name, key in fresh:
@@ -418,13 +434,14 @@ def ingest(
                     raise RuntimeError(f"{name}: its journal entry went missing during the run")
                 yield entry
 
-        commit(
+        commit_documents(
+            builtin.BACKENDS[backend],
             out_dir,
             record=new_record,
             parts=parts,
             drop=set(removed + changed),
             dim=model_dim,
-            manifest={**settings_now, "backend": backend, "faiss_kind": faiss_kind},
+            manifest={**settings_now, "faiss_kind": faiss_kind},
             rebuild=not same_settings,
         )
     shutil.rmtree(journal, ignore_errors=True)

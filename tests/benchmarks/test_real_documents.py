@@ -26,7 +26,7 @@ from benchmarks.real_documents.data import (
     parse_conversation,
     parse_document,
 )
-from benchmarks.real_documents.fetch import FetchError, deb_name, fetch_document
+from benchmarks.real_documents.fetch import FetchError, deb_name, fetch_document, fetch_split
 from benchmarks.real_documents.score import holds, score_record, table
 from mtrag_graph.tasks import parse_task
 
@@ -379,3 +379,25 @@ def test_check_finds_a_key_fact_missing_from_its_section(tmp_path):
 def test_the_shipped_questions_file_is_one_conversation_a_line():
     lines = Path("benchmarks/data/real_documents/questions.jsonl").read_text(encoding="utf-8").splitlines()
     assert all(json.loads(line)["turns"] for line in lines if line.strip())
+
+
+@needs_dpkg
+def test_a_split_folder_holds_only_the_files_the_manifest_names(tmp_path):
+    readme = b"# Guide\n"
+    deb = build_deb(
+        tmp_path, "guide-doc", "1.0-1", {"usr/share/doc/guide/README.md.gz": gzip.compress(readme)}
+    )
+    entry = {
+        "path": "usr/share/doc/guide/README.md.gz",
+        "name": "README.md",
+        "sha256": hashlib.sha256(readme).hexdigest(),
+    }
+    document = parse_document(document_raw(files=[entry]), 0)
+    cache = tmp_path / "cache"
+    (cache / "debs").mkdir(parents=True)
+    shutil.copy(deb, cache / "debs" / deb_name(document))
+    stray = cache / "documents" / "tuning" / "old-document" / "notes.md"
+    stray.parent.mkdir(parents=True)
+    stray.write_text("from an older manifest")
+    folder = fetch_split([document], cache)
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")) == ["guide", "guide/README.md"]

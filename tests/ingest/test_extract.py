@@ -108,6 +108,22 @@ def test_passages_stay_under_the_token_limit_overlap_and_keep_their_page():
     assert chunks[1].text[:60] in chunks[0].text  # neighbours share their edge
 
 
+def test_every_passage_of_a_long_section_starts_with_its_heading():
+    text = "## 3.1. Turning it on\n\n" + " ".join(
+        f"Gate {i} opens at {i}:00 on weekdays." for i in range(200)
+    )
+    chunks = list(chunk_sections([Section(text, heading="3.1. Turning it on")], chunk_tokens=128, overlap=30))
+    tokens = splitter(128, 30)._length_function
+    assert len(chunks) > 5 and all(c.text.startswith("## 3.1. Turning it on\n\nGate") for c in chunks)
+    assert all(tokens(c.text) <= 128 for c in chunks)  # the heading counts towards the size
+    assert any("Gate 150 opens at 150:00" in c.text for c in chunks)
+
+
+def test_a_heading_with_no_text_under_it_makes_no_passage():
+    sections = [Section("# Chapter 4", heading="Chapter 4"), Section("Word text.", heading="Meals")]
+    assert [c.text for c in chunk_sections(sections)] == ["Meals\n\nWord text."]
+
+
 def test_passages_never_cross_a_page():
     chunks = list(chunk_sections([Section("page one text", page=1), Section("page two text", page=2)]))
     assert [(c.text, c.page) for c in chunks] == [("page one text", 1), ("page two text", 2)]

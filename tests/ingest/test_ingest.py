@@ -161,6 +161,18 @@ def test_the_command_prints_bad_files_and_a_summary(documents: Path, tmp_path: P
     assert not [line for line in done.stderr.splitlines() if line.startswith(("DEBUG", "INFO"))]
 
 
+def test_an_index_whose_passages_were_made_by_an_older_reader_is_read_again(documents: Path, tmp_path: Path):
+    _index(documents, tmp_path / "index")
+    manifest_path = tmp_path / "index" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["chunk"].pop("passages_version")  # as an index built before the version was kept
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    again = _index(documents, tmp_path / "index")
+    assert (again.files_read, again.files_unchanged) == (4, 0)
+    assert "every file read again: the index was made with other chunk settings" in again.summary()
+    assert _index(documents, tmp_path / "index").files_unchanged == 4
+
+
 def test_a_changed_file_is_listed_as_re_embedded(documents: Path, tmp_path: Path):
     _index(documents, tmp_path / "index")
     (documents / "install.md").write_text("# Install\n\nRun the zzinstaller.\n", encoding="utf-8")

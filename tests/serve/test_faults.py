@@ -38,31 +38,31 @@ def thread(client, **headers: str) -> str:
     return response.json()["thread_id"]
 
 
-def stored_text(checkpointer: str) -> bytes:
-    """Everything the checkpointer's database holds about threads, as bytes to search."""
+def stored(checkpointer: str, text: str) -> bool:
+    """Whether the checkpointer's database holds ``text`` anywhere a thread's data goes (checkpoints,
+    their metadata, writes, blobs, thread rows); checkpoints keep strings as UTF-8 bytes."""
+    needle = text.encode()
     if checkpointer.startswith("postgresql://"):
         import psycopg  # noqa: PLC0415 - the postgres extra
 
+        searches = (
+            ("SELECT 1 FROM checkpoints WHERE position(%s in checkpoint::text || metadata::text) > 0", text),
+            ("SELECT 1 FROM checkpoint_blobs WHERE position(%s::bytea in blob) > 0", needle),
+            ("SELECT 1 FROM checkpoint_writes WHERE position(%s::bytea in blob) > 0", needle),
+            ("SELECT 1 FROM mtrag_threads WHERE position(%s in thread_id || title) > 0", text),
+        )
         with psycopg.connect(checkpointer) as connection:
-            found = b""
-            for sql in (
-                "SELECT checkpoint::text || metadata::text FROM checkpoints",
-                "SELECT coalesce(blob, ''::bytea) FROM checkpoint_blobs",
-                "SELECT blob FROM checkpoint_writes",
-                "SELECT thread_id || title FROM mtrag_threads",
-            ):
-                for (value,) in connection.execute(sql):
-                    found += value if isinstance(value, bytes) else str(value).encode()
-            return found
+            return any(connection.execute(sql + " LIMIT 1", (value,)).fetchone() for sql, value in searches)
     import sqlite3  # noqa: PLC0415
 
+    searches = (
+        ("SELECT 1 FROM checkpoints WHERE instr(checkpoint, ?) OR instr(metadata, ?)", (needle, needle)),
+        ("SELECT 1 FROM writes WHERE instr(value, ?)", (needle,)),
+        ("SELECT 1 FROM mtrag_threads WHERE instr(thread_id || title, ?)", (text,)),
+    )
     connection = sqlite3.connect(checkpointer)
     try:
-        found = b""
-        for table in ("checkpoints", "writes", "mtrag_threads"):
-            for row in connection.execute(f"SELECT * FROM {table}"):
-                found += b"".join(v if isinstance(v, bytes) else str(v).encode() for v in row)
-        return found
+        return any(connection.execute(sql + " LIMIT 1", values).fetchone() for sql, values in searches)
     finally:
         connection.close()
 
@@ -92,7 +92,7 @@ def thread_rows(checkpointer: str, thread_id: str) -> dict[str, int]:
         connection.close()
 
 
-def slow_context(delay_s: float = 0.3) -> Any:
+def slow_context(delay_s: float = 1.0) -> Any:
     """The scripted models, the answer taking ``delay_s``: a turn is still running when a test acts."""
 
     def slow_generate(messages: list[Any], options: dict[str, Any]) -> str:
@@ -131,8 +131,8 @@ def test_a_thread_deleted_while_a_turn_runs_leaves_nothing_of_it(checkpointer, t
         sender.join(timeout=30)
         assert client.get(f"/api/threads/{thread_id}").status_code == 404
     assert found[-1] == ("error", {"detail": "the thread was deleted"})
-    assert question.encode() not in stored_text(checkpointer)
-    assert thread_id.encode() not in stored_text(checkpointer)
+    assert not stored(checkpointer, question)
+    assert not stored(checkpointer, thread_id)
     assert not any(thread_rows(checkpointer, thread_id).values())
     if not checkpointer.startswith("postgresql://"):
         assert not (Path(f"{checkpointer}.locks") / thread_id).exists()
@@ -147,7 +147,7 @@ def test_a_thread_deleted_on_another_instance_while_it_answers_leaves_nothing_of
         assert second.delete(f"/api/threads/{thread_id}").status_code == 204
         sender.join(timeout=30)
     assert found[-1][0] == "error"
-    assert question.encode() not in stored_text(checkpointer)
+    assert not stored(checkpointer, question)
     assert not any(thread_rows(checkpointer, thread_id).values())
 
 
@@ -163,11 +163,11 @@ def test_what_a_deleted_thread_left_behind_a_dead_instance_goes_at_the_next_swee
         assert elsewhere.acquire(thread_id)
         assert client.delete(f"/api/threads/{thread_id}").status_code == 204
         assert client.get(f"/api/threads/{thread_id}").status_code == 404
-        assert question.encode() in stored_text(checkpointer)  # its turn has not stopped
+        assert stored(checkpointer, question)  # its turn has not stopped
         elsewhere.release(thread_id)
         elsewhere.close()
         service.sweep()
-    assert question.encode() not in stored_text(checkpointer)
+    assert not stored(checkpointer, question)
     assert not any(thread_rows(checkpointer, thread_id).values())
 
 
@@ -182,7 +182,7 @@ def test_retention_removes_the_lock_file_with_the_thread(tmp_path):
             cursor.execute("UPDATE mtrag_threads SET updated_at = ?", (time.time() - 2 * 86400,))
         assert service.sweep() == 1
     assert not (Path(f"{checkpointer}.locks") / thread_id).exists()
-    assert b"bees" not in stored_text(checkpointer)
+    assert not stored(checkpointer, "bees")
 
 
 # -- 2. storage stays bounded ---------------------------------------------------------------------
