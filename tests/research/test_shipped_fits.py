@@ -19,7 +19,9 @@ import pytest
 
 from mtrag_graph.judging.grounding import DEFAULT_MIN_SUPPORT
 from mtrag_graph.measure.decisions.sets import load_split
+from mtrag_graph.retrieval.evidence import EVIDENCE_TOKENS
 from research import grounding_fit
+from research.evidence_budget import BUDGETS, RULE_KEPT
 from research.fit_gate import fit_gate_classifier
 from tests.conftest import mtrag_data_path
 
@@ -59,3 +61,11 @@ def test_the_grounding_threshold_is_chosen_again_from_the_tuning_split():
         )
     chosen = grounding_fit.choose(table, card["max_loss"], card["max_dropped"])
     assert chosen is not None and chosen["threshold"] == card["value"] == DEFAULT_MIN_SUPPORT
+
+
+def test_the_evidence_budget_is_the_one_its_rule_chose_on_the_tuning_split():
+    card = json.loads((REPO / "research" / "data" / "evidence_budget.json").read_text(encoding="utf-8"))
+    kept = {b: card["embedding"][str(b)]["kept_mean"] for b in BUDGETS}
+    assert card["chosen"] == EVIDENCE_TOKENS
+    assert kept[EVIDENCE_TOKENS] >= RULE_KEPT
+    assert all(kept[b] < RULE_KEPT for b in BUDGETS if b < EVIDENCE_TOKENS)
