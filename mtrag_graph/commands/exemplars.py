@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
+from pathlib import Path
 
 from mtrag_graph import settings
 
@@ -33,7 +35,14 @@ def run(args: argparse.Namespace) -> int:
     tasks = [raw for _, raw, error in read_jsonl(args.tasks) if raw is not None and error is None]
     embedder = get_embedder(args.embedder)
     exemplars = select_exemplars(tasks, embedder.embed)
-    data = {"source": args.tasks.rsplit("/", 1)[-1], "embedder": args.embedder, "exemplars": exemplars}
+    card = {
+        "command": f"mtrag-graph exemplars $MTRAG_DATA/tasks/{Path(args.tasks).name} -o {args.output}"
+        + (f" --embedder {args.embedder}" if args.embedder != settings.DEFAULT_EMBEDDER else ""),
+        "data": f"tasks/{Path(args.tasks).name}",
+        "data_sha256": hashlib.sha256(Path(args.tasks).read_bytes()).hexdigest(),
+        "split": "tuning (never the report split)",
+    }
+    data = {"source": Path(args.tasks).name, "embedder": args.embedder, "card": card, "exemplars": exemplars}
     with open(args.output, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=2, ensure_ascii=False)
         handle.write("\n")

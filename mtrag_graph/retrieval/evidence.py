@@ -30,7 +30,9 @@ import numpy as np
 
 from mtrag_graph.text import content_stems, sentence_spans
 
-EVIDENCE_TOKENS = 800  # the default budget (Context.evidence_tokens): research/evidence_budget.py, tuning split
+EVIDENCE_TOKENS = (
+    800  # the default budget (Context.evidence_tokens): research/evidence_budget.py, tuning split
+)
 CHARS_PER_TOKEN = 4.0  # English prose with the Qwen tokenizer: about 4 characters a token
 RANK_LEAD = 0.05  # a sentence of the passage ranked r gets RANK_LEAD / (r + 1) more
 LEXICAL_WEIGHT = 0.5

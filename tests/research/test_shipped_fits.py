@@ -69,3 +69,16 @@ def test_the_evidence_budget_is_the_one_its_rule_chose_on_the_tuning_split():
     assert card["chosen"] == EVIDENCE_TOKENS
     assert kept[EVIDENCE_TOKENS] >= RULE_KEPT
     assert all(kept[b] < RULE_KEPT for b in BUDGETS if b < EVIDENCE_TOKENS)
+
+
+def test_the_shipped_exemplars_carry_a_card_of_the_tuning_data_they_come_from(mtrag_data):
+    shipped = json.loads(
+        (resources.files("mtrag_graph") / "data" / "exemplars.json").read_text(encoding="utf-8")
+    )
+    card = shipped["card"]
+    data = mtrag_data / card["data"]
+    assert hashlib.sha256(data.read_bytes()).hexdigest() == card["data_sha256"]
+    tasks = {t["task_id"]: t for t in map(json.loads, data.read_text(encoding="utf-8").splitlines())}
+    for exemplar in shipped["exemplars"]:
+        assert exemplar["task_id"] in tasks
+        assert exemplar["question"].split()[:3] == tasks[exemplar["task_id"]]["input"][-1]["text"].split()[:3]
