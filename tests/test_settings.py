@@ -245,3 +245,9 @@ def test_a_command_s_own_overrides_go_through_the_context_s_validation():
     assert context_from_args(args, index_dir=None).index_dir == Context().index_dir  # None: not given
     with pytest.raises(ValueError, match="grounding: 'loose' is not one of"):
         context_from_args(args, grounding="loose")
+
+
+def test_a_setting_that_takes_several_choices_refuses_a_single_string():
+    with pytest.raises(ValueError, match="clarify_signals: a tuple of 'rule'.*not 'rule'"):
+        Context(clarify_signals="rule")
+    assert Context(clarify_signals=["rule"]).clarify_signals == ["rule"]  # a preset's JSON list is accepted
