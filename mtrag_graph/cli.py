@@ -1,4 +1,5 @@
-"""``mtrag-graph`` command line: one subcommand per module in ``mtrag_graph.commands``.
+"""``mtrag-graph`` command line: one subcommand per module in ``mtrag_graph.commands`` (``_options``, the
+options several commands share, is none).
 
 Each command module defines ``register(subparsers)``, which adds its parser and sets ``func``
 (a callable taking the parsed args and returning an exit code).

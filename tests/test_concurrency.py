@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mtrag_graph.commands.answer import at_least_one
+from mtrag_graph.commands._options import at_least_one
 from mtrag_graph.measure.evaluation.inputs import EvalItem
 from mtrag_graph.measure.evaluation.judges import Judge
 from mtrag_graph.measure.evaluation.runner import Scorers, score_items

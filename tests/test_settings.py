@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from mtrag_graph.cli import build_parser
+from mtrag_graph.commands._options import context_from_args
 from mtrag_graph.context import Context
 from mtrag_graph.graph import NODES, build_graph
 from mtrag_graph.measure.decisions import run, sets
@@ -235,3 +236,18 @@ def test_every_variable_settings_reads_is_listed_in_its_table():
         re.findall(r'setdefault\("([A-Z_]+)"', text)
     )
     assert read and {name for name in read if f"``{name}``" not in table} == set()
+
+
+def test_a_command_s_own_overrides_go_through_the_context_s_validation():
+    args = build_parser().parse_args(["chat", "--corpus", "indexes/docs", "--no-clarify"])
+    context = context_from_args(args, clarify=not args.no_clarify, index_dir=args.corpus)
+    assert (context.clarify, context.index_dir) == (False, "indexes/docs")
+    assert context_from_args(args, index_dir=None).index_dir == Context().index_dir  # None: not given
+    with pytest.raises(ValueError, match="grounding: 'loose' is not one of"):
+        context_from_args(args, grounding="loose")
+
+
+def test_a_setting_that_takes_several_choices_refuses_a_single_string():
+    with pytest.raises(ValueError, match="clarify_signals: a tuple of 'rule'.*not 'rule'"):
+        Context(clarify_signals="rule")
+    assert Context(clarify_signals=["rule"]).clarify_signals == ["rule"]  # a preset's JSON list is accepted

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from mtrag_graph.commands.answer import add_concurrency_options, add_model_options, overrides_from_args
+from mtrag_graph.commands._options import add_concurrency_options, add_model_options, overrides_from_args
 from mtrag_graph.presets import DEFAULT_PRESET
 
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from mtrag_graph import settings
-from mtrag_graph.commands.answer import add_model_options, context_from_args
+from mtrag_graph.commands._options import add_model_options, context_from_args
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -167,10 +167,7 @@ def run(args: argparse.Namespace) -> int:
     from mtrag_graph.runtime.tracing import tracing_callbacks
 
     settings.quiet_hub()
-    context = context_from_args(args)
-    context.clarify = not args.no_clarify
-    if args.corpus:
-        context.index_dir = args.corpus
+    context = context_from_args(args, clarify=not args.no_clarify, index_dir=args.corpus)
     passages = read_passages(args.passages) if args.passages else None
     thread = args.thread or uuid.uuid4().hex[:12]
     config = {"configurable": {"thread_id": thread}, "callbacks": tracing_callbacks(args.trace_file)}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph import settings
-from mtrag_graph.commands.answer import add_model_options, overrides_from_args
+from mtrag_graph.commands._options import add_model_options, overrides_from_args
 
 DECISION_NAMES = ("gate", "evidence", "clarify", "relation")
 
@@ -91,11 +91,12 @@ def run(args: argparse.Namespace, after_decision: Any = None) -> int:
         return 2
     context = Context.from_preset(args.preset, **overrides_from_args(args))
     known = {f.name for f in dataclasses.fields(context)}
-    for name, value in _settings(args.settings).items():  # set after: null must reach the field too
+    changes = _settings(args.settings)
+    for name in changes:
         if name not in known:
             print(f"error: --set {name}: not a Context field", file=sys.stderr)
             return 2
-        setattr(context, name, value)
+    context = dataclasses.replace(context, **changes)  # after the preset: null must reach the field too
     markdown = run_benchmark(
         data_dir=args.data,
         split=args.split,

@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 
 def register(subparsers) -> None:
-    from mtrag_graph.commands.answer import at_least_one
+    from mtrag_graph.commands._options import at_least_one
 
     parser = subparsers.add_parser(
         "evaluate",

@@ -143,8 +143,8 @@ class Choices:
     many: bool = False
 
     def unknown(self, value: Any) -> list[Any]:
-        items = value if self.many and isinstance(value, tuple | list) else [value]
-        return [item for item in items if item not in self.values]
+        """What of ``value`` is not among the choices (``value``: one, or with ``many`` a tuple or list)."""
+        return [item for item in (value if self.many else [value]) if item not in self.values]
 
 
 @functools.cache
@@ -168,7 +168,9 @@ def check_choices(context: Any) -> None:
     """Raise ``ValueError`` naming the setting when a choice setting holds a value not among its choices."""
     context_type: type = type(context)
     for name, choices in choices_of(context_type).items():
-        unknown = choices.unknown(getattr(context, name))
+        value, known = getattr(context, name), ", ".join(repr(v) for v in choices.values)
+        if choices.many and not isinstance(value, tuple | list):
+            raise ValueError(f"{name}: a tuple of {known}, not {value!r}")
+        unknown = choices.unknown(value)
         if unknown:
-            known = ", ".join(repr(v) for v in choices.values)
             raise ValueError(f"{name}: {', '.join(map(repr, unknown))} is not one of {known}")
