@@ -267,10 +267,17 @@ def _keep_code_blocks(tree: Any) -> None:
     fenced block rather than an inline code span."""
     for block in tree.iter("pre"):
         if "\n" not in block.text_content().strip():
-            last = block
-            while len(last):
-                last = last[-1]
-            last.text = (last.text or "") + "\n"
+            _end_with_newline(block)
+
+
+def _end_with_newline(element: Any) -> None:
+    """Add a line break after the last text of ``element`` (its last child's tail, or deeper)."""
+    if len(element) == 0:
+        element.text = (element.text or "") + "\n"
+    elif element[-1].tail:
+        element[-1].tail += "\n"
+    else:
+        _end_with_newline(element[-1])
 
 
 def _unescape_markdown(markdown: str) -> str:
@@ -284,12 +291,77 @@ def _unescape_markdown(markdown: str) -> str:
     return "\n".join(lines)
 
 
+_GENERATORS = ("docutils", "sphinx", "mkdocs", "doxygen", "docusaurus", "vitepress")
+# Where documentation generators put a page's own text, most specific first (MkDocs Material's article,
+# Sphinx's and MkDocs' role="main", a Sphinx theme's div.body, Doxygen's div.contents), then any page's.
+_MAIN_REGIONS = (
+    f"//article[{_has_class('md-content__inner')}]",
+    "//*[@role='main']",
+    f"//div[{_has_class('body')}]",
+    f"//div[{_has_class('contents')}]",
+    "//main",
+    "//article",
+    "//body",
+)
+# Page furniture inside a generator's main region: sidebars, navigation, footers, forms.
+_FURNITURE = " | ".join(
+    (
+        ".//nav",
+        ".//footer",
+        ".//form",
+        ".//script",
+        ".//style",
+        ".//noscript",
+        ".//*[@role='navigation']",
+        *(
+            f".//div[{_has_class(name)}]"
+            for name in ("sphinxsidebar", "related", "md-sidebar", "rst-footer-buttons")
+        ),
+    )
+)
+
+
 def _main_region(tree: Any) -> Any:
-    for path in ("//*[@role='main']", "//main", "//article", "//div[@class='contents']", "//body"):
+    for path in _MAIN_REGIONS:
         found = tree.xpath(path)
         if found:
             return found[0]
     return tree
+
+
+def _from_generator(tree: Any) -> bool:
+    """A page a documentation generator made (its generator tag, or Sphinx's scripts)."""
+    named = " ".join(tree.xpath("//meta[@name='generator']/@content")).lower()
+    return any(g in named for g in _GENERATORS) or bool(
+        tree.xpath("//script[contains(@src, 'documentation_options')]")
+    )
+
+
+def _generator_markdown(tree: Any) -> tuple[str, str]:
+    """The title and Markdown of a documentation generator's page: its main region as it is (headings,
+    lists, tables, code blocks fenced where they stand), links as their text, images left out.
+
+    An article reader (trafilatura) guesses the main text by its look, which on such pages loses
+    headings nested in sections and flattens code blocks inside list items; these pages say where
+    their text is."""
+    import lxml.html  # noqa: PLC0415 - optional (lxml comes with trafilatura): HTML files only
+    from markdownify import markdownify  # noqa: PLC0415 - optional (the documents extra): HTML files only
+
+    main = _main_region(tree)
+    for furniture in main.xpath(_FURNITURE):
+        furniture.drop_tree()
+    headings = main.xpath(".//h1")
+    title = clean_title(headings[0].text_content()) if headings else ""
+    markdown = markdownify(
+        lxml.html.tostring(main, encoding="unicode"),
+        heading_style="ATX",
+        bullets="-",
+        strip=["a", "img"],
+        escape_underscores=False,
+        escape_asterisks=False,
+        escape_misc=False,
+    )
+    return title, re.sub(r"\n{3,}", "\n\n", markdown).strip()
 
 
 def navigation_reason(tree: Any, name: str) -> str | None:
@@ -334,13 +406,20 @@ def _html(path: Path, size: int) -> Document:
     if reason is not None:
         raise NotContent(reason)
     metadata = trafilatura.extract_metadata(copy.deepcopy(tree))
-    markdown = trafilatura.extract(
-        tree, output_format="markdown", include_tables=True, include_links=False, favor_recall=True
-    )
-    if not markdown or not markdown.strip():
+    title = clean_title(metadata.title if metadata is not None else None)
+    if _from_generator(tree):
+        heading, markdown = _generator_markdown(tree)
+        title = heading or title
+    else:
+        markdown = _unescape_markdown(
+            trafilatura.extract(
+                tree, output_format="markdown", include_tables=True, include_links=False, favor_recall=True
+            )
+            or ""
+        )
+    if not markdown.strip():
         raise ExtractError("no text found in the HTML page")
-    title = clean_title(metadata.title if metadata is not None else None) or path.stem
-    return Document(path, title, _markdown_sections(iter([_unescape_markdown(markdown)])))
+    return Document(path, title or path.stem, _markdown_sections(iter([markdown])))
 
 
 # -- PDF ---------------------------------------------------------------------------------------------
