@@ -512,6 +512,14 @@ class _PdfPages:
         raise NotImplementedError
 
 
+_PDFIUM_ERRORS = {
+    2: "the file cannot be opened",
+    3: "not in PDF format, or damaged",
+    5: "unsupported security handler",
+    6: "page not found or damaged",
+}
+
+
 class _Pdfium(_PdfPages):
     reader = "pypdfium2"
 
@@ -524,7 +532,8 @@ class _Pdfium(_PdfPages):
         except pypdfium2.PdfiumError as error:
             if error.err_code == pdfium_c.FPDF_ERR_PASSWORD:
                 raise ExtractError("encrypted PDF (needs a password)") from None
-            raise ExtractError(f"corrupt PDF (PDFium: {error})") from None
+            said = _PDFIUM_ERRORS.get(error.err_code or 0, "unknown error")
+            raise ExtractError(f"corrupt PDF (PDFium: {said})") from None
         self.pages = len(self.document)
         self.title = self.document.get_metadata_value("Title")
         self.error = pypdfium2.PdfiumError
