@@ -7,9 +7,11 @@ memory whole), a PDF page by page. A file that cannot be read raises ``ExtractEr
 
 The libraries (measured in ``benchmarks/extractors.py`` on real manuals, figures in docs/documents.md):
 pypdfium2 for PDF, with pypdf re-reading any page whose words run together (and the file and page named in
-a warning when neither separates them); trafilatura for HTML (main text as Markdown, boilerplate dropped),
-after permalink glyphs are removed and navigation pages (a generator's index or search page, a page of
-links) are refused as ``NotContent``; python-docx for Word. None downloads a model.
+a warning when neither separates them); for HTML, markdownify on the main region of a documentation
+generator's page (Sphinx, MkDocs, Doxygen) and trafilatura on any other page (main text as Markdown,
+boilerplate dropped), after permalink glyphs are removed and navigation pages (a generator's index or
+search page, a redirect, a page of links) are refused as ``NotContent``; python-docx for Word. None
+downloads a model.
 """
 
 from __future__ import annotations
