@@ -468,15 +468,17 @@ class _Hyphenation:
 
     def __call__(self, text: str) -> str:
         page = {w.lower() for w in re.findall(r"[\w-]+", text)}
-        known = self.seen | page
+
+        def known(word: str) -> bool:
+            return word in page or word in self.seen
 
         def mend(match: re.Match[str]) -> str:
             head, tail = match.group(1), match.group(2)
             joined, hyphened = (head + tail).lower(), f"{head}-{tail}".lower()
             vocabulary = _vocabulary()
-            if hyphened in known:
+            if known(hyphened):
                 return f"{head}-{tail}"
-            if joined in vocabulary or joined in known:
+            if joined in vocabulary or known(joined):
                 return head + tail
             if tail.lower() in vocabulary:
                 return f"{head}-{tail}"
