@@ -142,8 +142,14 @@ class Accuracy:
 
 
 def same_letters(one: list[str], other: list[str]) -> bool:
-    """Two stretches of words that spell mostly the same letters (the spaces aside)."""
-    return difflib.SequenceMatcher(None, "".join(one), "".join(other), autojunk=False).ratio() >= 0.5
+    """Two stretches of words that spell mostly the same letters, the spaces aside (Dice overlap of their
+    letter pairs at least 0.5: order-free, so linear in their length)."""
+    pairs = [
+        Counter(a + b for a, b in zip(text, text[1:], strict=False))
+        for text in ("".join(one), "".join(other))
+    ]
+    total = sum(pairs[0].values()) + sum(pairs[1].values())
+    return total > 0 and 2 * sum((pairs[0] & pairs[1]).values()) / total >= 0.5
 
 
 def word_accuracy(reference: str, extracted: str) -> Accuracy:

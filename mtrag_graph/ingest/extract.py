@@ -7,9 +7,11 @@ memory whole), a PDF page by page. A file that cannot be read raises ``ExtractEr
 
 The libraries (measured in ``benchmarks/extractors.py`` on real manuals, figures in docs/documents.md):
 pypdfium2 for PDF, with pypdf re-reading any page whose words run together (and the file and page named in
-a warning when neither separates them); trafilatura for HTML (main text as Markdown, boilerplate dropped),
-after permalink glyphs are removed and navigation pages (a generator's index or search page, a page of
-links) are refused as ``NotContent``; python-docx for Word. None downloads a model.
+a warning when neither separates them); for HTML, markdownify on the main region of a documentation
+generator's page (Sphinx, MkDocs, Doxygen) and trafilatura on any other page (main text as Markdown,
+boilerplate dropped), after permalink glyphs are removed and navigation pages (a generator's index or
+search page, a redirect, a page of links) are refused as ``NotContent``; python-docx for Word. None
+downloads a model.
 """
 
 from __future__ import annotations
@@ -267,10 +269,17 @@ def _keep_code_blocks(tree: Any) -> None:
     fenced block rather than an inline code span."""
     for block in tree.iter("pre"):
         if "\n" not in block.text_content().strip():
-            last = block
-            while len(last):
-                last = last[-1]
-            last.text = (last.text or "") + "\n"
+            _end_with_newline(block)
+
+
+def _end_with_newline(element: Any) -> None:
+    """Add a line break after the last text of ``element`` (its last child's tail, or deeper)."""
+    if len(element) == 0:
+        element.text = (element.text or "") + "\n"
+    elif element[-1].tail:
+        element[-1].tail += "\n"
+    else:
+        _end_with_newline(element[-1])
 
 
 def _unescape_markdown(markdown: str) -> str:
@@ -284,12 +293,77 @@ def _unescape_markdown(markdown: str) -> str:
     return "\n".join(lines)
 
 
+_GENERATORS = ("docutils", "sphinx", "mkdocs", "doxygen", "docusaurus", "vitepress")
+# Where documentation generators put a page's own text, most specific first (MkDocs Material's article,
+# Sphinx's and MkDocs' role="main", a Sphinx theme's div.body, Doxygen's div.contents), then any page's.
+_MAIN_REGIONS = (
+    f"//article[{_has_class('md-content__inner')}]",
+    "//*[@role='main']",
+    f"//div[{_has_class('body')}]",
+    f"//div[{_has_class('contents')}]",
+    "//main",
+    "//article",
+    "//body",
+)
+# Page furniture inside a generator's main region: sidebars, navigation, footers, forms.
+_FURNITURE = " | ".join(
+    (
+        ".//nav",
+        ".//footer",
+        ".//form",
+        ".//script",
+        ".//style",
+        ".//noscript",
+        ".//*[@role='navigation']",
+        *(
+            f".//div[{_has_class(name)}]"
+            for name in ("sphinxsidebar", "related", "md-sidebar", "rst-footer-buttons")
+        ),
+    )
+)
+
+
 def _main_region(tree: Any) -> Any:
-    for path in ("//*[@role='main']", "//main", "//article", "//div[@class='contents']", "//body"):
+    for path in _MAIN_REGIONS:
         found = tree.xpath(path)
         if found:
             return found[0]
     return tree
+
+
+def _from_generator(tree: Any) -> bool:
+    """A page a documentation generator made (its generator tag, or Sphinx's scripts)."""
+    named = " ".join(tree.xpath("//meta[@name='generator']/@content")).lower()
+    return any(g in named for g in _GENERATORS) or bool(
+        tree.xpath("//script[contains(@src, 'documentation_options')]")
+    )
+
+
+def _generator_markdown(tree: Any) -> tuple[str, str]:
+    """The title and Markdown of a documentation generator's page: its main region as it is (headings,
+    lists, tables, code blocks fenced where they stand), links as their text, images left out.
+
+    An article reader (trafilatura) guesses the main text by its look, which on such pages loses
+    headings nested in sections and flattens code blocks inside list items; these pages say where
+    their text is."""
+    import lxml.html  # noqa: PLC0415 - optional (lxml comes with trafilatura): HTML files only
+    from markdownify import markdownify  # noqa: PLC0415 - optional (the documents extra): HTML files only
+
+    main = _main_region(tree)
+    for furniture in main.xpath(_FURNITURE):
+        furniture.drop_tree()
+    headings = main.xpath(".//h1")
+    title = clean_title(headings[0].text_content()) if headings else ""
+    markdown = markdownify(
+        lxml.html.tostring(main, encoding="unicode"),
+        heading_style="ATX",
+        bullets="-",
+        strip=["a", "img"],
+        escape_underscores=False,
+        escape_asterisks=False,
+        escape_misc=False,
+    )
+    return title, re.sub(r"\n{3,}", "\n\n", markdown).strip()
 
 
 def navigation_reason(tree: Any, name: str) -> str | None:
@@ -334,13 +408,20 @@ def _html(path: Path, size: int) -> Document:
     if reason is not None:
         raise NotContent(reason)
     metadata = trafilatura.extract_metadata(copy.deepcopy(tree))
-    markdown = trafilatura.extract(
-        tree, output_format="markdown", include_tables=True, include_links=False, favor_recall=True
-    )
-    if not markdown or not markdown.strip():
+    title = clean_title(metadata.title if metadata is not None else None)
+    if _from_generator(tree):
+        heading, markdown = _generator_markdown(tree)
+        title = heading or title
+    else:
+        markdown = _unescape_markdown(
+            trafilatura.extract(
+                tree, output_format="markdown", include_tables=True, include_links=False, favor_recall=True
+            )
+            or ""
+        )
+    if not markdown.strip():
         raise ExtractError("no text found in the HTML page")
-    title = clean_title(metadata.title if metadata is not None else None) or path.stem
-    return Document(path, title, _markdown_sections(iter([_unescape_markdown(markdown)])))
+    return Document(path, title or path.stem, _markdown_sections(iter([markdown])))
 
 
 # -- PDF ---------------------------------------------------------------------------------------------
@@ -387,15 +468,17 @@ class _Hyphenation:
 
     def __call__(self, text: str) -> str:
         page = {w.lower() for w in re.findall(r"[\w-]+", text)}
-        known = self.seen | page
+
+        def known(word: str) -> bool:
+            return word in page or word in self.seen
 
         def mend(match: re.Match[str]) -> str:
             head, tail = match.group(1), match.group(2)
             joined, hyphened = (head + tail).lower(), f"{head}-{tail}".lower()
             vocabulary = _vocabulary()
-            if hyphened in known:
+            if known(hyphened):
                 return f"{head}-{tail}"
-            if joined in vocabulary or joined in known:
+            if joined in vocabulary or known(joined):
                 return head + tail
             if tail.lower() in vocabulary:
                 return f"{head}-{tail}"
@@ -433,6 +516,14 @@ class _PdfPages:
         raise NotImplementedError
 
 
+_PDFIUM_ERRORS = {
+    2: "the file cannot be opened",
+    3: "not in PDF format, or damaged",
+    5: "unsupported security handler",
+    6: "page not found or damaged",
+}
+
+
 class _Pdfium(_PdfPages):
     reader = "pypdfium2"
 
@@ -445,7 +536,8 @@ class _Pdfium(_PdfPages):
         except pypdfium2.PdfiumError as error:
             if error.err_code == pdfium_c.FPDF_ERR_PASSWORD:
                 raise ExtractError("encrypted PDF (needs a password)") from None
-            raise ExtractError(f"corrupt PDF (PDFium: {error})") from None
+            said = _PDFIUM_ERRORS.get(error.err_code or 0, "unknown error")
+            raise ExtractError(f"corrupt PDF (PDFium: {said})") from None
         self.pages = len(self.document)
         self.title = self.document.get_metadata_value("Title")
         self.error = pypdfium2.PdfiumError

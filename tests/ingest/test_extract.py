@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import pypdf
@@ -228,11 +229,21 @@ def test_permalink_glyphs_reach_no_title_heading_or_text(name: str):
 def test_sphinx_headings_name_their_sections_and_code_blocks_stay_fenced():
     title, sections = _html_sections("sphinx_page.html")
     assert title == "3. Failsafe mode"
-    assert [s.heading for s in sections] == ["3. Failsafe mode", "3.1. Turning it on", "3.2. How it works"]
+    assert [s.heading for s in sections] == [
+        "3. Failsafe mode",
+        "3.1. Turning it on",
+        "3.2. How it works",
+        "3.2.1. Limits",
+    ]
     assert (
         "```\n$ harborctl edit-config --set failsafe_mode=true\n$ harborctl reload\n```" in sections[1].text
     )
-    assert "port `8008`" in sections[1].text
+    assert "port `8008`" in sections[1].text and "every `loop_wait` seconds" in sections[2].text
+    # a code block inside a list item stays a fenced block of its own
+    fenced_in_item = (
+        r"1\. To take one gate out of failsafe mode, stop it:\n\n +```\n +\$ harborctl stop gate-2\n +```"
+    )
+    assert re.search(fenced_in_item, sections[2].text)
     assert not [s for s in sections if "Quick search" in s.text or "Copyright" in s.text]
 
 
