@@ -133,7 +133,7 @@ for _stage in (
     Stage("common", "Shared by several stages: the abstention text, the grounded prompt's frame, "
           "parse retries, the prompt budget, the embedder.", nodes=("load_task", "evidence_precheck", "abstain", "finish")),
     Stage("clarify", "Asks back when the turn is underspecified (an unresolved reference, passages about "
-          "several things).", nodes=("clarify",), label="checking the question", reads=("rewrite",)),
+          "several things).", nodes=("clarify", "ask_user"), label="checking the question", reads=("rewrite",)),
     Stage("rewrite", "Standalone rewrites of the last question.", nodes=("global_rewrite", "local_rewrite"),
           label="rewriting the question"),
     Stage("relation", "Classifies how the question relates to the previous exchange (four classes).",

@@ -102,7 +102,7 @@ def test_graph_runs_end_to_end_against_an_openai_compatible_server(endpoint):
         ["How do bees find flowers?", "They dance.", "What do they do when food is close?"],
         ["The round dance means food is close to the hive."],
     )
-    state = build_graph().invoke({"task": task}, context=context)
+    state = build_graph(output="state").invoke({"task": task}, context=context)
     assert state["answer"] == "Honey bees perform a round dance when food is close to the hive."
     assert state["gate"] == "yes"
     choice_requests = [r for r in StandIn.requests if r.get("response_format")]
@@ -140,7 +140,7 @@ def test_streamed_graph_yields_the_answer_tokens_over_server_sent_events(endpoin
         ["The round dance means food is close to the hive."],
     )
     tokens, state = [], {}
-    for mode, chunk in build_graph().stream(
+    for mode, chunk in build_graph(output="state").stream(
         {"task": task}, context=context, stream_mode=["messages", "values"]
     ):
         if mode == "messages":

@@ -71,7 +71,7 @@ def build_chat_graph(*, checkpointer: Any = None, insert: Sequence[Insertion] = 
     The answering graph is called from the node, so it shares the chat's checkpointer and thread:
     its ``interrupt()`` pauses the chat, and ``Command(resume=...)`` on the chat resumes it.
     """
-    answering = build_graph(insert=insert)
+    answering = build_graph(insert=insert, output="state")
 
     def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
         turns = state["turns"]
