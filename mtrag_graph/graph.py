@@ -25,8 +25,8 @@ from langgraph.types import Send
 
 from mtrag_graph.context import Context
 from mtrag_graph.nodes.abstain import abstain
-from mtrag_graph.nodes.ask_user import ask_user
 from mtrag_graph.nodes.answerability_gate import answerability_gate
+from mtrag_graph.nodes.ask_user import ask_user
 from mtrag_graph.nodes.check_answer import check_answer
 from mtrag_graph.nodes.clarify import clarify
 from mtrag_graph.nodes.classify_relation import classify_relation
@@ -207,7 +207,7 @@ def run_context(context_schema: type, context: Any, config: RunnableConfig | Non
     return dataclasses.replace(context, **overrides) if overrides else context
 
 
-class AnsweringGraph(CompiledStateGraph):
+class AnsweringGraph(CompiledStateGraph[Any, Any, Any, Any]):
     """The compiled graph; every run gets its settings from ``run_context`` (``invoke``, ``ainvoke``
     and a LangGraph server all run through ``stream`` / ``astream``)."""
 
@@ -286,7 +286,9 @@ def build_graph(
     builder.add_edge("abstain", FINISH)
     builder.add_edge(FINISH, END)
     compiled = builder.compile(checkpointer=checkpointer, name=name)
-    return AnsweringGraph(**{key: value for key, value in compiled.__dict__.items() if key != "__orig_class__"})
+    return AnsweringGraph(
+        **{key: value for key, value in compiled.__dict__.items() if key != "__orig_class__"}
+    )
 
 
 graph = build_graph()  # langgraph.json's graph: messages in, the reply out

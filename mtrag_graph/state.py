@@ -14,11 +14,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum, IntEnum, StrEnum
 from functools import cache
-from typing import Annotated, Any, get_type_hints
+from typing import Annotated, Any, NotRequired, get_type_hints
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
-from typing_extensions import NotRequired, TypedDict  # pydantic's JSON schemas need it on Python < 3.12
+from typing_extensions import TypedDict  # pydantic's JSON schemas need it on Python < 3.12
 
 
 class RelationClass(IntEnum):

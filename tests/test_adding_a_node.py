@@ -100,9 +100,9 @@ def test_the_gate_and_what_follows_run_as_a_graph_entered_at_the_gate():
     assert gate_only.invoke(entered, context=context)["gate"] == "no"
     assert "answer" not in gate_only.invoke(entered, context=fake_context(gate=["no"]))
     assert (
-        graph.build_graph(start="answerability_gate", output="state").invoke(entered, context=fake_context(gate=["no"]))[
-            "answer"
-        ]
+        graph.build_graph(start="answerability_gate", output="state").invoke(
+            entered, context=fake_context(gate=["no"])
+        )["answer"]
         == context.idk_answer
     )
     assert END not in graph.ROUTES

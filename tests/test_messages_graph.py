@@ -66,7 +66,7 @@ def test_each_run_of_a_thread_starts_its_decisions_afresh():
 
 def test_the_benchmark_task_runs_through_the_same_graph_and_returns_the_reply():
     out = build_graph().invoke({"task": make_task(["How do bees talk?"], [ANSWER])}, context=fake_context())
-    assert set(out) == {"messages"}
+    assert set(out) == {"messages"} and len(out["messages"]) == 1  # a task brings its conversation
     reply = out["messages"][-1]
     assert reply.content == "The answer is stated in the passage."
     assert reply.response_metadata["mtrag"]["task_id"] == "t<::>1"
@@ -185,10 +185,14 @@ def test_a_thread_over_the_stand_in_endpoint_answers_and_follows_up():
         metadata = reply.response_metadata["mtrag"]
         assert metadata["kind"] == "answer" and metadata["citations"]
     assert [m.type for m in second["messages"]] == ["human", "ai", "human", "ai"]
-    assert "How do bees talk?" in str(server.requests[-1]["messages"])  # the follow-up's prompt has the history
+    assert "How do bees talk?" in str(
+        server.requests[-1]["messages"]
+    )  # the follow-up's prompt has the history
 
 
-def test_a_resumed_clarification_after_a_restart_asks_the_stored_question_not_a_new_one(tmp_path, monkeypatch):
+def test_a_resumed_clarification_after_a_restart_asks_the_stored_question_not_a_new_one(
+    tmp_path, monkeypatch
+):
     passages = [{"text": t, "title": title} for t, title in zip(LIBRARIES, TITLES, strict=True)]
     inputs = {"messages": [HumanMessage("When does this library open?")], "contexts": passages}
     with open_checkpointer(tmp_path / "chat.sqlite") as saver:
@@ -196,7 +200,9 @@ def test_a_resumed_clarification_after_a_restart_asks_the_stored_question_not_a_
     assert paused["__interrupt__"][0].value["clarifying_question"] == QUESTION_ASKED
 
     # a new process: a new graph over the same checkpoint, whose clarify step would now ask otherwise
-    monkeypatch.setattr(clarify, "clarifying_question", lambda state, context: "Which branch, north or south?")
+    monkeypatch.setattr(
+        clarify, "clarifying_question", lambda state, context: "Which branch, north or south?"
+    )
     context = fake_context(clarify=True, generate=["The Alameda library opens at 9 am."])
     with open_checkpointer(tmp_path / "chat.sqlite") as saver:
         graph = build_graph(checkpointer=saver, output="state")

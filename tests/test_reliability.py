@@ -70,7 +70,9 @@ def test_oversized_passage_and_long_conversation_fit_the_context_window():
     turns.append("What do they do when food is close?")
     huge = "Bees perform a round dance when food is close. " + "filler words " * 20000
     context = fake_context(context_window_tokens=window)
-    state = build_graph(output="state").invoke({"task": make_task(turns, [huge, PASSAGES[0]])}, context=context)
+    state = build_graph(output="state").invoke(
+        {"task": make_task(turns, [huge, PASSAGES[0]])}, context=context
+    )
     assert state["answer"]
     limit = window * CHARS_PER_TOKEN
     for model in (context.rewrite_model, context.classify_model, context.gate_model, context.generate_model):

@@ -29,7 +29,7 @@ ACTION = "clarify"  # the action name of the interrupt's request
 
 def question_message(question: str, state: Mapping[str, Any]) -> AIMessage:
     """The clarifying question as the conversation's next message (the reply's metadata shape)."""
-    metadata = {"task_id": state.get("task_id") or "", "kind": "clarifying_question",
+    metadata: dict[str, Any] = {"task_id": state.get("task_id") or "", "kind": "clarifying_question",
                 "abstain_reason": None, "citations": [], "sources": []}  # fmt: skip
     return AIMessage(question, id=f"{state.get('reply_id')}-question", response_metadata={"mtrag": metadata})
 
@@ -53,7 +53,9 @@ def reply_text(resume: Any, task: str = "<unknown>") -> str:
         resume = resume.get("message", resume.get("args", ""))
     if not isinstance(resume, str):
         raise TaskError(
-            task, "resume", f"expected the reply text or a decision with a 'message', got {type(resume).__name__}"
+            task,
+            "resume",
+            f"expected the reply text or a decision with a 'message', got {type(resume).__name__}",
         )
     return resume.strip()
 

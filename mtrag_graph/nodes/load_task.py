@@ -3,8 +3,8 @@
 Two inputs, one pipeline: ``messages`` (a conversation, the last message the user's question; a thread
 keeps it, so each run sends only the new message) with the passages in ``contexts``, or one MTRAG
 ``task`` dict (the benchmark's input). The messages are turned into the same task a benchmark run
-reads, so everything after this node is the same for both. The run's answer ends up as the last of
-``messages`` either way (``nodes/finish.py``).
+reads, so everything after this node is the same for both. The run's reply is added to ``messages`` either
+way (``nodes/finish.py``); a task's own conversation is not (it comes whole with every task).
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import uuid4
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.types import Overwrite
 
 from mtrag_graph.nodes._common import guarded
@@ -62,7 +61,7 @@ def task_of_messages(messages: Sequence[AnyMessage], contexts: Any) -> dict[str,
 
 def asks_a_new_question(state: Mapping[str, Any]) -> bool:
     """Whether this run answers ``messages``: the last one is a user's message nobody answered yet (a
-    ``task`` run writes its conversation as messages and its answer after them)."""
+    ``task`` run adds only its reply to them)."""
     messages = state.get("messages") or []
     return bool(messages) and isinstance(messages[-1], HumanMessage)
 
@@ -87,16 +86,13 @@ def load_task(state: State, runtime: Any) -> dict[str, Any]:
             task = parse_task(raw)
         except TaskError as error:  # the caller sent messages: name them, not the task built from them
             raise TaskError(error.task, error.field.replace("input", "messages"), error.message) from None
-        conversation: dict[str, Any] = {"task": raw}
-    else:
+        derived: dict[str, Any] = {"task": raw}
+    else:  # a task holds its whole conversation: only the reply is added to messages (nodes/finish.py)
         task = parse_task(state.get("task"))
-        # the task's conversation becomes the run's messages, the reply follows it (nodes/finish.py)
-        turns = [*((t.speaker, t.text) for t in task.history), ("user", task.question)]
-        messages = [HumanMessage(text) if speaker == "user" else AIMessage(text) for speaker, text in turns]
-        conversation = {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages]}
+        derived = {}
     return {
         **_cleared(state),
-        **conversation,
+        **derived,
         "task_id": task.task_id,
         "reply_id": f"reply-{uuid4()}",
         "from_messages": from_messages,

@@ -40,7 +40,9 @@ class DraftTokens(BaseCallbackHandler):
         if (metadata or {}).get("langgraph_node") in ANSWER_NODES:
             self.drafts.add(run_id)
 
-    def on_llm_new_token(self, token: str, *, run_id: UUID, **kwargs: Any) -> None:
+    def on_llm_new_token(
+        self, token: str | list[str | dict[str, Any]], *, run_id: UUID, **kwargs: Any
+    ) -> None:
         if run_id in self.drafts and isinstance(token, str):
             self.on_token(token)
 
