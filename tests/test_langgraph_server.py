@@ -40,7 +40,7 @@ def server(tmp_path_factory) -> Iterator[tuple[str, Path]]:
     spec = f"vllm:standin@{standin.base_url}"
     env = {**os.environ, "PYTHONPATH": str(REPO), "LANGSMITH_TRACING": "false",
            "MTRAG_SMALL_MODEL": spec, "MTRAG_LARGE_MODEL": spec, "MTRAG_RERANKER": "lexical",
-           "MTRAG_EMBEDDER": "hashing:64"}  # fmt: skip
+           "MTRAG_EMBEDDER": "hashing:64", "MTRAG_TRACE_FILE": str(folder / "trace.jsonl")}  # fmt: skip
     # the repository's langgraph.json with its paths made absolute, run from a temporary folder: the
     # server keeps its state in ./.langgraph_api and resolves graph paths against the working directory
     config = json.loads((REPO / "langgraph.json").read_text())
@@ -59,7 +59,7 @@ def server(tmp_path_factory) -> Iterator[tuple[str, Path]]:
     try:
         problem = wait_until_up(f"{url}/ok", process, log)
         assert problem is None, problem
-        yield url, log
+        yield url, folder
     finally:
         stop(process)
         standin.shutdown()
@@ -80,7 +80,7 @@ def run(client, thread_id: str, **kwargs) -> tuple[list[dict], list[tuple[str, d
 
 
 def test_a_thread_streams_a_cited_answer_and_answers_the_follow_up_from_the_new_message_only(server):
-    url, log = server
+    url, folder = server
     client = get_sync_client(url=url)
     thread = client.threads.create()["thread_id"]
     first = {
@@ -104,7 +104,9 @@ def test_a_thread_streams_a_cited_answer_and_answers_the_follow_up_from_the_new_
     (assistant,) = client.assistants.search(graph_id=ASSISTANT)
     schemas = client.assistants.get_schemas(assistant["assistant_id"])
     assert "messages" in schemas["input_schema"]["properties"] and schemas["output_schema"]["properties"]
-    assert "Failed to get" not in log.read_text()
+    assert "Failed to get" not in (folder / "langgraph-dev.log").read_text()
+    traced = [json.loads(line) for line in (folder / "trace.jsonl").read_text().splitlines()]
+    assert [t["answer"] for t in traced if t.get("task_id") == f"{thread}<::>1"] == [reply["content"]]
 
 
 def test_a_clarifying_question_interrupts_the_run_and_the_reply_resumes_it(server):

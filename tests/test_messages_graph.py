@@ -40,6 +40,7 @@ def test_a_thread_answers_with_a_cited_message_and_keeps_the_conversation_for_th
     assert set(first) == {"messages"} and isinstance(reply, AIMessage) and reply.content == ANSWER
     metadata = reply.response_metadata["mtrag"]
     assert metadata["kind"] == "answer" and metadata["abstain_reason"] is None
+    assert metadata["task_id"] == "t<::>1"  # the thread, and its turn as MTRAG numbers them
     assert [c["document_ids"] for c in metadata["citations"]] == [["bees-1"], ["bees-2"]]
     assert [s["document_id"] for s in metadata["sources"]] == ["bees-1", "bees-2"]
 

@@ -14,13 +14,14 @@ from typing import Any
 from uuid import uuid4
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langgraph.config import get_config
 from langgraph.types import Overwrite
 
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.state import State, accumulated_keys, run_keys
 from mtrag_graph.tasks import TaskError, parse_task
 
-CONVERSATION_TASK = "conversation"  # the task_id prefix of a run over ``messages``
+CONVERSATION_TASK = "conversation"  # the task_id prefix of a run over ``messages`` outside a thread
 
 
 def message_text(message: AnyMessage) -> str:
@@ -35,11 +36,14 @@ def message_text(message: AnyMessage) -> str:
     )
 
 
-def task_of_messages(messages: Sequence[AnyMessage], contexts: Any) -> dict[str, Any]:
+def task_of_messages(
+    messages: Sequence[AnyMessage], contexts: Any, conversation: str = CONVERSATION_TASK
+) -> dict[str, Any]:
     """The MTRAG task a conversation asks: its turns (``HumanMessage`` the user's, ``AIMessage`` the
-    agent's) and ``contexts`` as the task's passages (``None``: retrieve them)."""
+    agent's) and ``contexts`` as the task's passages (``None``: retrieve them). Its id is
+    ``conversation<::>N`` for the N-th user message, as MTRAG numbers a conversation's turns."""
     number = sum(isinstance(m, HumanMessage) for m in messages)
-    label = f"{CONVERSATION_TASK}<::>{number}"
+    label = f"{conversation}<::>{number}"
     turns = []
     for i, message in enumerate(messages):
         if isinstance(message, HumanMessage):
@@ -81,7 +85,10 @@ def _cleared(state: Mapping[str, Any]) -> dict[str, Any]:
 def load_task(state: State, runtime: Any) -> dict[str, Any]:
     from_messages = asks_a_new_question(state)
     if from_messages:
-        raw = task_of_messages(state.get("messages") or [], state.get("contexts"))
+        thread = (get_config().get("configurable") or {}).get("thread_id")
+        raw = task_of_messages(
+            state.get("messages") or [], state.get("contexts"), str(thread or CONVERSATION_TASK)
+        )
         try:
             task = parse_task(raw)
         except TaskError as error:  # the caller sent messages: name them, not the task built from them
