@@ -1,6 +1,7 @@
-"""The graph of langgraph.json on a LangGraph server (``langgraph dev``), driven by ``langgraph-sdk`` as a
-chat client drives it: threads, ``messages-tuple`` streams, a clarifying question as an interrupt and
-its resume, a second turn on the same thread. The models are the OpenAI-compatible stand-in endpoint."""
+"""The graph of langgraph.json on LangGraph servers, driven by ``langgraph-sdk`` as a chat client drives it:
+threads, ``messages-tuple`` streams, a clarifying question as an interrupt and its resume, a second turn
+on the same thread. Two servers: ``langgraph dev`` (in memory) and Aegra, a self-hosted Agent Protocol
+server that keeps threads and checkpoints in PostgreSQL. The models are the OpenAI-compatible stand-in."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,20 +31,9 @@ PASSAGES = [
 ASSISTANT = "mtrag_graph"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[tuple[str, Path]]:
-    """``langgraph dev`` serving the repository's langgraph.json, its models the stand-in endpoint."""
-    cli = shutil.which("langgraph") or str(Path(sys.executable).with_name("langgraph"))
-    if not Path(cli).exists():
-        pytest.skip("langgraph-cli is not installed (pip install 'langgraph-cli[inmem]')")
-    folder = tmp_path_factory.mktemp("langgraph-dev")
-    standin = StandInServer(idle_exit_s=600).start()
-    spec = f"vllm:standin@{standin.base_url}"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "LANGSMITH_TRACING": "false",
-           "MTRAG_SMALL_MODEL": spec, "MTRAG_LARGE_MODEL": spec, "MTRAG_RERANKER": "lexical",
-           "MTRAG_EMBEDDER": "hashing:64", "MTRAG_TRACE_FILE": str(folder / "trace.jsonl")}  # fmt: skip
-    # the repository's langgraph.json with its paths made absolute, run from a temporary folder: the
-    # server keeps its state in ./.langgraph_api and resolves graph paths against the working directory
+def served_config(folder: Path) -> Path:
+    """The repository's langgraph.json with its paths made absolute, in ``folder`` (a server resolves
+    graph paths against its working directory and keeps its own files there)."""
     config = json.loads((REPO / "langgraph.json").read_text())
     config["dependencies"] = [str((REPO / d).resolve()) for d in config["dependencies"]]
     for name, path_spec in config["graphs"].items():
@@ -50,14 +41,64 @@ def server(tmp_path_factory) -> Iterator[tuple[str, Path]]:
         config["graphs"][name] = f"{(REPO / path).resolve()}:{variable}"
     config.pop("env", None)
     (folder / "langgraph.json").write_text(json.dumps(config))
-    port, log = free_port(), folder / "langgraph-dev.log"
-    command = [cli, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
-               "--config", str(folder / "langgraph.json")]  # fmt: skip
+    return folder / "langgraph.json"
+
+
+def langgraph_dev(folder: Path, port: int) -> list[str]:
+    cli = shutil.which("langgraph") or str(Path(sys.executable).with_name("langgraph"))
+    if not Path(cli).exists():
+        pytest.skip("langgraph-cli is not installed (pip install 'langgraph-cli[inmem]')")
+    return [cli, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
+            "--config", str(served_config(folder))]  # fmt: skip
+
+
+def aegra(folder: Path, port: int, env: dict[str, str]) -> list[str]:
+    """Aegra (aegra-api, Apache-2.0): the Agent Protocol on FastAPI, threads and checkpoints in PostgreSQL."""
+    try:
+        import aegra_api  # noqa: F401, PLC0415 - optional (the dev extra): is it installed?
+        import psycopg  # noqa: PLC0415 - the postgres extra
+    except ImportError as error:
+        pytest.skip(f"aegra-api is not installed: {error}")
+    url = postgres_server()
+    database = f"aegra_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {database}")
+    env.update(AEGRA_CONFIG=str(served_config(folder)), DATABASE_URL=f"{url.rsplit('/', 1)[0]}/{database}",
+               AUTH_TYPE="noop", ENV_MODE="LOCAL")  # fmt: skip
+    return [sys.executable, "-m", "uvicorn", "aegra_api.main:app", "--host", "127.0.0.1", "--port", str(port)]
+
+
+def postgres_server() -> str:
+    """A PostgreSQL server: ``MTRAG_POSTGRES_URL``, else a throwaway one (scripts/ci_postgres.sh)."""
+    url = os.environ.get("MTRAG_POSTGRES_URL")
+    if url:
+        return url
+    started = subprocess.run(
+        ["bash", str(REPO / "scripts" / "ci_postgres.sh")], capture_output=True, text=True
+    )
+    if started.returncode != 0:
+        pytest.skip(f"no PostgreSQL server could be started: {started.stderr.strip().splitlines()[-1:]}")
+    return started.stdout.strip()
+
+
+@pytest.fixture(scope="module", params=["langgraph-dev", "aegra-postgres"])
+def server(request, tmp_path_factory) -> Iterator[tuple[str, Path]]:
+    """A LangGraph server serving the repository's langgraph.json, its models the stand-in endpoint."""
+    folder = tmp_path_factory.mktemp(request.param)
+    standin = StandInServer(idle_exit_s=600).start()
+    spec = f"vllm:standin@{standin.base_url}"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "LANGSMITH_TRACING": "false",
+           "MTRAG_SMALL_MODEL": spec, "MTRAG_LARGE_MODEL": spec, "MTRAG_RERANKER": "lexical",
+           "MTRAG_EMBEDDER": "hashing:64", "MTRAG_TRACE_FILE": str(folder / "trace.jsonl")}  # fmt: skip
+    port, log = free_port(), folder / "server.log"
+    command = langgraph_dev(folder, port) if request.param == "langgraph-dev" else aegra(folder, port, env)
     with open(log, "w") as handle:
         process = subprocess.Popen(command, cwd=folder, env=env, stdout=handle, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        problem = wait_until_up(f"{url}/ok", process, log)
+        problem = wait_until_up(
+            f"{url}/info" if request.param == "langgraph-dev" else f"{url}/health", process, log
+        )
         assert problem is None, problem
         yield url, folder
     finally:
@@ -104,7 +145,7 @@ def test_a_thread_streams_a_cited_answer_and_answers_the_follow_up_from_the_new_
     (assistant,) = client.assistants.search(graph_id=ASSISTANT)
     schemas = client.assistants.get_schemas(assistant["assistant_id"])
     assert "messages" in schemas["input_schema"]["properties"] and schemas["output_schema"]["properties"]
-    assert "Failed to get" not in (folder / "langgraph-dev.log").read_text()
+    assert "Failed to get" not in (folder / "server.log").read_text()
     traced = [json.loads(line) for line in (folder / "trace.jsonl").read_text().splitlines()]
     assert [t["answer"] for t in traced if t.get("task_id") == f"{thread}<::>1"] == [reply["content"]]
 
