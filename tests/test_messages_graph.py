@@ -3,6 +3,10 @@ conversation, a messages stream of only the text that stands, schemas, and setti
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -15,6 +19,7 @@ from mtrag_graph.runtime.chat import open_checkpointer
 from mtrag_graph.tasks import TaskError
 from mtrag_graph.testing import endpoint_context, fake_context, make_task
 from mtrag_graph.testing.standin import StandInServer
+from tests.conftest import REPO
 from tests.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
 
 BEES = [
@@ -232,3 +237,41 @@ def test_the_reply_is_read_from_a_string_or_a_chat_ui_decision(resume):
 def test_a_resume_value_without_a_reply_is_rejected_naming_the_field():
     with pytest.raises(TaskError, match="field 'resume'"):
         reply_text(42, "t<::>1")
+
+
+STRICT_TURN = """
+import sys
+from langchain_core.messages import HumanMessage
+from mtrag_graph.graph import build_graph
+from mtrag_graph.runtime.chat import open_checkpointer
+from mtrag_graph.testing import fake_context
+with open_checkpointer(sys.argv[1]) as saver:
+    out = build_graph(checkpointer=saver).invoke(
+        {"messages": [HumanMessage(sys.argv[2])], "contexts": [{"text": "Bees dance to show where flowers are."}]},
+        {"configurable": {"thread_id": "strict"}}, context=fake_context(generate=["Bees dance to show where flowers are."]))
+print(len(out["messages"]), out["messages"][-1].response_metadata["mtrag"]["kind"])
+"""
+
+
+def test_a_thread_of_messages_goes_on_after_a_restart_with_strict_checkpoint_loading(tmp_path):
+    env = {
+        **os.environ,
+        "LANGGRAPH_STRICT_MSGPACK": "true",
+        "PYTHONWARNINGS": "always",
+        "PYTHONPATH": str(REPO),
+    }
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", STRICT_TURN, str(tmp_path / "chat.sqlite"), question],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )  # fmt: skip
+        for question in ("How do bees talk?", "Why do they dance?")
+    ]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+        assert "unregistered type" not in run.stderr and "deserializ" not in run.stderr.lower(), run.stderr
+    assert [run.stdout.split() for run in runs] == [["2", "answer"], ["4", "answer"]]

@@ -23,11 +23,12 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
+from typing_extensions import TypedDict  # pydantic's JSON schemas need it on Python < 3.12
 
 from mtrag_graph.citations import answer_citations
 from mtrag_graph.context import Context
