@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessageChunk
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
-from mtrag_graph.tasks import answerability_of
+from mtrag_graph.tasks import answerability_of, domain_of
 from mtrag_graph.testing import endpoint_context
 from mtrag_graph.testing.standin import StandInServer
 
@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("tasks")
     parser.add_argument("--answerability", help="only tasks with this label (e.g. UNANSWERABLE)")
+    parser.add_argument("--domains", help="only tasks of these domains, comma-separated (e.g. clapnq,cloud)")
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--standin", action="store_true", help="the stand-in endpoint as every model")
     parser.add_argument("--index", help="retrieve every task's passages from this index (full RAG)")
@@ -67,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in Path(args.tasks).read_text(encoding="utf-8").splitlines() if line]
     tasks = [t for t in rows if not args.answerability or answerability_of(t) == args.answerability]
+    if args.domains:
+        domains = set(args.domains.split(","))
+        tasks = [t for t in tasks if domain_of(t.get("Collection") or t.get("collection")) in domains]
     tasks = tasks[: args.limit]
     server = StandInServer().start() if args.standin else None
     settings = {"index_dir": args.index} if args.index else {}
