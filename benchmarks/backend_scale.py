@@ -87,10 +87,8 @@ def synth(start: int, count: int, rng: np.random.Generator) -> tuple[list[dict],
 
 
 def one(backend: str, size: int) -> dict:
-    from mtrag_graph.retrieval import index as builtin
-    from mtrag_graph.retrieval import milvus
-    from mtrag_graph.retrieval.index import load_index
-    from mtrag_graph.retrieval.search import bm25_ranking, dense_ranking, rrf_fuse
+    from mtrag_graph.retrieval.backend import Fusion, commit_documents
+    from mtrag_graph.retrieval.index import BACKENDS, load_index
 
     memory = PeakMemory()
     rng = np.random.default_rng(0)
@@ -105,9 +103,17 @@ def one(backend: str, size: int) -> dict:
             yield synth(start, min(BATCH, size - start), rng)
 
     manifest = {"embedder": "hashing:384", "chunk": {"tokens": 512, "overlap": 100}, "faiss_kind": "flat"}
-    commit = milvus.commit_documents if backend == "milvus" else builtin.commit_documents
     started = time.perf_counter()
-    commit(out, record=record, parts=parts, drop=set(), dim=DIM, manifest=manifest, rebuild=True)
+    commit_documents(
+        BACKENDS[backend],
+        out,
+        record=record,
+        parts=parts,
+        drop=set(),
+        dim=DIM,
+        manifest=manifest,
+        rebuild=True,
+    )
     build = time.perf_counter() - started
     index = load_index(out)
     build_peak = memory.peak
@@ -116,14 +122,7 @@ def one(backend: str, size: int) -> dict:
     latencies = []
     for i, (query, vector) in enumerate(zip(queries, vectors, strict=True)):
         started = time.perf_counter()
-        if backend == "milvus":
-            index.hybrid_ranking(query, vector / np.linalg.norm(vector), 100, 10, 60)
-        else:
-            rankings = [
-                bm25_ranking(index, query, 100),
-                dense_ranking(index, vector / np.linalg.norm(vector), 100),
-            ]
-            rrf_fuse([[k for k, _ in r] for r in rankings], [1.0, 1.0])[:10]
+        index.hybrid_ranking(query, vector / np.linalg.norm(vector), Fusion(top_k=10, depth=100))
         if i >= 20:
             latencies.append(time.perf_counter() - started)
     peak = memory.stop()

@@ -76,9 +76,13 @@ def format_passages(passages: Sequence[Mapping[str, Any]], max_chars: int, *, nu
         return "\n".join(lines)
     blocks = []
     for i, passage in enumerate(passages, start=1):
-        title = passage.get("title") or ""
-        body = cut(passage.get("text", ""), max_chars)
-        header = f"[Document {i}]" + (f" {title}" if title else "")
+        # the excerpt the rerank stage chose (retrieval.evidence), else the passage; "" when none of the
+        # passage's sentences bore on the question: the document is left out, the others keep their numbers
+        body = cut(passage["evidence"] if "evidence" in passage else passage.get("text", ""), max_chars)
+        if not body:
+            continue
+        heading = " - ".join(str(x) for x in (passage.get("title"), passage.get("section")) if x)
+        header = f"[Document {i}]" + (f" {heading}" if heading else "")
         blocks.append(f"{header}\n{body}\n[End of document {i}]")
     return "\n\n".join(blocks)
 

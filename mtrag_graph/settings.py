@@ -1,4 +1,5 @@
-"""Defaults and the ``MTRAG_*`` environment: every variable is read here, and only here.
+"""Defaults and the environment: every environment variable the package reads is read here, and only
+here (``tests/test_settings.py``), and listed below.
 
 Read at call time (not at import), so a test or a command can set a variable before the first use.
 
@@ -20,7 +21,16 @@ Read at call time (not at import), so a test or a command can set a variable bef
 | ``MTRAG_OTEL`` | export OpenTelemetry spans over OTLP | off |
 | ``MTRAG_TRACE_FILE`` | the served graph's trace file (``runtime/served.py``; ``answer`` and ``chat`` take ``--trace-file``) | none |
 | ``MTRAG_CHECKPOINTER`` | the chat's checkpointer (SQLite file or ``postgresql://``) | ``~/.mtrag-graph/chat.sqlite`` |
-| ``MTRAG_DATA`` | the MTRAG benchmark data folder (tests, benchmarks) | ``../shared/data/mtrag`` |
+| ``MTRAG_DATA`` | the MTRAG benchmark data folder (tests, benchmarks, ``decisions --data``) | ``../shared/data/mtrag`` |
+| ``VLLM_API_KEY`` | the key sent to a ``vllm:`` endpoint | ``EMPTY`` |
+| ``OTEL_SERVICE_NAME`` | the service name of exported OpenTelemetry spans | ``mtrag-graph`` |
+| ``XDG_CACHE_HOME`` | where ``MTRAG_GRAPH_CACHE`` defaults to | ``~/.cache`` |
+| ``MTRAG_API_KEYS`` | API keys ``mtrag-graph serve`` asks for (comma-separated) | none: no key asked |
+| ``MTRAG_SERVE_ARGS`` | set by ``mtrag-graph serve --workers N`` for its workers: its parsed command line (JSON) | |
+
+Set, not read: ``HF_HUB_OFFLINE`` and ``TRANSFORMERS_OFFLINE`` default to 1 before a Hugging Face library
+loads a model (``offline_hub``: nothing downloads weights at run time), and the chat sets
+``HF_HUB_DISABLE_PROGRESS_BARS`` (``quiet_hub``); a value the user set stands.
 """
 
 from __future__ import annotations
@@ -119,9 +129,42 @@ def checkpointer() -> str:
     return _text("MTRAG_CHECKPOINTER") or DEFAULT_CHECKPOINTER
 
 
+def api_keys() -> list[str]:
+    return [key.strip() for key in (_text("MTRAG_API_KEYS") or "").split(",") if key.strip()]
+
+
+def serve_args() -> str | None:
+    return _text("MTRAG_SERVE_ARGS")
+
+
 def data_dir() -> Path:
     return Path(_text("MTRAG_DATA") or REPO.parent / "shared" / "data" / "mtrag")
 
 
 def data_dir_is_set() -> bool:
     return _text("MTRAG_DATA") is not None
+
+
+def data_dir_given() -> str | None:
+    """``MTRAG_DATA`` as set, without the default (a command that needs the data says so when unset)."""
+    return _text("MTRAG_DATA")
+
+
+def vllm_api_key() -> str:
+    return _text("VLLM_API_KEY") or "EMPTY"
+
+
+def otel_service_name() -> str:
+    return _text("OTEL_SERVICE_NAME") or "mtrag-graph"
+
+
+def offline_hub() -> None:
+    """Before a Hugging Face library (sentence-transformers, transformers) loads a model from a folder:
+    it must not reach the network."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def quiet_hub() -> None:
+    """No model-loading progress bars (they would write over the chat's status line)."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")

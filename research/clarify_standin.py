@@ -25,7 +25,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.models import get_embedder
 from mtrag_graph.nodes.clarify import SIGNALS, is_underspecified
 from mtrag_graph.retrieval.index import PassageIndex, index_for
-from mtrag_graph.retrieval.search import bm25_ranking, multi_query_search
+from mtrag_graph.retrieval.search import multi_query_search
 from mtrag_graph.tasks import answerability_of, domain_of, parse_task
 
 TOP_K = 5
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                 users = [t["text"] for t in history if t["speaker"] == "user"]
                 query = " ".join([*users[-1:], task.question])
                 if args.retrieval == "bm25":
-                    hits = bm25_ranking(index, query, TOP_K)
+                    hits = index.bm25_ranking(query, TOP_K)
                 else:
                     hits = reranked(index, [task.question, query], query, context)
                 passages = [

@@ -1,4 +1,5 @@
-"""docs/extending.md's "Add a stage" done for real on a copy of the package, and the files it touched counted.
+"""docs/extending.md's "Add a stage" and "Add a setting" done for real on a copy of the package, and the
+files each touched counted.
 
 The stage (``tone_check``: asks a model whether the answer's tone is polite, with a setting, a prompt
 and a model call) is one new module; ``context.py`` gains its settings by one base class and
@@ -6,6 +7,11 @@ and a model call) is one new module; ``context.py`` gains its settings by one ba
 described in the context schema, offered as a CLI flag, keyed in no decision it does not belong to,
 its model is among the run's models, its status line streams, its model call is recorded and its
 decision reaches the prediction's route.
+
+A setting of a built-in stage is one edit of that stage's module (``stages/gate.py``): the setting is
+then in ``Context`` with its default, in the context schema with its description (and its choices), a
+CLI flag, in the cache key of the decisions that run the stage and only theirs, and a value outside its
+choices is refused.
 """
 
 from __future__ import annotations
@@ -115,10 +121,10 @@ def test_a_new_stage_touches_three_files_and_reaches_every_surface(tmp_path):
     # 2. context.py: the stage's settings join Context
     _edit(
         package / "context.py",
-        "from mtrag_graph.stages import setting\n",
-        "from mtrag_graph.nodes.tone_check import ToneSettings\nfrom mtrag_graph.stages import setting\n",
+        "from mtrag_graph.stages import check_choices\n",
+        "from mtrag_graph.nodes.tone_check import ToneSettings\nfrom mtrag_graph.stages import check_choices\n",
     )
-    _edit(package / "context.py", "class Context:", "class Context(ToneSettings):")
+    _edit(package / "context.py", "class Context(\n", "class Context(\n    ToneSettings,\n")
     # 3. graph.py: the node, and its place on the main line
     _edit(
         package / "graph.py",
@@ -140,12 +146,7 @@ def test_a_new_stage_touches_three_files_and_reaches_every_surface(tmp_path):
     touched = _changed_files(REPO / "mtrag_graph", package)
     assert touched == ["context.py", "graph.py", "nodes/tone_check.py"]
 
-    result = subprocess.run(
-        [sys.executable, "-c", CHECK, str(tmp_path)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}:{REPO}", "HOME": str(tmp_path)},
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    seen = _run_on_copy(tmp_path, CHECK)
     assert seen["schema"] == "Asks whether the answer is polite."
     assert seen["flag"] and seen["models"]
     assert {"tone_model", "tone_instruction"} <= set(seen["stage_settings"])
@@ -153,6 +154,68 @@ def test_a_new_stage_touches_three_files_and_reaches_every_surface(tmp_path):
     assert "checking the tone" in seen["steps"]
     assert "tone_check" in seen["calls"]
     assert seen["route"] is False  # the scripted tone model said "no"
+
+
+SETTING = """
+    gate_style: Literal["strict", "lenient"] = setting(
+        "strict", stage="gate", flag=True, description="How readily the gate says yes (an example setting)."
+    )
+"""
+
+SETTING_CHECK = """
+import json, sys
+from mtrag_graph.cli import build_parser
+from mtrag_graph.context import Context
+from mtrag_graph.graph import build_graph
+from mtrag_graph.measure.decisions import run
+
+assert __import__("mtrag_graph").__file__.startswith(sys.argv[1])
+try:
+    build_parser().parse_args(["answer", "t.jsonl", "-o", "o", "--gate-style", "sloppy"])
+    flag_refused = False
+except SystemExit:
+    flag_refused = True
+try:
+    Context(gate_style="sloppy")
+    refused = ""
+except ValueError as error:
+    refused = str(error)
+schema = build_graph().get_context_jsonschema()["properties"]["gate_style"]
+print(json.dumps({
+    "default": Context().gate_style,
+    "schema": [schema.get("description"), schema.get("enum")],
+    "flag": build_parser().parse_args(["answer", "t.jsonl", "-o", "o", "--gate-style", "lenient"]).gate_style,
+    "keyed_by": sorted(d for d, names in run.READS.items() if "gate_style" in names),
+    "refused": refused,
+    "flag_refused": flag_refused,
+}))
+"""
+
+
+def test_a_new_setting_of_a_stage_touches_that_stage_s_module_only(tmp_path):
+    package = tmp_path / "mtrag_graph"
+    shutil.copytree(REPO / "mtrag_graph", package, ignore=shutil.ignore_patterns("__pycache__"))
+    _edit(package / "stages" / "gate.py", "class GateSettings:\n", "class GateSettings:\n" + SETTING[1:])
+
+    assert _changed_files(REPO / "mtrag_graph", package) == ["stages/gate.py"]
+
+    seen = _run_on_copy(tmp_path, SETTING_CHECK)
+    assert seen["default"] == "strict"
+    assert seen["schema"] == ["How readily the gate says yes (an example setting).", ["strict", "lenient"]]
+    assert seen["flag"] == "lenient"
+    assert seen["keyed_by"] == ["evidence", "gate"]  # the decisions that run the gate, and only those
+    assert "gate_style" in seen["refused"] and "sloppy" in seen["refused"]
+    assert seen["flag_refused"]
+
+
+def _run_on_copy(tmp_path: Path, script: str) -> dict:
+    """Run ``script`` in a fresh process on the copy of the package in ``tmp_path``; its last line's JSON."""
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}:{REPO}", "HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def _changed_files(original: Path, copy: Path) -> list[str]:

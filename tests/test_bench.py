@@ -110,7 +110,8 @@ def test_first_token_stats_cover_the_tasks_whose_answer_streamed():
     assert (stats["first_token_p50"], stats["first_token_p95"]) == (2.0, 4.0)
 
 
-def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path):
+def bench_one_streamed_task(tmp_path):
+    """``run_bench`` over one task whose two-sentence answer streams (scripted models)."""
     tasks = tmp_path / "tasks.jsonl"
     passage = "Bees dance the waggle dance. The dance shows the way to the flowers."
     tasks.write_text(json.dumps(make_task(["How do bees dance?"], [passage])) + "\n")
@@ -121,7 +122,11 @@ def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path)
     )
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
                  "reranker": "lexical", "embedder": "hashing:64", "gate_classifier": None}  # fmt: skip
-    results = run_bench(tasks, ["ncl"], tmp_path / "out", limit=1, overrides=overrides)
+    return run_bench(tasks, ["ncl"], tmp_path / "out", limit=1, overrides=overrides)
+
+
+def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path):
+    results = bench_one_streamed_task(tmp_path)
     stats = results["ncl"]
     assert stats["first_token_tasks"] == 1 and stats["shown_delay_p50"] >= 0
     # the first sentence is shown once the second starts and the checks passed it: before the end
@@ -165,3 +170,33 @@ def test_a_peak_that_could_not_be_reset_is_labelled_as_the_process_peak():
              "overhead_share": 0.1, "abstentions": 0, "peak_memory_mb": 512.0,
              "peak_memory_scope": "process so far"}  # fmt: skip
     assert "| 512 (process so far) |" in render({"ncl": stats})
+
+
+def test_bench_lists_the_calls_made_before_the_first_shown_text(tmp_path):
+    results = bench_one_streamed_task(tmp_path)
+    before = results["ncl"]["calls_before_shown"]
+    # the reranker's and the draft's calls started before the first sentence was shown (the gate is the
+    # model-free classifier: no call)
+    assert before["rerank"]["calls"] >= 1 and before["generate"]["calls"] == 1
+    assert "answerability_gate" not in before
+    assert "| ncl | generate | 1.00 |" in render(results)
+    rows = (tmp_path / "out" / "ncl-calls.md").read_text()
+    assert "rerank:" in rows and "generate:" in rows
+
+
+def test_calls_started_after_the_first_shown_text_are_not_counted():
+    route = {"first_shown_seconds": 5.0, "calls": [
+        {"node": "generate", "start": 1.0, "seconds": 4.5, "prompt_tokens": 500, "prompt_tokens_processed": 400,
+         "completion_tokens": 30},
+        {"node": "generate", "start": 6.0, "seconds": 2.0, "prompt_tokens": 560, "prompt_tokens_processed": 60,
+         "completion_tokens": 20},
+    ]}  # fmt: skip
+    assert bench.calls_before_shown(route) == route["calls"][:1]
+    per_node = bench.calls_by_node([{"status": "ok", "route": route}])
+    assert per_node["generate"] == {
+        "calls": 1,
+        "processed": 400,
+        "reused": 100,
+        "completion": 30,
+        "seconds": 4.5,
+    }

@@ -388,3 +388,96 @@ def test_a_later_pronoun_over_given_posts_that_each_name_one_thing_often_is_clar
     # a post that names its thing only once or twice does not count
     once = [{**p, "text": p["text"].split(".")[0] + "."} for p in POSTS]
     assert is_underspecified(UNRELATED, question, once, fake_context())[0] is False
+
+
+def test_a_reference_whose_noun_names_one_of_the_documents_is_not_asked_about():
+    passages = [
+        {"document_id": "README.md#chunk=1", "title": "README", "text": "Benchmarks of zstd 1.5.1 ..."},
+        {"document_id": "README.md#chunk=2", "title": "README", "text": "zstd -1 reaches 2.896 ..."},
+        {
+            "document_id": "CONTRIBUTING.md#chunk=1",
+            "title": "Contributing to Zstandard",
+            "text": "Pull requests ...",
+        },
+        {
+            "document_id": "CONTRIBUTING.md#chunk=2",
+            "title": "Contributing to Zstandard",
+            "text": "Run the tests ...",
+        },
+    ]
+    question = "In the README's benchmark table, what compression ratio does zstd reach?"
+    decision, evidence = is_underspecified([], question, passages, Context(), retrieved=True)
+    assert decision is False, evidence
+
+
+def test_pages_of_one_manual_are_one_thing_not_rival_referents():
+    history = [
+        {"speaker": "user", "text": "What does the REST API do?"},
+        {"speaker": "agent", "text": "It serves the state."},
+    ]
+    passages = [
+        {
+            "document_id": "docs/intro.html#chunk=1",
+            "title": "Introduction",
+            "text": "Patroni runs a REST API.",
+        },
+        {
+            "document_id": "docs/env.html#chunk=3",
+            "title": "Environment Configuration Settings",
+            "text": "PATRONI_RESTAPI_LISTEN: 8008.",
+        },
+    ]
+    decision, evidence = is_underspecified(
+        history, "Which port does it listen on in the examples?", passages, Context(), retrieved=True
+    )
+    assert decision is False, evidence
+
+
+def test_over_documents_a_definite_noun_with_one_referent_is_not_asked_about():
+    passages = [
+        {
+            "document_id": "README.md#chunk=1",
+            "title": "README",
+            "text": "The format is documented in RFC 8878.",
+        },
+        {"document_id": "README.md#chunk=2", "title": "README", "text": "zstd -1 reaches 2.896 ..."},
+        {
+            "document_id": "CONTRIBUTING.md#chunk=1",
+            "title": "Contributing to Zstandard",
+            "text": "Pull requests ...",
+        },
+        {
+            "document_id": "CONTRIBUTING.md#chunk=2",
+            "title": "Contributing to Zstandard",
+            "text": "Run the tests ...",
+        },
+    ]
+    decision, evidence = is_underspecified(
+        [],
+        "In which year was the RFC that documents the zstd format published?",
+        passages,
+        Context(),
+        retrieved=True,
+    )
+    assert decision is False, evidence
+
+
+def test_over_documents_a_noun_with_names_in_two_documents_is_asked_about():
+    passages = [
+        {
+            "document_id": "a/guide.pdf#page=2&chunk=1",
+            "title": "Guide A",
+            "text": "The Patroni Server listens on 8008.",
+        },
+        {"document_id": "a/guide.pdf#page=3&chunk=2", "title": "Guide A", "text": "More about it."},
+        {
+            "document_id": "b/manual.pdf#page=5&chunk=9",
+            "title": "Manual B",
+            "text": "The Backup Server listens on 9000.",
+        },
+        {"document_id": "b/manual.pdf#page=6&chunk=10", "title": "Manual B", "text": "More about that."},
+    ]
+    decision, evidence = is_underspecified(
+        [], "Which port does this server listen on?", passages, Context(), retrieved=True
+    )
+    assert decision is True, evidence

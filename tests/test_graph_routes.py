@@ -87,12 +87,24 @@ def test_new_topic_keeps_no_history_and_uses_the_global_rewrite():
 
 
 def test_local_rewrite_produces_summary_intent_and_standalone_question():
+    # no pronoun: the global rewrite saw both exchanges, the local one sees the last (class 2)
     local = '{"summary": "Bees talk.", "intent": "know the close-food signal", "standalone_question": "What do bees do when food is close?"}'
-    context = fake_context(rewrite=["What do bees do then?", local])
-    state = run(make_task(conversation(1), PASSAGES), context)
+    context = fake_context(
+        related_to_question=["yes"],
+        related_to_answer=["no"],
+        rewrite=["What do bees do when food is near?", local],
+    )
+    state = run(make_task(conversation(2, "What do bees do when food is close?"), PASSAGES), context)
     assert state["standalone_question"] == "What do bees do when food is close?"
     assert state["intent"] == "know the close-food signal"
     assert state["fallbacks"] == []
+
+
+def test_no_local_rewrite_when_the_global_one_saw_the_same_turns():
+    context = fake_context(rewrite=["What do bees do when food is close?"])
+    state = run(make_task(conversation(1), PASSAGES), context)
+    assert state["standalone_question"] == "What do bees do when food is close?"
+    assert len(context.rewrite_model.calls) == 1  # the global rewrite only
 
 
 def test_pronoun_question_rewrites_from_the_last_exchange_only():
@@ -190,8 +202,11 @@ def test_gate_reply_that_is_neither_yes_nor_no_falls_back_and_is_recorded():
 
 
 def test_invalid_json_from_the_local_rewrite_falls_back_to_the_global_rewrite():
-    context = fake_context(rewrite=["How do bees signal close food?", "{not json", '{"summary": 1}', "nope"])
-    state = run(make_task(conversation(1), PASSAGES), context)
+    context = fake_context(
+        related_to_question=["yes"], related_to_answer=["no"],
+        rewrite=["How do bees signal close food?", "{not json", '{"summary": 1}', "nope"],
+    )  # fmt: skip
+    state = run(make_task(conversation(2, "How do bees signal close food?"), PASSAGES), context)
     assert state["standalone_question"] == "How do bees signal close food?"
     assert any(f["node"] == "local_rewrite" for f in state["fallbacks"])
 

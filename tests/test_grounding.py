@@ -235,3 +235,22 @@ def test_anchored_support_window_spans_consecutive_sentences():
     assert anchored_support(answer, BIRDS, window=1) == [0.75]
     assert anchored_support(answer, BIRDS, window=2) == [1.0]
     assert anchored_support("Yes.", BIRDS) == [1.0]
+
+
+def test_an_invented_reason_is_unsupported_although_the_topic_words_are_found():
+    passages = ["debmake starts its version numbers from 4.0 to avoid confusion with the older debmake tool."]
+    invented = "Debmake starts its version numbers from 4.0 because it was designed to be a more comprehensive and feature-rich tool."
+    stated = "Debmake starts its version numbers from 4.0 to avoid confusion with the older debmake tool."
+    [bad] = sentence_support(invented, passages, min_support=0.5)
+    [good] = sentence_support(stated, passages, min_support=0.5)
+    assert not bad.supported
+    assert any(f.startswith("because") for f in bad.unsupported_facts)
+    assert good.supported
+
+
+def test_a_reason_the_passages_give_is_supported():
+    passages = ["Bees dance because the dance tells other foragers the direction of the flowers."]
+    [s] = sentence_support(
+        "Bees dance because it tells foragers the direction of flowers.", passages, min_support=0.5
+    )
+    assert s.supported

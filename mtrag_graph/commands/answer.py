@@ -7,7 +7,7 @@ import dataclasses
 import sys
 from typing import Any
 
-from mtrag_graph.stages import cli_settings
+from mtrag_graph.stages import choices_of, cli_settings
 
 
 def _flag(setting: dataclasses.Field) -> str:
@@ -33,12 +33,15 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--large-model", help="spec for the models that default to MTRAG_LARGE_MODEL (every other model)"
     )
+    choices = choices_of(Context)
     for setting in cli_settings(Context):
         default = _default(setting)
         kind = type(default) if isinstance(default, int | float) and not isinstance(default, bool) else str
         extra = f" (default {default})" if isinstance(default, int | float) and default != () else ""
+        one_of = choices.get(setting.name)
         group.add_argument(
             _flag(setting), dest=setting.name, type=kind, metavar=setting.name.split("_")[-1].upper(),
+            choices=[v for v in one_of.values if v is not None] if one_of and not one_of.many else None,
             help=setting.metadata["description"] + extra,
         )  # fmt: skip
 

@@ -166,8 +166,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from mtrag_graph.runtime.tracing import tracing_callbacks
 
-    # model loading progress bars would write over the status line
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    settings.quiet_hub()
     context = context_from_args(args)
     context.clarify = not args.no_clarify
     if args.corpus:

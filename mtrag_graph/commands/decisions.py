@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from mtrag_graph import settings
 from mtrag_graph.commands.answer import add_model_options, overrides_from_args
 
 DECISION_NAMES = ("gate", "evidence", "clarify", "relation")
@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command's options (the research tree's gate fit, research/fit_gate.py, takes them too)."""
-    parser.add_argument("--data", default=os.environ.get("MTRAG_DATA"), help="benchmark data (MTRAG_DATA)")
+    parser.add_argument("--data", default=settings.data_dir_given(), help="benchmark data (MTRAG_DATA)")
     parser.add_argument("--split", choices=["tuning", "report"], default="report")
     parser.add_argument(
         "--tasks",

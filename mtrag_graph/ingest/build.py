@@ -11,8 +11,9 @@ file's content, and compares with the index's ``files.json``:
 - a file that cannot be read gets one line with the reason; the others go on (a file that was indexed
   before and now fails keeps its old passages).
 
-Then the backend commits the new state (``retrieval.index.commit_documents`` writes a new folder and
-swaps it in; ``retrieval.milvus.commit_documents`` deletes and inserts rows) and the journal is removed.
+Then ``retrieval.backend.commit_documents`` commits the new state through the backend's writer (the
+built-in index writes a new folder and swaps it in; Milvus deletes and inserts rows) and the journal is
+removed.
 JSON-lines passage files (``{_id, title, text}``) are taken as they are, ids kept.
 
 Embedding is the cost: passages of many small files are embedded together in batches of
@@ -27,6 +28,7 @@ import logging
 import os
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,10 +39,10 @@ from tqdm import tqdm
 
 from mtrag_graph import settings
 from mtrag_graph.ingest.chunk import CHUNK_OVERLAP, CHUNK_TOKENS, chunk_sections
-from mtrag_graph.ingest.extract import PASSAGE_SUFFIXES, SUFFIXES, ExtractError, read_document
+from mtrag_graph.ingest.extract import PASSAGE_SUFFIXES, SUFFIXES, ExtractError, NotContent, read_document
 from mtrag_graph.models.embeddings import get_embedder
 from mtrag_graph.retrieval import index as builtin
-from mtrag_graph.retrieval import milvus
+from mtrag_graph.retrieval.backend import commit_documents
 from mtrag_graph.retrieval.corpus import file_checksum, passage_text
 from mtrag_graph.tasks import read_jsonl
 
@@ -48,6 +50,10 @@ log = logging.getLogger(__name__)
 
 FILES = "files.json"
 EMBED_BATCH = 256
+# What a file's passages are made by: raise it when reading or chunking changes the passages a file
+# gives (2: PDFium with the run-together guard, clean HTML headings, headings carried into each
+# passage), so that an index built before is read again rather than kept with the old passages.
+PASSAGES_VERSION = 2
 TEXT_LIMIT = 60_000  # characters of one JSON-lines passage kept (Milvus' VARCHAR holds 65,535 bytes)
 
 
@@ -79,7 +85,11 @@ class IngestReport:
     embedded: int = 0
     seconds: float = 0.0
     embed_seconds: float = 0.0
-    changed_files: list[str] = field(default_factory=list)
+    added_files: list[str] = field(default_factory=list)  # embedded for the first time
+    changed_files: list[str] = field(default_factory=list)  # indexed before with other content
+    left_out: list[Skipped] = field(default_factory=list)  # readable, but no content (navigation pages)
+    other_types: Counter[str] = field(default_factory=Counter)  # files in the folders that are not documents
+    read_again: str = ""  # why every file was read again (the index was made with other settings)
 
     @property
     def passages_per_second(self) -> float:
@@ -89,8 +99,9 @@ class IngestReport:
         lines = [
             f"{self.path}: {self.passages_total} passages from "
             f"{self.files_read + self.files_resumed + self.files_unchanged} files",
-            f"  files: {self.files_read} read (added or changed), {self.files_resumed} resumed, "
-            f"{self.files_unchanged} unchanged, {self.files_removed} removed, {len(self.skipped)} skipped",
+            f"  files: {len(self.added_files)} added, {len(self.changed_files)} changed, {self.files_resumed} resumed, "
+            f"{self.files_unchanged} unchanged, {self.files_removed} removed, {len(self.skipped)} skipped"
+            + (f", {len(self.left_out)} left out" if self.left_out else ""),
             f"  passages: {self.passages_added} added, {self.passages_removed} removed, "
             f"{self.passages_unchanged} unchanged",
             (
@@ -100,13 +111,23 @@ class IngestReport:
                 else f"  nothing embedded; {self.seconds:.1f}s in all"
             ),
         ]
-        lines += [f"  skipped: {item.name}: {item.reason}" for item in self.skipped[:20]]
-        if len(self.skipped) > 20:
-            lines.append(f"  ... and {len(self.skipped) - 20} more skipped")
-        lines += [f"  re-embedded: {name}" for name in self.changed_files[:20]]
-        if len(self.changed_files) > 20:
-            lines.append(f"  ... and {len(self.changed_files) - 20} more")
+        if self.read_again:
+            lines.append(f"  every file read again: {self.read_again}")
+        lines += _listed("skipped", [f"{item.name}: {item.reason}" for item in self.skipped])
+        lines += _listed("left out", [f"{item.name}: {item.reason}" for item in self.left_out])
+        if self.other_types:
+            kinds = ", ".join(f"{suffix} {n}" for suffix, n in self.other_types.most_common(8))
+            lines.append(f"  not documents: {sum(self.other_types.values())} files in the folders ({kinds})")
+        lines += _listed("added", self.added_files)
+        lines += _listed("re-embedded (changed)", self.changed_files)
         return "\n".join(lines)
+
+
+def _listed(label: str, names: list[str], limit: int = 20) -> list[str]:
+    lines = [f"  {label}: {name}" for name in names[:limit]]
+    if len(names) > limit:
+        lines.append(f"  ... and {len(names) - limit} more {label.split(' ')[0]}")
+    return lines
 
 
 # -- finding the files -------------------------------------------------------------------------------
@@ -114,12 +135,15 @@ class IngestReport:
 
 def collect_files(
     paths: Sequence[str | Path], exclude: Path | None = None
-) -> tuple[list[SourceFile], list[Skipped]]:
+) -> tuple[list[SourceFile], list[Skipped], Counter[str]]:
     """The files under ``paths`` (folders recursively, hidden files and folders left out, and the index
-    folder ``exclude`` when it lies inside one), by name."""
+    folder ``exclude`` when it lies inside one), by name; the paths that cannot be taken, with the reason;
+    and how many files in the folders are of types that are not documents (a site's scripts and images),
+    by suffix: counted, not named one by one."""
     inside = exclude.resolve() if exclude is not None else None
     found: dict[str, SourceFile] = {}
     skipped: list[Skipped] = []
+    other_types: Counter[str] = Counter()
     for given in map(Path, paths):
         if given.is_dir():
             entries = sorted(
@@ -137,12 +161,15 @@ def collect_files(
             continue
         for path, name in pairs:
             if path.suffix.lower() not in SUFFIXES:
-                skipped.append(Skipped(str(path), f"unsupported file type '{path.suffix or path.name}'"))
+                if given.is_dir():
+                    other_types[path.suffix.lower() or "(no suffix)"] += 1
+                else:
+                    skipped.append(Skipped(str(path), f"unsupported file type '{path.suffix or path.name}'"))
                 continue
             if name in found and found[name].path.resolve() != path.resolve():
                 name = str(path)  # two folders hold the same relative name: the full path tells them apart
             found[name] = SourceFile(path, name)
-    return list(found.values()), skipped
+    return list(found.values()), skipped, other_types
 
 
 # -- the journal: one entry per embedded file ---------------------------------------------------------
@@ -150,7 +177,8 @@ def collect_files(
 
 def entry_key(sha256: str, embedder: str, chunk_tokens: int, overlap: int) -> str:
     """Which journal entry holds a file's passages: its content and every setting that shapes them."""
-    return hashlib.sha256(f"{sha256}|{embedder}|{chunk_tokens}|{overlap}".encode()).hexdigest()[:32]
+    made = f"{sha256}|{embedder}|{chunk_tokens}|{overlap}|{PASSAGES_VERSION}"
+    return hashlib.sha256(made.encode()).hexdigest()[:32]
 
 
 def journal_dir(out_dir: Path) -> Path:
@@ -301,7 +329,10 @@ def ingest(
     show_progress: bool = True,
     on_skip: Callable[[Skipped], None] | None = None,
 ) -> IngestReport:
-    """Bring the index in ``out_dir`` up to date with the files under ``paths`` (see the module's text)."""
+    """Bring the index in ``out_dir`` up to date with the files under ``paths`` (see the module's text).
+    ``backend``: a name in ``retrieval.index.BACKENDS`` (``faiss``: the built-in index, ``milvus``)."""
+    if backend not in builtin.BACKENDS:
+        raise ValueError(f"unknown index backend '{backend}': use one of {', '.join(builtin.BACKENDS)}")
     started = time.perf_counter()
     out_dir = Path(out_dir)
     report = IngestReport(out_dir)
@@ -311,16 +342,21 @@ def ingest(
         report.skipped.append(item)
         skip(item)
 
-    files, not_taken = collect_files(paths, exclude=out_dir)
+    files, not_taken, report.other_types = collect_files(paths, exclude=out_dir)
     for item in not_taken:
         skipped(item)
-    settings_now = {"embedder": embedder, "chunk": {"tokens": chunk_tokens, "overlap": overlap}}
+    # the backends keep "chunk" in the index's manifest as it is: the passages' version rides in it
+    chunk = {"tokens": chunk_tokens, "overlap": overlap, "passages_version": PASSAGES_VERSION}
+    settings_now = {"embedder": embedder, "chunk": chunk}
     manifest = builtin.read_manifest(out_dir) or {}
     same_settings = (
         all(manifest.get(k) == v for k, v in settings_now.items())
         and manifest.get("backend", "faiss") == backend
     )
     old = read_files_record(out_dir) if same_settings else {}
+    if manifest and not same_settings:
+        changed = [k for k, v in settings_now.items() if manifest.get(k) != v] or ["backend"]
+        report.read_again = f"the index was made with other {' and '.join(changed)} settings"
 
     journal = journal_dir(out_dir)
     journal.mkdir(parents=True, exist_ok=True)
@@ -362,13 +398,16 @@ def ingest(
         except (ExtractError, OSError, UnicodeError) as error:
             embedding.pending = [(w, r) for w, r in embedding.pending if w is not writer]
             writer.abort()
+            if isinstance(error, NotContent):  # a navigation page: said in the summary, not warned about
+                report.left_out.append(Skipped(source.name, str(error)))
+                continue
             reason = str(error) if isinstance(error, ExtractError) else f"cannot read: {error}"
             skipped(Skipped(source.name, reason))
             if source.name in old:  # indexed before, unreadable now: its old passages stay
                 new_record[source.name] = old[source.name]
             continue
         report.files_read += 1
-        report.changed_files.append(source.name)
+        (report.changed_files if source.name in old else report.added_files).append(source.name)
         new_record[source.name] = {"sha256": source.sha256, "passages": count, "key": key}
         fresh.append((source.name, key))
         if report.embed_seconds > 0:
@@ -387,7 +426,6 @@ def ingest(
         raise ValueError(f"nothing to index in {', '.join(map(str, paths))}")
     if fresh or removed or not same_settings or not (out_dir / FILES).exists():
         model_dim = get_embedder(embedder).dim
-        commit = milvus.commit_documents if backend == "milvus" else builtin.commit_documents
 
         def parts() -> Iterator[tuple[list[dict[str, Any]], np.ndarray]]:
             for name, key in fresh:
@@ -396,13 +434,14 @@ def ingest(
                     raise RuntimeError(f"{name}: its journal entry went missing during the run")
                 yield entry
 
-        commit(
+        commit_documents(
+            builtin.BACKENDS[backend],
             out_dir,
             record=new_record,
             parts=parts,
             drop=set(removed + changed),
             dim=model_dim,
-            manifest={**settings_now, "backend": backend, "faiss_kind": faiss_kind},
+            manifest={**settings_now, "faiss_kind": faiss_kind},
             rebuild=not same_settings,
         )
     shutil.rmtree(journal, ignore_errors=True)

@@ -40,6 +40,13 @@ _NOT_NAMES = frozenset(
 )
 _LIST_NUMBER = re.compile(r"\s*\d+[.)]\s*")  # "2." left alone by a sentence split: a list's number, no claim
 MAX_CITED = 3  # passages cited for one sentence at most
+# what introduces a reason or a purpose: the clause after it is checked on its own
+_REASON = re.compile(
+    r"\b(?:because(?:\s+of)?|due\s+to|owing\s+to|as\s+a\s+result\s+of|in\s+order\s+to|so\s+that|"
+    r"(?:was|were|is|are)\s+designed\s+to|the\s+reason\s+(?:is|was)|since)\b",
+    re.IGNORECASE,
+)
+MIN_REASON_STEMS = 2  # "because of it": too short to be a claim of its own
 # content-word support a sentence needs (Context.grounding_min_support): the highest threshold that turns
 # at most 3% of the tuning split's reference answers into "I don't know" and cuts a sentence from at most
 # 25% of them (research/grounding_fit.py, benchmarks/results/trust.md)
@@ -148,8 +155,23 @@ class _Evidence:
                 break
             cited.append(-best)
             to_cover -= self._units(-best)
+        missing += self._unsupported_reasons(bare, min_support)
         supported = not missing and score >= min_support
         return SentenceSupport(sentence, start, end, supported, round(score, 4), cited, missing)
+
+    def _unsupported_reasons(self, sentence: str, min_support: float) -> list[str]:
+        """A reason or purpose the answer gives ("because it was designed to be more comprehensive") is
+        a claim of its own: its clause must reach the support threshold by itself, or the sentence's
+        other words (the topic's, all found) would carry an invented cause through."""
+        found = []
+        for match in _REASON.finditer(sentence):
+            clause = sentence[match.end() :]
+            stems = set(content_stems(clause))
+            if len(stems) < MIN_REASON_STEMS:
+                continue
+            if sum(s in self.all_stems for s in stems) / len(stems) < min_support:
+                found.append(f"{match.group(0).strip()} {' '.join(clause.split()[:8])}")
+        return found
 
     def _units(self, i: int) -> set[tuple[str, str]]:
         return (

@@ -94,6 +94,53 @@ def first_token_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
     return stats
 
 
+def calls_before_shown(route: dict[str, Any]) -> list[dict[str, Any]]:
+    """The model calls a person waited for: those that started before the first text was shown (all of
+    them when nothing was shown before the end)."""
+    shown = route.get("first_shown_seconds")
+    calls = route.get("calls") or []
+    return [c for c in calls if shown is None or c["start"] < shown]
+
+
+def calls_by_node(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per node, over the tasks: calls, prompt tokens processed and reused, completion tokens and
+    seconds spent before the first shown text, each a mean per task."""
+    ok = [r for r in records if r.get("status") == "ok"]
+    totals: dict[str, Counter] = {}
+    for record in ok:
+        for call in calls_before_shown(record["route"]):
+            total = totals.setdefault(str(call["node"]), Counter())
+            submitted = int(call.get("prompt_tokens") or 0)
+            processed = int(call.get("prompt_tokens_processed") or 0)
+            total.update({"calls": 1, "processed": processed, "reused": max(submitted - processed, 0),
+                          "completion": int(call.get("completion_tokens") or 0)})  # fmt: skip
+            total["seconds"] += float(call.get("seconds") or 0.0)
+    n = len(ok) or 1
+    return {node: {k: v / n for k, v in total.items()} for node, total in totals.items()}
+
+
+def call_rows(records: list[dict[str, Any]]) -> list[str]:
+    """One line per question: each call before its first shown text (node: processed+reused tokens ->
+    completion tokens, seconds), then the first shown second."""
+    lines = [
+        "| task | first shown s | calls before it (node: prompt processed + reused -> completion, seconds) |",
+        "|---|---|---|",
+    ]
+    for record in records:
+        if record.get("status") != "ok":
+            continue
+        route = record["route"]
+        calls = "; ".join(
+            f"{c['node']}: {c.get('prompt_tokens_processed') or 0}"
+            f"+{max(int(c.get('prompt_tokens') or 0) - int(c.get('prompt_tokens_processed') or 0), 0)}"
+            f" -> {c.get('completion_tokens') or 0}, {c['seconds']:.1f}"
+            for c in calls_before_shown(route)
+        )
+        shown = route.get("first_shown_seconds")
+        lines.append(f"| {record['task_id']} | {'-' if shown is None else f'{shown:.1f}'} | {calls} |")
+    return lines
+
+
 def set_prefix_cache(context: Any, enabled: bool) -> None:
     """Turn llama.cpp prefix reuse on or off for every local model the context uses."""
     for name in model_settings(type(context)):
@@ -167,6 +214,10 @@ def run_bench(
         stats["peak_memory_mb"] = peak_memory_mb(since_reset=peak_reset)
         stats["peak_memory_scope"] = "preset" if peak_reset else "process so far"
         stats["predictions"] = str(predictions)
+        stats["calls_before_shown"] = calls_by_node(records[:limit] if limit else records)
+        (out_dir / f"{label}-calls.md").write_text(
+            "\n".join(call_rows(records[:limit] if limit else records)) + "\n", encoding="utf-8"
+        )
         results[label] = stats
         set_prefix_cache(context, True)
     (out_dir / "bench.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
@@ -203,6 +254,8 @@ def render(results: dict[str, Any]) -> str:
     lines.append("")
     lines.extend(first_token_table(results))
     lines.append("")
+    lines.extend(calls_table(results))
+    lines.append("")
     lines.append("Model seconds per task, by node:")
     nodes = sorted({n for s in results.values() for n in s.get("model_seconds_per_node", {})})
     lines.append("| preset | " + " | ".join(nodes) + " |")
@@ -236,4 +289,21 @@ def first_token_table(results: dict[str, Any]) -> list[str]:
             f"| {s.get('early_shown_tasks', 0)} of {s['tasks']} | {s.get('retracted_tasks', 0)} "
             f"| {s.get('draft_withdrawn_tasks', 0)} |"
         )
+    return lines
+
+
+def calls_table(results: dict[str, Any]) -> list[str]:
+    """Where the wait for the first shown text goes: per node, calls and tokens before it (per task)."""
+    lines = [
+        "Before the first shown text, per task (mean): model calls, prompt tokens processed and reused "
+        "from the cache, completion tokens and seconds, by node (per question: PRESET-calls.md):",
+        "| preset | node | calls | prompt processed | reused | completion | seconds |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for label, s in results.items():
+        for node, v in (s.get("calls_before_shown") or {}).items():
+            lines.append(
+                f"| {label} | {node} | {v.get('calls', 0):.2f} | {v.get('processed', 0):.0f} "
+                f"| {v.get('reused', 0):.0f} | {v.get('completion', 0):.0f} | {v.get('seconds', 0):.1f} |"
+            )
     return lines

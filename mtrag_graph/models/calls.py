@@ -83,7 +83,13 @@ class CallLog(BaseCallbackHandler):
     def _start(self, run_id: UUID, model: str, tags: list[str] | None) -> None:
         # with_retry tags every attempt after the first "retry:attempt:N"
         attempts = [int(t.rsplit(":", 1)[1]) for t in tags or () if t.startswith("retry:attempt:")]
-        record = {"node": self.node, "model": model, "attempt": max(attempts, default=1)}
+        # started_at: wall clock, so a run's calls can be placed against its stream (bench's call table)
+        record = {
+            "node": self.node,
+            "model": model,
+            "attempt": max(attempts, default=1),
+            "started_at": time.time(),
+        }
         with self._lock:
             self._open[run_id] = {"record": record, "started": time.perf_counter()}
 

@@ -15,7 +15,6 @@ Reranker specs: ``embedding`` (cosine of the embedder, default), ``lexical`` (wo
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -98,8 +97,7 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
 
 def sentence_transformer_encoder(path: str, batch_size: int = 32) -> Callable[[list[str]], np.ndarray]:
     """An encode function over a sentence-transformers folder (offline), batches of ``batch_size``."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    settings.offline_hub()
     from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - heavy (torch): loaded when an embedder of this kind is first used
 
     model = SentenceTransformer(path, device="cpu")

@@ -103,7 +103,7 @@ def _build(spec: str) -> BaseChatModel:
             options["base_url"] = url
         model: ChatOpenAI
         if backend == "vllm":
-            options["api_key"] = os.environ.get("VLLM_API_KEY", "EMPTY")
+            options["api_key"] = settings.vllm_api_key()
             # the OpenAI SDK's per-request CPU caps the throughput of many tasks against a fast server
             model = ChatOpenAICompatible(**options)
         else:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from os.path import commonprefix
-from typing import Any
+from typing import Any, get_args
 
 from langgraph.runtime import Runtime
 
@@ -28,6 +28,7 @@ from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.nodes.ask_user import question_message
+from mtrag_graph.stages.clarify import ClarifySignal
 from mtrag_graph.state import State
 from mtrag_graph.text import STOPWORDS, stem, words
 
@@ -135,6 +136,18 @@ def named_in_full(history: Sequence[dict[str, str]], question: str, names: Seque
 MIN_FULL_NAME_WORDS = 2  # one common word ("Friends", "Football") is no sign the user meant that one
 
 
+def names_one_of(phrase: str, things: Sequence[str]) -> bool:
+    """The phrase's noun is a word of exactly one of the things: the user named that one ("the README's
+    table" with a README and a contributing guide); a noun that several carry names none of them.
+    Applied to a user's documents only, whose titles name the documents themselves: on the MTRAG dev
+    slice's given passages it cost 2 of 10 caught UNDERSPECIFIED turns (titles there name a topic)."""
+    noun = phrase.split()[-1].removesuffix("'s") if " " in phrase else ""
+    if not noun:
+        return False
+    carrying = [thing for thing in things if stem(noun.lower()) in {stem(w) for w in words(thing)}]
+    return len(carrying) == 1
+
+
 def _mentioned(thing: str, said: set[str]) -> bool:
     return any(stem(w) in said for w in words(thing) if w not in STOPWORDS and len(w) > 2)
 
@@ -175,13 +188,49 @@ def _said(history: Sequence[dict[str, str]], question: str) -> set[str]:
     return _named(history) | {stem(w) for w in words(question)}
 
 
+# The id of a passage cut from a user's document (ingest/build.py): ``guide.pdf#page=2&chunk=5``
+_DOCUMENT_PASSAGE = re.compile(r"^(?P<source>.+?)#(?:page=\d+&)?chunk=\d+$")
+_SITE_PAGE = (".html", ".htm", ".xhtml")
+MIN_DOCUMENT_PASSAGES = 2  # a document with one stray kept passage is no rival referent
+
+
+def document_of(passage: Mapping[str, Any]) -> str | None:
+    """The document a passage was cut from (``mtrag-graph index``), or None for a corpus passage: the
+    file, or for a page of a site (HTML) its folder. Pages and sections of one manual are one thing
+    the user asks about, not rival referents ("Introduction" and "Environment Configuration Settings"
+    of one manual)."""
+    match = _DOCUMENT_PASSAGE.match(str(passage.get("document_id") or passage.get("_id") or ""))
+    if match is None:
+        return None
+    source = match.group("source")
+    folder, _, name = source.rpartition("/")
+    return (folder or source) if name.lower().endswith(_SITE_PAGE) else source
+
+
+def document_groups(passages: Sequence[dict[str, Any]] | None) -> dict[str, list[dict[str, Any]]]:
+    """The kept passages cut from users' documents, by document (see ``document_of``)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for passage in passages or []:
+        document = document_of(passage)
+        if document is not None:
+            groups.setdefault(document, []).append(passage)
+    return groups
+
+
 def passage_things(passages: Sequence[dict[str, Any]] | None) -> list[str]:
     """The different things the passages speak of, by title: its first part and, in brackets, its
     second ("Adults (Monterey Park, CA)"), once per first part (one name inside another: the same).
-    An untitled passage (a fiqa post) by the name it uses most; one that names nothing is left out."""
+    An untitled passage (a fiqa post) by the name it uses most; one that names nothing is left out.
+    Passages cut from a user's documents count once per document (``document_of``), by the title of its
+    first kept passage, and only a document that holds ``MIN_DOCUMENT_PASSAGES`` of them."""
+    groups = document_groups(passages)
+    representatives = [
+        group[0] for group in groups.values() if len(group) >= min(MIN_DOCUMENT_PASSAGES, len(passages or []))
+    ]
+    passages = [*representatives, *(p for p in passages or [] if document_of(p) is None)]
     things: list[str] = []
     heads: list[str] = []
-    for passage in passages or []:
+    for passage in passages:
         title = " ".join(str(passage.get("title") or "").split())
         title = title or untitled_name(str(passage.get("text", "")))
         parts = [p for p in _TITLE_HEAD.split(title) if p]
@@ -267,7 +316,7 @@ def unclear_probability(
     return probabilities["yes"], raws[-1]
 
 
-SIGNALS = ("rule", "pronoun", "passages", "person", "definite")
+SIGNALS: tuple[ClarifySignal, ...] = get_args(ClarifySignal)
 
 
 def is_underspecified(
@@ -312,9 +361,16 @@ def is_underspecified(
     on = set(context.clarify_signals)
     if on - set(SIGNALS):
         raise ValueError(f"clarify_signals: unknown {sorted(on - set(SIGNALS))}; known: {', '.join(SIGNALS)}")
+    if passages and all(document_of(p) is not None for p in passages):
+        return _underspecified_over_documents(history, question, passages, context, on)
     things = passage_things(passages)
     phrase = unresolved_reference(history, question)
-    if "rule" in on and phrase is not None and len(things) >= context.clarify_min_things:
+    if (
+        "rule" in on
+        and phrase is not None
+        and len(things) >= context.clarify_min_things
+        and not (document_groups(passages) and names_one_of(phrase, things))
+    ):
         return True, [f"rule: unresolved reference '{phrase}', {len(things)} things in the passages"]
     # a later turn's pronoun: only titles say what a passage speaks of reliably enough (an untitled
     # post's most used name is often incidental)
@@ -326,7 +382,10 @@ def is_underspecified(
     if pronoun is not None and len(named) >= context.clarify_min_things:
         return True, [f"pronoun: '{pronoun}', none of the {len(named)} titled or often-named things named"]
     definite = unresolved_definite(history, question)
-    for noun in definite if "passages" in on else []:
+    # names of one kind inside one manual ("the server": "REST API Server", "Patroni Server") are its
+    # parts, not rival referents: with every passage from one user document, this signal is off
+    one_document = len(document_groups(passages)) == 1 and all(document_of(p) for p in passages or [])
+    for noun in definite if "passages" in on and not one_document else []:
         found = alternatives(noun, passages)
         if len(found) >= context.clarify_min_things and named_in_full(history, question, found) is None:
             return True, [f"passages: 'the {noun}' with {len(found)} of that kind: {'; '.join(found[:3])}"]
@@ -347,6 +406,34 @@ def is_underspecified(
     if probability is None:
         return None, [raw]
     return probability >= context.clarify_threshold, [f"model: p_unclear={probability:.3f}"]
+
+
+def _underspecified_over_documents(
+    history: Sequence[dict[str, str]],
+    question: str,
+    passages: Sequence[dict[str, Any]],
+    context: Context,
+    on: set[str],
+) -> tuple[bool, list[str]]:
+    """Over a user's documents (every passage cut by ``mtrag-graph index``) the titles are documents,
+    pages and sections, not the things a conversation refers to: "it" after a turn about the REST API is
+    the REST API, whatever pages come back, and "the RFC" needs no choosing when only one RFC is named.
+    A turn is asked back only when its unresolved noun ("this option", "the server") has names of that
+    kind in two or more of the documents and the conversation names none of them in full."""
+    phrase = unresolved_reference(history, question) if "rule" in on else None
+    nouns = [phrase.split()[-1].removesuffix("'s").lower()] if phrase and " " in phrase else []
+    nouns += unresolved_definite(history, question) if {"passages", "definite"} & on else []
+    for noun in dict.fromkeys(nouns):
+        by_document = {doc: alternatives(noun, group) for doc, group in document_groups(passages).items()}
+        names = list(dict.fromkeys(name for found in by_document.values() for name in found))
+        documents = [doc for doc, found in by_document.items() if found]
+        if (
+            len(documents) >= 2
+            and len(names) >= context.clarify_min_things
+            and named_in_full(history, question, names) is None
+        ):
+            return True, [f"documents: '{noun}' names {len(names)} things in {len(documents)} documents"]
+    return False, ["documents: no unresolved noun with names in two documents"]
 
 
 def _kind_and_names(

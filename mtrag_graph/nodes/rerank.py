@@ -9,10 +9,11 @@ from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
 from mtrag_graph.messages import question_for_answering
-from mtrag_graph.models import get_reranker
+from mtrag_graph.models import get_embedder, get_reranker
 from mtrag_graph.models.calls import timed_model_call
 from mtrag_graph.nodes._common import guarded
 from mtrag_graph.retrieval.corpus import passage_text
+from mtrag_graph.retrieval.evidence import select_evidence
 from mtrag_graph.state import State
 
 
@@ -37,4 +38,13 @@ def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         question_for_answering(state), state.get("passages") or [],
         reranker=context.reranker, embedder=context.embedder, top_k=context.top_k,
     )  # fmt: skip
+    if context.evidence_tokens > 0 and kept:
+        embedder = get_embedder(context.embedder)
+        excerpts = timed_model_call(
+            embedder.name,
+            lambda: select_evidence(
+                question_for_answering(state), kept, context.evidence_tokens, embedder.embed
+            ),
+        )
+        kept = [{**p, "evidence": excerpt} for p, excerpt in zip(kept, excerpts, strict=True)]
     return {"kept_passages": kept}

@@ -56,14 +56,22 @@ class LocalRewrite(BaseModel):
         return value.strip()
 
 
+def _global_rewrite_turns(state: State, context: Context) -> list[dict[str, str]]:
+    """The turns the global rewrite is written from: the last exchange when the question points back
+    with a pronoun, else the whole conversation."""
+    history = state.get("history", [])
+    if mentions_earlier_turn(state["question"], context.pronouns):
+        return pairs_to_turns(user_and_agent_pairs(history)[-1:])
+    return list(history)
+
+
 @guarded
 def global_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context, question, history = runtime.context, state["question"], state.get("history", [])
     if not history or not context.rewrite_question:
         return {"global_rewrite": question, "pronoun_detected": False}
     pronoun = mentions_earlier_turn(question, context.pronouns)
-    pairs = user_and_agent_pairs(history)
-    turns = pairs_to_turns(pairs[-1:]) if pronoun else history
+    turns = _global_rewrite_turns(state, context)
     question = cut(question, QUESTION_CHARS)
     reply = invoke_text(
         get_chat_model(context.rewrite_model),
@@ -86,7 +94,9 @@ def global_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context, question = runtime.context, state["question"]
     selected = state.get("selected_history") or []
-    if not selected or not context.rewrite_question:
+    if not selected or not context.rewrite_question or selected == _global_rewrite_turns(state, context):
+        # nothing to add to the global rewrite, which was written from these very turns: a second call
+        # on a follow-up would only delay the answer (issue 35: three sequential calls before it)
         return {"standalone_question": state.get("global_rewrite") or question}
     parsed, raws = ask_json(
         get_chat_model(context.rewrite_model),

@@ -11,7 +11,8 @@ Layout of an index folder::
 An index of documents (``mtrag-graph index FOLDER``, ``ingest/build.py``) also holds ``vectors.npy``
 (the passages' embeddings, so an update re-embeds only what changed) and ``files.json`` (each file's
 content hash and passage count); its passages carry ``source``, ``page``, ``section`` and ``file``. A
-manifest with ``"backend": "milvus"`` describes a Milvus collection instead (``retrieval/milvus.py``).
+manifest with ``"backend": "milvus"`` describes a Milvus collection instead (``retrieval/milvus.py``);
+both are behind the interface of ``retrieval/backend.py``, and ``load_index`` opens either.
 
 A folder is built in a temporary sibling and renamed into place, so a crash never leaves a folder that
 has a manifest but not the files it describes. Loaded indexes are cached per process.
@@ -27,16 +28,16 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TextIO
 
 import numpy as np
 
 from mtrag_graph import settings
 from mtrag_graph.models.embeddings import get_embedder
-from mtrag_graph.retrieval import milvus
+from mtrag_graph.retrieval.backend import FILES, FORMAT_VERSION, MANIFEST, Backend, Commit, Fusion, Hits, Rows
 from mtrag_graph.retrieval.corpus import (
     BM25_STEMMER,
     BM25_STOPWORDS,
@@ -46,13 +47,12 @@ from mtrag_graph.retrieval.corpus import (
     passage_text,
     read_corpus,
 )
+from mtrag_graph.retrieval.milvus import MilvusIndex
+from mtrag_graph.retrieval.search import rrf_fuse
 from mtrag_graph.tasks import domain_of
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
-MANIFEST = "manifest.json"
-FILES = "files.json"
 METADATA = ("source", "page", "section", "file", "url")  # passage fields kept beside id, title and text
 FAISS_KINDS = ("flat", "hnsw", "ivf")
 HNSW_M = 32
@@ -263,97 +263,101 @@ def build_indexes(corpus_paths: list[str | Path], out_dir: str | Path, **options
     return [build_index(p, Path(out_dir) / p.stem, **options) for p in paths]
 
 
-def commit_documents(
-    out_dir: Path,
-    *,
-    record: dict[str, dict[str, Any]],
-    parts: Callable[[], Iterator[tuple[list[dict[str, Any]], np.ndarray]]],
-    drop: set[str],
-    dim: int,
-    manifest: dict[str, Any],
-    rebuild: bool,
-) -> None:
-    """Write a documents index: the old index's passages of files kept, then the new ones (``parts``).
+class FolderWriter:
+    """One commit of a documents index folder (``backend.DocumentWriter``): built in a temporary sibling
+    folder and swapped in (``_replace_dir``), so a crash leaves the old index. Vectors are streamed into a
+    memory-mapped ``vectors.npy``; FAISS and BM25 are rebuilt from them."""
 
-    Built in a temporary sibling folder and swapped in (``_replace_dir``): a crash leaves the old index.
-    Vectors are streamed into a memory-mapped ``vectors.npy``; FAISS and BM25 are rebuilt from them.
-    """
-    import bm25s  # noqa: PLC0415 - heavy (faiss, bm25s, scipy): loaded by full-RAG runs only
-    import faiss  # noqa: PLC0415 - as above
+    def __init__(self, commit: Commit) -> None:
+        self.commit = commit
+        self.texts: list[str] = []
+        self.row = 0
+        self.tmp: Path | None = None
+        self.out: TextIO | None = None
+        self.vectors: Any = None
+        self.started = time.perf_counter()
 
-    started = time.perf_counter()
-    total = sum(int(entry["passages"]) for entry in record.values())
-    old_vectors = None
-    if not rebuild and (out_dir / "vectors.npy").exists():
-        old_vectors = np.load(out_dir / "vectors.npy", mmap_mode="r")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
-    try:
-        vectors = np.lib.format.open_memmap(
-            tmp / "vectors.npy", mode="w+", dtype=np.float32, shape=(total, dim)
+    def start(self) -> None:
+        commit, old_vectors = self.commit, None
+        if not commit.rebuild and (commit.out_dir / "vectors.npy").exists():
+            old_vectors = np.load(commit.out_dir / "vectors.npy", mmap_mode="r")
+        commit.out_dir.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{commit.out_dir.name}.tmp-", dir=commit.out_dir.parent))
+        self.vectors = np.lib.format.open_memmap(
+            self.tmp / "vectors.npy", mode="w+", dtype=np.float32, shape=(commit.passages, commit.dim)
         )
-        texts: list[str] = []
-        row = 0
-        with open(tmp / "passages.jsonl", "w", encoding="utf-8") as out:
-            if old_vectors is not None:
-                with open(out_dir / "passages.jsonl", encoding="utf-8") as old:
-                    for position, line in enumerate(old):
-                        item = json.loads(line)
-                        if item.get("file") in drop or item.get("file") not in record:
-                            continue
-                        out.write(line)
-                        vectors[row] = old_vectors[position]
-                        texts.append(passage_text(item["title"], item["text"]))
-                        row += 1
-            for rows, part in parts():
-                for item in rows:
-                    out.write(json.dumps(item, ensure_ascii=False) + "\n")
-                    texts.append(passage_text(item["title"], item["text"]))
-                vectors[row : row + len(rows)] = part
-                row += len(rows)
-        if row != total:
-            raise RuntimeError(f"{out_dir}: wrote {row} passages where the file record counts {total}")
-        vectors.flush()
-        kind = str(manifest.get("faiss_kind", "flat"))
-        dense, dense_params = make_faiss_index(np.asarray(vectors), kind)
-        faiss.write_index(dense, str(tmp / "dense.faiss"))
+        self.out = open(self.tmp / "passages.jsonl", "w", encoding="utf-8")
+        if old_vectors is None:
+            return
+        with open(commit.out_dir / "passages.jsonl", encoding="utf-8") as old:
+            for position, line in enumerate(old):
+                item = json.loads(line)
+                if item.get("file") in commit.drop or item.get("file") not in commit.record:
+                    continue
+                self.out.write(line)
+                self.vectors[self.row] = old_vectors[position]
+                self.texts.append(passage_text(item["title"], item["text"]))
+                self.row += 1
+        del old_vectors
+
+    def add(self, rows: Rows, vectors: np.ndarray) -> None:
+        assert self.out is not None
+        for item in rows:
+            self.out.write(json.dumps(item, ensure_ascii=False) + "\n")
+            self.texts.append(passage_text(item["title"], item["text"]))
+        self.vectors[self.row : self.row + len(rows)] = vectors
+        self.row += len(rows)
+
+    def finish(self, manifest: dict[str, Any]) -> None:
+        import bm25s  # noqa: PLC0415 - heavy (faiss, bm25s, scipy): loaded by full-RAG runs only
+        import faiss  # noqa: PLC0415 - as above
+
+        assert self.out is not None and self.tmp is not None
+        self.out.close()
+        commit = self.commit
+        if self.row != commit.passages:
+            raise RuntimeError(
+                f"{commit.out_dir}: wrote {self.row} passages where the file record counts {commit.passages}"
+            )
+        self.vectors.flush()
+        dense, dense_params = make_faiss_index(np.asarray(self.vectors), commit.kind)
+        faiss.write_index(dense, str(self.tmp / "dense.faiss"))
         bm25 = bm25s.BM25()
-        bm25.index(bm25_tokenize(texts), show_progress=False)
-        bm25.save(str(tmp / "bm25"), show_progress=False)
-        del vectors, old_vectors
-        with open(tmp / FILES, "w", encoding="utf-8") as handle:
-            json.dump(record, handle, indent=1)
-        with open(tmp / MANIFEST, "w", encoding="utf-8") as handle:
+        bm25.index(bm25_tokenize(self.texts), show_progress=False)
+        bm25.save(str(self.tmp / "bm25"), show_progress=False)
+        self.vectors = None
+        with open(self.tmp / FILES, "w", encoding="utf-8") as handle:
+            json.dump(commit.record, handle, indent=1)
+        with open(self.tmp / MANIFEST, "w", encoding="utf-8") as handle:
             json.dump(
                 {
-                    "format_version": FORMAT_VERSION,
-                    "kind": "documents",
-                    "backend": "faiss",
-                    "embedder": manifest["embedder"],
-                    "chunk": manifest["chunk"],
-                    "dim": dim,
-                    "passages": total,
-                    "files": len(record),
-                    "faiss": {"kind": kind, **dense_params},
+                    **manifest,
+                    "faiss": {"kind": commit.kind, **dense_params},
                     "bm25": {"stopwords": BM25_STOPWORDS, "stemmer": BM25_STEMMER},
                     "sparse": False,
-                    "build_seconds": round(time.perf_counter() - started, 3),
-                    "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    "build_seconds": round(time.perf_counter() - self.started, 3),
                 },
                 handle,
                 indent=2,
             )
-        _replace_dir(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        _replace_dir(self.tmp, commit.out_dir)
+
+    def abort(self) -> None:
+        if self.out is not None:
+            self.out.close()
+        self.vectors = None
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 # -- loading ---------------------------------------------------------------------------------------
 
 
 class PassageIndex:
-    """A loaded index: passages, FAISS index, BM25 index (and BGE-M3 sparse weights when built)."""
+    """A loaded index: passages, FAISS index, BM25 index (and BGE-M3 sparse weights when built); the
+    built-in ``backend.Backend``. A hit's key is the passage's position."""
+
+    name: ClassVar[str] = "faiss"
 
     def __init__(self, path: Path, manifest: dict[str, Any]):
         import bm25s  # noqa: PLC0415 - heavy (faiss, bm25s, scipy): loaded by full-RAG runs only
@@ -375,6 +379,7 @@ class PassageIndex:
         self.sparse = _load_sparse(path / "sparse.jsonl") if manifest.get("sparse") else None
         if self.dense.ntotal != len(self.ids) or self.dense.d != manifest["dim"]:
             raise IndexNotFound(f"{path}: FAISS index does not match its manifest")
+        self.positions = {doc_id: i for i, doc_id in enumerate(self.ids)}
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -383,23 +388,73 @@ class PassageIndex:
     def embedder_spec(self) -> str:
         return str(self.manifest["embedder"])
 
-    def passages(self, hits: list[tuple[int, float]]) -> list[dict[str, Any]]:
-        """The passages at the hits' positions, with their scores and source fields."""
-        return [
-            {
-                "document_id": self.ids[i],
-                "title": self.titles[i],
-                "text": self.texts[i],
-                **self.metadata[i],
-                "score": round(score, 6),
-            }
-            for i, score in hits
+    def bm25_ranking(self, query: str, depth: int) -> Hits:
+        vocab = self.bm25.vocab_dict
+        tokens = [t for t in bm25_tokenize([query])[0] if t in vocab]
+        if not tokens:
+            return []
+        scores = np.asarray(self.bm25.get_scores(tokens), dtype=np.float32)
+        return [(i, s) for i, s in _top(scores, depth) if s > 0]
+
+    def dense_ranking(self, vector: np.ndarray, depth: int) -> Hits:
+        scores, ids = self.dense.search(np.asarray(vector, np.float32).reshape(1, -1), min(depth, len(self)))
+        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+
+    def sparse_ranking(self, weights: dict[str, float], depth: int) -> Hits:
+        """BGE-M3 lexical matching: the dot product of query and passage token weights."""
+        if self.sparse is None:
+            return []
+        query = np.zeros(self.sparse.shape[1], dtype=np.float32)
+        for token, weight in weights.items():
+            if int(token) < len(query):
+                query[int(token)] = weight
+        scores = np.asarray(self.sparse @ query).ravel()
+        return [(i, s) for i, s in _top(scores, depth) if s > 0]
+
+    def hybrid_ranking(self, query: str, vector: np.ndarray, fusion: Fusion) -> Hits:
+        """BM25 and dense (and BGE-M3 sparse, when built) fused by weighted reciprocal rank fusion."""
+        rankings = [self.bm25_ranking(query, fusion.depth), self.dense_ranking(vector, fusion.depth)]
+        weights = [fusion.bm25, fusion.dense]
+        embedder = get_embedder(self.embedder_spec)
+        if self.sparse is not None and embedder.has_sparse:
+            rankings.append(self.sparse_ranking(embedder.embed_sparse([query])[0], fusion.depth))
+            weights.append(fusion.sparse)
+        return rrf_fuse([[i for i, _ in ranking] for ranking in rankings], weights, k=fusion.rrf_k)[
+            : fusion.top_k
         ]
+
+    def _passage(self, i: int) -> dict[str, Any]:
+        return {
+            "document_id": self.ids[i],
+            "title": self.titles[i],
+            "text": self.texts[i],
+            **self.metadata[i],
+        }
+
+    def passages(self, hits: Hits) -> Rows:
+        """The passages at the hits' positions, with their scores and source fields."""
+        return [{**self._passage(i), "score": round(score, 6)} for i, score in hits]
+
+    def passages_by_id(self, ids: Sequence[str]) -> Rows:
+        return [self._passage(self.positions[i]) for i in ids if i in self.positions]
+
+    @classmethod
+    def document_writer(cls, commit: Commit) -> FolderWriter:
+        return FolderWriter(commit)
 
     @property
     def domain(self) -> str | None:
         """From the folder name, else from the corpus file name (``cloud.jsonl``)."""
         return domain_of_path(self.path.name) or domain_of_path(Path(self.manifest.get("corpus", "")).name)
+
+
+def _top(scores: np.ndarray, depth: int) -> Hits:
+    depth = min(depth, len(scores))
+    if depth <= 0:
+        return []
+    top = np.argpartition(-scores, depth - 1)[:depth]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return [(int(i), float(scores[i])) for i in top]
 
 
 def _load_sparse(path: Path) -> Any:
@@ -417,7 +472,9 @@ def _load_sparse(path: Path) -> Any:
     return csr_matrix((values, (rows, cols)), shape=(row + 1 if rows else 0, width), dtype=np.float32)
 
 
-Index = PassageIndex | milvus.MilvusIndex
+# The backends by the name an index's manifest gives (``"backend"``; none: the built-in one).
+BACKENDS: dict[str, type[Backend]] = {PassageIndex.name: PassageIndex, MilvusIndex.name: MilvusIndex}
+Index = Backend
 _INDEXES: dict[tuple[str, int], Index] = {}
 _LOCK = threading.Lock()
 
@@ -440,10 +497,12 @@ def load_index(path: str | Path) -> Index:
                 raise IndexNotFound(f"{manifest_path}: unreadable or from another format version")
             for stale in [k for k in _INDEXES if k[0] == key[0]]:
                 del _INDEXES[stale]
-            if manifest.get("backend") == "milvus":
-                _INDEXES[key] = milvus.MilvusIndex(path, manifest)
-            else:
-                _INDEXES[key] = PassageIndex(path, manifest)
+            backend = BACKENDS.get(str(manifest.get("backend", PassageIndex.name)))
+            if backend is None:
+                raise IndexNotFound(
+                    f"{manifest_path}: unknown backend {manifest.get('backend')!r}: use one of {', '.join(BACKENDS)}"
+                )
+            _INDEXES[key] = backend(path, manifest)
         return _INDEXES[key]
 
 
@@ -472,3 +531,18 @@ def index_path_for(index_dir: str | Path, collection: str | None) -> Path:
 
 def index_for(index_dir: str | Path, collection: str | None) -> Index:
     return load_index(index_path_for(index_dir, collection))
+
+
+def find_passage(index_dir: str | Path, document_id: str) -> tuple[Index, dict[str, Any]] | None:
+    """The passage ``document_id`` of the index in ``index_dir``, or of one of the indexes below it (one a
+    domain), read through its backend, and that index; None when no index there holds it."""
+    root = Path(index_dir)
+    manifests = [root / MANIFEST] if (root / MANIFEST).exists() else sorted(root.glob(f"**/{MANIFEST}"))
+    for manifest in manifests:
+        if any(part.startswith(".") for part in manifest.relative_to(root).parts):
+            continue  # a build's temporary folder or a journal
+        index = load_index(manifest.parent)
+        found = index.passages_by_id([document_id])
+        if found:
+            return index, found[0]
+    return None

@@ -10,6 +10,7 @@ L2-normalised embeddings, as the built-in FAISS index) and ``body`` (title + tex
 BM25 function (standard tokenizer, lowercase, English stopwords, English Snowball stemmer: the
 built-in ``bm25s`` settings), whose sparse vector is the BM25 ranking. Hybrid search with equal weights
 fuses the two rankings in the engine (``RRFRanker``); other weights are fused by ``search.rrf_fuse``.
+``MilvusIndex`` is a ``backend.Backend``; ``MilvusWriter`` its ``DocumentWriter``.
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from mtrag_graph import settings
+from mtrag_graph.retrieval.backend import FILES, MANIFEST, Commit, Fusion, Hits, Rows
 from mtrag_graph.retrieval.corpus import bm25_tokenize, domain_of_path, passage_text
+from mtrag_graph.retrieval.search import rrf_fuse
 
 LOCAL_FILE = "milvus.db"
 FIELDS = ("title", "text", "source", "page", "section", "file")
@@ -41,8 +44,6 @@ INDEX_TYPES = {"flat": "FLAT", "hnsw": "HNSW", "ivf": "IVF_FLAT"}
 ANALYZER = {"tokenizer": "standard", "filter": ["lowercase"]}
 BM25_PARAMS = {"bm25_k1": 1.5, "bm25_b": 0.75}  # bm25s' defaults (Milvus' own k1 is 1.2)
 BUILTIN_FILES = ("passages.jsonl", "vectors.npy", "dense.faiss", "bm25", "sparse.jsonl")
-
-Hits = list[tuple[str, float]]
 
 _CLIENTS: dict[str, Any] = {}
 _LOCK = threading.Lock()
@@ -147,68 +148,67 @@ def _write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
-def commit_documents(
-    out_dir: Path,
-    *,
-    record: dict[str, dict[str, Any]],
-    parts: Callable[[], Iterator[tuple[list[dict[str, Any]], np.ndarray]]],
-    drop: set[str],
-    dim: int,
-    manifest: dict[str, Any],
-    rebuild: bool,
-) -> None:
-    """Delete the rows of removed and changed files, insert the new files' rows, then write the record.
+class MilvusWriter:
+    """One commit of a documents index in Milvus (``backend.DocumentWriter``): delete the rows of removed
+    and changed files, insert the new files' rows, then write the record and the manifest.
 
     The record (``files.json``) and manifest are written last: a run stopped before them leaves rows
     whose files the record does not list, and the next run deletes a file's rows before inserting them
     (ids are stable), so nothing is doubled and nothing is lost.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in BUILTIN_FILES:  # a built-in index in the folder before: its files no longer apply
-        target = out_dir / stale
-        if target.is_dir():
-            shutil.rmtree(target)
-        elif target.exists():
-            target.unlink()
-    uri = uri_for(out_dir)
-    milvus, name = client(uri), collection_name(out_dir)
-    if rebuild and milvus.has_collection(name):
-        milvus.drop_collection(name)
-    if not milvus.has_collection(name):
-        create_collection(milvus, name, dim, str(manifest.get("faiss_kind", "flat")))
-    deleted = sorted(drop)
-    for start in range(0, len(deleted), 500):
-        milvus.delete(name, filter=f"file in {json.dumps(deleted[start : start + 500])}")
-    for rows, vectors in parts():
-        files = sorted({str(r["file"]) for r in rows} - drop)
-        if files:  # rows a stopped run may have inserted before its record was written
-            milvus.delete(name, filter=f"file in {json.dumps(files)}")
+
+    def __init__(self, commit: Commit) -> None:
+        self.commit = commit
+        self.uri = uri_for(commit.out_dir)
+        self.name = collection_name(commit.out_dir)
+        self.milvus: Any = None
+
+    def start(self) -> None:
+        commit = self.commit
+        commit.out_dir.mkdir(parents=True, exist_ok=True)
+        for stale in BUILTIN_FILES:  # a built-in index in the folder before: its files no longer apply
+            target = commit.out_dir / stale
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+        self.milvus = client(self.uri)
+        if commit.rebuild and self.milvus.has_collection(self.name):
+            self.milvus.drop_collection(self.name)
+        if not self.milvus.has_collection(self.name):
+            create_collection(self.milvus, self.name, commit.dim, commit.kind)
+        self._delete(sorted(commit.drop))
+
+    def _delete(self, files: list[str]) -> None:
+        for start in range(0, len(files), 500):
+            self.milvus.delete(self.name, filter=f"file in {json.dumps(files[start : start + 500])}")
+
+    def add(self, rows: Rows, vectors: np.ndarray) -> None:
+        # rows a stopped run may have inserted before its record was written
+        self._delete(sorted({str(r["file"]) for r in rows} - self.commit.drop))
         for start in range(0, len(rows), INSERT_BATCH):
             batch = rows[start : start + INSERT_BATCH]
             bodies = analysed([passage_text(r["title"], r["text"]) for r in batch])
             triples = zip(batch, vectors[start : start + INSERT_BATCH], bodies, strict=True)
-            milvus.insert(name, [entity(r, v, body) for r, v, body in triples])
-    milvus.flush(name)
-    _write_json(out_dir / "files.json", record)
-    _write_json(
-        out_dir / "manifest.json",
-        {
-            "format_version": 1,
-            "kind": "documents",
-            "backend": "milvus",
-            "embedder": manifest["embedder"],
-            "chunk": manifest["chunk"],
-            "dim": dim,
-            "passages": sum(int(entry["passages"]) for entry in record.values()),
-            "files": len(record),
-            "faiss_kind": manifest.get("faiss_kind", "flat"),
-            "milvus": {"collection": name, "uri": None if uri.endswith(LOCAL_FILE) else uri},
-        },
-    )
+            self.milvus.insert(self.name, [entity(r, v, body) for r, v, body in triples])
+
+    def finish(self, manifest: dict[str, Any]) -> None:
+        self.milvus.flush(self.name)
+        _write_json(self.commit.out_dir / FILES, self.commit.record)
+        remote = None if self.uri.endswith(LOCAL_FILE) else self.uri
+        milvus = {"collection": self.name, "uri": remote}
+        _write_json(
+            self.commit.out_dir / MANIFEST, {**manifest, "faiss_kind": self.commit.kind, "milvus": milvus}
+        )
+
+    def abort(self) -> None:
+        """Nothing to undo: the record was not written, so the next run deletes what this one inserted."""
 
 
 class MilvusIndex:
-    """A Milvus collection with the built-in index's search interface (``search.py`` dispatches here)."""
+    """A Milvus collection behind the backend interface (``backend.Backend``); a hit's key is a passage id."""
+
+    name: ClassVar[str] = "milvus"
 
     def __init__(self, path: Path, manifest: dict[str, Any]):
         self.path, self.manifest = path, manifest
@@ -257,8 +257,14 @@ class MilvusIndex:
         )
         return self._hits(result)
 
-    def hybrid_ranking(self, query: str, vector: np.ndarray, depth: int, top_k: int, rrf_k: int) -> Hits:
-        """BM25 and dense rankings fused by the engine's reciprocal rank fusion (equal weights)."""
+    def hybrid_ranking(self, query: str, vector: np.ndarray, fusion: Fusion) -> Hits:
+        """BM25 and dense rankings fused: by the engine's reciprocal rank fusion when their weights are equal,
+        else by ``search.rrf_fuse``."""
+        depth, top_k, rrf_k = fusion.depth, fusion.top_k, fusion.rrf_k
+        if fusion.bm25 != fusion.dense:
+            rankings = [self.bm25_ranking(query, depth), self.dense_ranking(vector, depth)]
+            fused = rrf_fuse([[i for i, _ in r] for r in rankings], [fusion.bm25, fusion.dense], k=rrf_k)
+            return fused[:top_k]
         from pymilvus import AnnSearchRequest, RRFRanker  # noqa: PLC0415 - optional (the milvus extra): Milvus indexes only
 
         words = analysed([query])[0]
@@ -278,13 +284,17 @@ class MilvusIndex:
         result = self.client.hybrid_search(self.collection, requests, ranker=RRFRanker(rrf_k), limit=top_k)
         return self._hits(result)
 
-    def passages(self, hits: Hits) -> list[dict[str, Any]]:
-        if not hits:
+    def passages(self, hits: Hits) -> Rows:
+        found = {p["document_id"]: p for p in self.passages_by_id([i for i, _ in hits])}
+        return [{**found[i], "score": round(score, 6)} for i, score in hits if i in found]
+
+    def passages_by_id(self, ids: Sequence[str]) -> Rows:
+        if not ids:
             return []
-        rows = self.client.get(self.collection, ids=[i for i, _ in hits], output_fields=list(FIELDS))
+        rows = self.client.get(self.collection, ids=list(ids), output_fields=list(FIELDS))
         by_id = {str(row["id"]): row for row in rows}
         out = []
-        for doc_id, score in hits:
+        for doc_id in ids:
             row = by_id.get(doc_id)
             if row is None:
                 continue
@@ -292,6 +302,9 @@ class MilvusIndex:
             passage.update({k: row[k] for k in ("source", "section", "file") if row.get(k)})
             if row.get("page"):
                 passage["page"] = int(row["page"])
-            passage["score"] = round(score, 6)
             out.append(passage)
         return out
+
+    @classmethod
+    def document_writer(cls, commit: Commit) -> MilvusWriter:
+        return MilvusWriter(commit)

@@ -128,15 +128,35 @@ def _task_key(record: dict[str, Any]) -> str | None:
     return record.get("task_id") or record.get("_line")
 
 
+def call_timeline(model_calls: list[dict[str, Any]], started_at: float) -> list[dict[str, Any]]:
+    """A run's model calls in the order they started: node, model, start (seconds into the run),
+    seconds, prompt tokens (submitted, processed: the rest was reused from llama.cpp's cache) and
+    completion tokens."""
+    keys = ("prompt_tokens", "prompt_tokens_processed", "completion_tokens")
+    timeline = [
+        {"node": c.get("node"), "model": c.get("model"), "start": round(c["started_at"] - started_at, 3),
+         "seconds": round(float(c.get("seconds") or 0.0), 3), **{k: c.get(k) for k in keys}}
+        for c in model_calls if c.get("started_at") is not None
+    ]  # fmt: skip
+    return sorted(timeline, key=lambda c: c["start"])
+
+
 def prediction_record(
-    task: dict[str, Any], state: dict[str, Any], seconds: float, stream: dict[str, Any] | None = None
+    task: dict[str, Any],
+    state: dict[str, Any],
+    seconds: float,
+    stream: dict[str, Any] | None = None,
+    started_at: float | None = None,
 ) -> dict[str, Any]:
     """The task with its prediction (the submission format's ``text``, and beside it the ``citations``:
     each answer sentence with its supporting passages) and route. ``stream``: seconds to the
-    answer's first draft token and first shown text, when the run was streamed (``run_streamed``'s timings). A task whose passages were retrieved (full
+    answer's first draft token and first shown text, when the run was streamed (``run_streamed``'s timings);
+    ``started_at`` (wall clock): the route then lists the run's model calls in order (``call_timeline``). A task whose passages were retrieved (full
     RAG) carries the kept passages as ``contexts`` (what the answer was written from, as in MTRAG's Task C
     submissions, so ``evaluate`` scores against them); its own contexts move to ``reference_contexts``."""
     route = {**route_of(state), "seconds": round(seconds, 3)}
+    if started_at is not None:
+        route["calls"] = call_timeline(state.get("model_calls") or [], started_at)
     if stream is not None:
         for key, name in (("first_draft", "first_token_seconds"), ("first_shown", "first_shown_seconds")):
             if stream.get(key) is not None:
@@ -193,7 +213,7 @@ def answer_tasks(
 
     def answer_one(job: tuple[int, Any, str | None, str]) -> tuple[dict[str, Any], float]:
         line, raw, error, key = job
-        started = time.perf_counter()
+        started, started_at = time.perf_counter(), time.time()
         try:
             if error is not None:
                 raise TaskError(task_label(raw, line), "<line>", error)
@@ -206,7 +226,7 @@ def answer_tasks(
             else:
                 state = graph.invoke(inputs, context=context, config=config)
             seconds = time.perf_counter() - started
-            return prediction_record(raw, state, seconds, timings), seconds
+            return prediction_record(raw, state, seconds, timings, started_at), seconds
         except TaskError as failure:
             return _failed(raw, key, failure.field, failure.message), 0.0
         except Exception as failure:  # noqa: BLE001 - one task's crash must not end the run

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import os
 import threading
 from datetime import datetime
 from pathlib import Path
@@ -177,7 +176,7 @@ def opentelemetry_provider(
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: PLC0415  (optional: OpenTelemetry tracing only)
 
         exporter = OTLPSpanExporter()
-    name = service or os.environ.get("OTEL_SERVICE_NAME") or "mtrag-graph"
+    name = service or settings.otel_service_name()
     attributes = {"service.name": name}
     if project:
         attributes["openinference.project.name"] = project

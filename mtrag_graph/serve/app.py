@@ -8,7 +8,9 @@ stands), ``retract`` (rare: withdraw what was shown), ``interrupt`` (a clarifyin
 message is the reply) and ``done`` (the answer cut into cited sentences, the cited passages, whether it
 is an "I don't know"). A message with ``after`` (the number of turns the client saw) is idempotent: sent
 again, to this or another instance, after a lost connection, it continues or replays the turn it
-started instead of asking twice.
+started instead of asking twice (the thread's last message only: an earlier one sent again is refused).
+A turn saves one checkpoint when it ends, and the thread keeps only its latest (``serve.storage``); a
+deleted thread goes whole, a turn of it running anywhere stopped first.
 
 The graph's nodes are sync functions: each turn runs on a worker thread (``threads`` of them per
 process); ``mtrag-graph serve --workers N`` runs N such processes.
@@ -23,19 +25,19 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack, asynccontextmanager, contextmanager
+from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from langgraph.types import Command
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mtrag_graph.citations import cited_answer, grounding_sentences
@@ -43,14 +45,19 @@ from mtrag_graph.context import Context
 from mtrag_graph.runtime.chat import build_chat_graph, open_checkpointer, snapshot_question, user_turn
 from mtrag_graph.runtime.streaming import iter_events
 from mtrag_graph.serve.sources import SourceCatalog
-from mtrag_graph.serve.threads import ThreadLocks, ThreadStore, is_postgres
+from mtrag_graph.serve.storage import can_prune, prune
+from mtrag_graph.serve.threads import SQLITE_PRAGMAS, ThreadLimit, ThreadLocks, ThreadStore, is_postgres
 
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_MESSAGE_CHARS = 4000
+BODY_TIMEOUT_S = 30.0
+MAX_MESSAGES_PER_THREAD = 100
+MAX_THREADS_PER_OWNER = 1000
 RETENTION_SWEEP_S = 3600.0
 ANONYMOUS = "-"  # the owner of every thread when no API key is set
+OWNER_SECRET = "owner-hmac"  # the name of the deployment's secret that API keys are hashed under
 
 
 @dataclass
@@ -65,8 +72,31 @@ class ServeConfig:
     retention_days: float | None = None  # threads unused this long are deleted
     threads: int = 32  # turns run at once in this process
     max_body_bytes: int = MAX_BODY_BYTES
+    body_timeout_s: float = BODY_TIMEOUT_S  # a request body not all there by then: 408
+    allowed_hosts: Sequence[str] = ()  # Host header names served; empty: any (mtrag-graph serve sets them)
     max_message_chars: int = MAX_MESSAGE_CHARS
     pool_size: int = 16  # PostgreSQL connections of this process
+    max_messages: int = MAX_MESSAGES_PER_THREAD  # messages a user sends in one thread
+    max_threads: int = MAX_THREADS_PER_OWNER  # threads of one API key (of everyone without keys)
+    delete_wait_s: float = (
+        10.0  # a DELETE waits this long for a running turn to stop (else it deletes the rest)
+    )
+
+
+def clean_text(value: Any) -> Any:
+    """``value`` with every string made encodable: a lone surrogate (from a passage or a model reply;
+    a request holding one is refused) becomes U+FFFD instead of failing the response that carries it."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, dict):
+        return {clean_text(k): clean_text(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_text(v) for v in value]
+    return value
 
 
 class NewThread(BaseModel):
@@ -84,12 +114,21 @@ class NewMessage(BaseModel):
         "the message is not taken twice (the turn it started is continued or replayed)",
     )
 
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        if not text.strip():
+            raise ValueError("the message is blank: write a question or a reply")
+        return text
+
 
 class BodyLimit:
-    """Refuses a request body above ``limit`` bytes with 413, whether or not it says its length."""
+    """Reads a request's body before the app sees it: above ``limit`` bytes, whether or not it says its
+    length (a chunked body), 413; not all there within ``timeout_s``, 408 (a client holding a partial
+    request holds a connection and a worker's attention)."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app, self.limit = app, limit
+    def __init__(self, app: ASGIApp, limit: int, timeout_s: float) -> None:
+        self.app, self.limit, self.timeout_s = app, limit, timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -97,42 +136,107 @@ class BodyLimit:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(send)
+            await _refuse(send, 413, f"request body above {self.limit} bytes")
             return
+        chunks: list[bytes] = []
         seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.limit:
-                raise _TooLarge
-            return message
-
         try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            await self._refuse(send)
+            async with asyncio.timeout(self.timeout_s):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return
+                    chunks.append(message.get("body", b""))
+                    seen += len(chunks[-1])
+                    if seen > self.limit:
+                        await _refuse(send, 413, f"request body above {self.limit} bytes")
+                        return
+                    if not message.get("more_body"):
+                        break
+        except TimeoutError:
+            await _refuse(send, 408, f"the request body did not arrive within {self.timeout_s:g} s")
+            return
+        replayed = False
 
-    async def _refuse(self, send: Send) -> None:
-        response = JSONResponse({"detail": f"request body above {self.limit} bytes"}, status_code=413)
-        await response({"type": "http"}, _nothing, send)
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:  # after the body: what the client does next (a disconnect)
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+        await self.app(scope, replay, send)
 
 
-class _TooLarge(Exception):
-    pass
+class HostCheck:
+    """Refuses a request whose ``Host`` names none of ``hosts`` with 400: a web page that rebinds its own
+    name to this server's address (DNS rebinding) sends its name, not this server's."""
+
+    def __init__(self, app: ASGIApp, hosts: Sequence[str]) -> None:
+        self.app, self.hosts = app, {h.lower() for h in hosts}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and host_name(dict(scope.get("headers") or []).get(b"host", b"")) not in self.hosts
+        ):
+            hosts = ", ".join(sorted(self.hosts))
+            await _refuse(send, 400, f"this server answers for the hosts {hosts} only (--allowed-host)")
+            return
+        await self.app(scope, receive, send)
+
+
+def host_name(header: bytes) -> str:
+    """The name in a ``Host`` header, without its port: ``localhost``, ``127.0.0.1``, ``[::1]``."""
+    text = header.decode("latin-1").strip().lower()
+    if text.startswith("["):
+        return text[: text.find("]") + 1]
+    return text.split(":", 1)[0]
+
+
+async def _refuse(send: Send, status: int, detail: str) -> None:
+    await JSONResponse({"detail": detail}, status_code=status)({"type": "http"}, _nothing, send)
 
 
 async def _nothing() -> Message:
     return {"type": "http.disconnect"}
 
 
-def owner_of(key: str | None) -> str:
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32] if key else ANONYMOUS
+def owner_of(key: str | None, secret: str) -> str:
+    """The owner id of an API key: an HMAC under the deployment's secret (the key is not stored)."""
+    if not key:
+        return ANONYMOUS
+    return hmac.new(secret.encode(), key.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def unsalted_owner_of(key: str) -> str:
+    """The owner id of a key before ids were HMACs: threads made then are handed to the new id."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+
+FINAL_EVENTS = ("done", "interrupt", "error")
+FAILED = {"detail": "the answer failed; send the message again"}
 
 
 def _sse(kind: str, data: Any) -> bytes:
-    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+    """One server-sent event; never fails (text that cannot be encoded is replaced, see clean_text)."""
+    try:
+        text = json.dumps(clean_text(data), ensure_ascii=False)
+    except (TypeError, ValueError):
+        log.exception("event %s could not be written", kind)
+        kind, text = ("error", json.dumps(FAILED)) if kind in FINAL_EVENTS else ("step", "{}")
+    return f"event: {kind}\ndata: {text}\n\n".encode()
+
+
+class SafeJSONResponse(JSONResponse):
+    """A JSON response whose text is always encodable (a thread holding a lone surrogate stays readable)."""
+
+    def render(self, content: Any) -> bytes:
+        return super().render(clean_text(content))
+
+
+class ThreadDeleted(Exception):
+    """The thread was deleted while a turn of it ran."""
 
 
 class Service:
@@ -140,6 +244,7 @@ class Service:
 
     def __init__(self, config: ServeConfig, context: Context) -> None:
         self.config, self.context = config, context
+        self._owners_seen: set[str] = set()
         self._stack = ExitStack()
         self.locks = ThreadLocks(config.checkpointer)
         self.executor = ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="turn")
@@ -148,9 +253,13 @@ class Service:
             self.store = ThreadStore(config.checkpointer, pool=pool)
         else:
             saver = self._stack.enter_context(open_checkpointer(config.checkpointer))
+            for pragma in SQLITE_PRAGMAS:
+                saver.conn.execute(pragma)
             self.store = ThreadStore(config.checkpointer)
         self.saver = saver
         self.chat = build_chat_graph(checkpointer=saver)
+        self.prunable = can_prune(self.chat)
+        self.owner_secret = self.store.secret(OWNER_SECRET)
 
     def _postgres(self, url: str, size: int) -> tuple[Any, Any]:
         from langgraph.checkpoint.postgres import PostgresSaver  # noqa: PLC0415 - optional (postgres extra)
@@ -178,6 +287,14 @@ class Service:
             raise HTTPException(404, "no such thread")
         return row
 
+    def owner(self, key: str | None) -> str:
+        """The owner id of an API key (threads it made before ids were HMACs become its own)."""
+        owner = owner_of(key, self.owner_secret)
+        if key and owner not in self._owners_seen:
+            self.store.rename_owner(unsalted_owner_of(key), owner)
+            self._owners_seen.add(owner)
+        return owner
+
     def config_of(self, thread_id: str) -> dict[str, Any]:
         return {"configurable": {"thread_id": thread_id}}
 
@@ -191,16 +308,29 @@ class Service:
         return {"turns": turns, "waiting": waiting, "running": bool(saved.next) and not waiting, "last": last}
 
     def delete(self, thread_id: str) -> None:
-        self.saver.delete_thread(thread_id)
+        """Delete the thread: its row at once (a turn of it, here or on another instance, stops at its
+        next step), then its checkpoints and lock file when no turn of it runs: now, if one stops within
+        ``delete_wait_s``, else when that turn stops (``end``) or at the next sweep."""
         self.store.delete(thread_id)
+        if self.locks.wait(thread_id, self.config.delete_wait_s):
+            self.end(thread_id)
+
+    def purge(self, thread_id: str) -> None:
+        """Delete a deleted thread's checkpoints (no turn of it runs: the caller holds its lock)."""
+        self.saver.delete_thread(thread_id)
+        self.store.forget(thread_id)
 
     def sweep(self) -> int:
-        """Delete the threads unused for ``retention_days``; returns how many."""
-        if not self.config.retention_days:
-            return 0
-        expired = self.store.unused_since(time.time() - self.config.retention_days * 86400)
-        for thread_id in expired:
-            self.delete(thread_id)
+        """Delete the threads unused for ``retention_days`` and what deleted threads left (a turn that
+        ran on an instance that died); returns how many threads were deleted."""
+        expired = []
+        if self.config.retention_days:
+            expired = self.store.unused_since(time.time() - self.config.retention_days * 86400)
+            for thread_id in expired:
+                self.store.delete(thread_id)
+        for thread_id in self.store.deleted():
+            if self.locks.acquire(thread_id):
+                self.end(thread_id)
         return len(expired)
 
     # -- answers ---------------------------------------------------------------------------------
@@ -245,32 +375,68 @@ class Service:
             "turns": len(values["turns"]),
         }
 
-    @contextmanager
-    def running(self, thread_id: str) -> Iterator[None]:
-        """Hold the thread's turn lock (every instance's); 409 when a turn of it runs anywhere."""
+    def begin(self, thread_id: str, owner: str) -> None:
+        """Take the thread's turn lock (every instance's); 409 when a turn of it runs anywhere, 404 when
+        it is not the caller's (or was deleted meanwhile)."""
         if not self.locks.acquire(thread_id):
             raise HTTPException(409, "this thread is answering a message; send it again when that ends")
         try:
-            yield
+            self.owned(thread_id, owner)
+        except BaseException:
+            self.end(thread_id, ran=False)
+            raise
+
+    def end(self, thread_id: str, ran: bool = True) -> None:
+        """Let go of the thread's lock (held by the caller): a deleted thread's checkpoints and lock
+        file go now; a thread's checkpoints that a turn superseded go too (``storage.prune``)."""
+        deleted = False
+        try:
+            deleted = self.store.get(thread_id) is None
+            if deleted:
+                self.purge(thread_id)
+            elif ran and self.prunable:
+                saved = self.chat.get_state(self.config_of(thread_id))
+                prune(self.saver, thread_id, waiting=any(t.interrupts for t in saved.tasks))
         finally:
-            self.locks.release(thread_id)
+            self.locks.release(thread_id, remove=deleted)
 
     def plan(self, thread_id: str, message: NewMessage) -> tuple[str, Any]:
-        """What a message does: ("run", inputs) a new turn, a reply or a continued turn; ("replay", None)."""
+        """What a message does: ("run", inputs) a new turn, a reply or a continued turn; ("replay", None).
+
+        ``after`` is the number of turns the client saw. Equal to the thread's: a new message (or the
+        reply to the waiting question). Below it: the message was taken already, and is answered again
+        (continued, or its answer replayed) only when it is the thread's last message, with this text;
+        any other resend is refused, never answered with another message's answer.
+        """
         saved = self.chat.get_state(self.config_of(thread_id))
         turns = (saved.values or {}).get("turns") or []
         waiting = any(t.interrupts for t in saved.tasks)
-        # the last user turn has no answer saved: an instance stopped while answering it
+        # the last user turn has no answer saved: an instance stopped (or the model failed) answering it
         unfinished = not waiting and bool(turns) and turns[-1]["speaker"] == "user"
         if message.after is not None and message.after > len(turns):
             raise HTTPException(409, f"the thread has {len(turns)} turns, not {message.after}")
         if message.after is not None and message.after < len(turns):
-            # the message was taken already (the client lost the answer): finish or replay that turn
+            if not _is_last_message(turns, message.after, message.text):
+                raise HTTPException(
+                    409,
+                    f"the message sent with after={message.after} is not this thread's last message, whose "
+                    f"answer is the only one sent again; the thread has {len(turns)} turns (read them "
+                    "with GET /api/threads/ID)",
+                )
             return ("run", None) if unfinished else ("replay", None)
         if waiting:
             return "run", Command(resume=message.text)
-        if message.after is None and unfinished:
-            raise HTTPException(409, "the thread's last turn is unfinished; send it again with its 'after'")
+        if unfinished:
+            raise HTTPException(
+                409,
+                f"the thread's last message has no answer: send it again with after={len(turns) - 1}, "
+                "or start a new thread",
+            )
+        if sum(t["speaker"] == "user" for t in turns) >= self.config.max_messages:
+            raise HTTPException(
+                409,
+                f"this thread has reached its limit of {self.config.max_messages} messages: start a new one",
+            )
         # A new turn. An input an instance saved without taking it (no user turn in the state) is
         # replaced by this one.
         return "run", user_turn(message.text, self.config.passages)
@@ -279,19 +445,28 @@ class Service:
         """Run one turn on this (worker) thread, handing each event to ``emit(kind, data)``."""
         done: dict[str, Any] = {}
         waiting = None
-        for kind, value in iter_events(
-            self.chat, inputs, context=self.context, config=self.config_of(thread_id)
-        ):
-            if kind == "step":
-                emit("step", {"label": value})
-            elif kind == "text":
-                emit("text", {"text": value})
-            elif kind == "retract":
-                emit("retract", {})
-            elif kind == "interrupt":
-                waiting = value
-            elif kind == "done":
-                done = value
+        stream = cast(
+            Generator[tuple[str, Any], None, None],
+            iter_events(
+                CheckpointAtExit(self.chat), inputs, context=self.context, config=self.config_of(thread_id)
+            ),
+        )
+        try:
+            for kind, value in stream:
+                if kind == "step":
+                    if self.store.get(thread_id) is None:
+                        raise ThreadDeleted(thread_id)
+                    emit("step", {"label": value})
+                elif kind == "text":
+                    emit("text", {"text": value})
+                elif kind == "retract":
+                    emit("retract", {})
+                elif kind == "interrupt":
+                    waiting = value
+                elif kind == "done":
+                    done = value
+        finally:
+            stream.close()  # a deleted thread's run stops here (its checkpoint is deleted after)
         if waiting is not None:
             emit("interrupt", {"question": waiting, "turns": len(done.get("turns") or [])})
         elif done.get("turns"):
@@ -307,6 +482,28 @@ class Service:
             emit("error", {"detail": "the thread has no answer to replay"})
 
 
+def _is_last_message(turns: list[dict[str, Any]], after: int, text: str) -> bool:
+    """Whether the message sent with ``after`` and ``text`` is the thread's last user turn: at
+    ``after``, or just past it when it replied to a clarifying question (saved with the reply)."""
+    index = after + 1 if turns[after]["speaker"] == "agent" else after
+    last = max((i for i, t in enumerate(turns) if t["speaker"] == "user"), default=-1)
+    return index == last and turns[index]["text"] == text
+
+
+class CheckpointAtExit:
+    """The chat graph run with ``durability="exit"``: a turn saves its checkpoint when it ends (or waits
+    on a clarifying reply), not one per step of the answering graph, each carrying the passages."""
+
+    def __init__(self, graph: Any) -> None:
+        self.graph = graph
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.graph, name)
+
+    def stream(self, *args: Any, **kwargs: Any) -> Any:
+        return self.graph.stream(*args, durability="exit", **kwargs)
+
+
 def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
     """The ASGI app: the API under ``/api``, ``/health``, OpenAPI at ``/docs``, the page at ``/``."""
     context = context or Context()
@@ -315,12 +512,11 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         service = Service(config, context)
         app.state.service = service
-        sweeper = asyncio.create_task(_sweep_forever(service)) if config.retention_days else None
+        sweeper = asyncio.create_task(_sweep_forever(service))
         try:
             yield
         finally:
-            if sweeper is not None:
-                sweeper.cancel()
+            sweeper.cancel()
             service.close()
 
     app = FastAPI(
@@ -328,6 +524,9 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
         description="Multi-turn RAG conversations: threads, streamed answers with citations, clarifying questions.",
         version="0.1.0",
         lifespan=lifespan,
+        default_response_class=SafeJSONResponse,
+        docs_url=None,  # served below from the package, not from a CDN
+        redoc_url=None,
     )
     if config.cors_origins:
         app.add_middleware(
@@ -336,7 +535,9 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "X-API-Key", "Content-Type"],
         )
-    app.add_middleware(BodyLimit, limit=config.max_body_bytes)
+    app.add_middleware(BodyLimit, limit=config.max_body_bytes, timeout_s=config.body_timeout_s)
+    if config.allowed_hosts and "*" not in config.allowed_hosts:
+        app.add_middleware(HostCheck, hosts=config.allowed_hosts)
     keys = [k for k in config.api_keys if k]
 
     def caller(request: Request) -> str:
@@ -349,15 +550,22 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
             given = authorization[7:].strip()
         if not any(hmac.compare_digest(given.encode(), k.encode()) for k in keys):
             raise HTTPException(401, "missing or wrong API key (Authorization: Bearer KEY, or X-API-Key)")
-        return owner_of(given)
+        return service().owner(given)
 
     def service() -> Service:
         return app.state.service
 
+    def json_body(request: Request) -> None:
+        """A request that changes state carries a JSON body: a page of another site cannot send one
+        without asking first (CORS), so it cannot create threads or send messages in the user's name."""
+        kind = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            raise HTTPException(415, "send a JSON body with Content-Type: application/json")
+
     @app.exception_handler(Exception)
     async def internal_error(request: Request, error: Exception) -> JSONResponse:
         log.exception("error serving %s %s", request.method, request.url.path)
-        return JSONResponse({"detail": "internal error"}, status_code=500)
+        return SafeJSONResponse({"detail": "internal error"}, status_code=500)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -365,7 +573,7 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
             {"field": ".".join(str(p) for p in e.get("loc", ())[1:]), "problem": e.get("msg")}
             for e in error.errors()
         ]
-        return JSONResponse({"detail": "invalid request", "problems": problems}, status_code=422)
+        return SafeJSONResponse({"detail": "invalid request", "problems": problems}, status_code=422)
 
     @app.get("/health", tags=["service"])
     def health() -> dict[str, Any]:
@@ -377,11 +585,17 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
         """The caller's conversations, the most recently used first."""
         return {"threads": service().store.owned_by(caller(request))}
 
-    @app.post("/api/threads", tags=["threads"], status_code=201)
-    def create_thread(request: Request, body: NewThread | None = None) -> dict[str, Any]:
-        """A new, empty conversation."""
+    @app.post("/api/threads", tags=["threads"], status_code=201, dependencies=[Depends(json_body)])
+    def create_thread(request: Request, body: NewThread) -> dict[str, Any]:
+        """A new, empty conversation (the body may be ``{}``); 409 when the caller has as many as the
+        service allows (``--max-threads-per-key``)."""
         owner = caller(request)
-        return service().store.create(uuid.uuid4().hex, owner, (body or NewThread(title="")).title)
+        try:
+            return service().store.create(uuid.uuid4().hex, owner, body.title, limit=config.max_threads)
+        except ThreadLimit:
+            raise HTTPException(
+                409, f"you have {config.max_threads} conversations, the most this service keeps: delete one"
+            ) from None
 
     @app.get("/api/threads/{thread_id}", tags=["threads"])
     def get_thread(thread_id: str, request: Request) -> dict[str, Any]:
@@ -391,7 +605,7 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
 
     @app.delete("/api/threads/{thread_id}", tags=["threads"], status_code=204)
     def delete_thread(thread_id: str, request: Request) -> None:
-        """Delete the conversation and all its checkpoints."""
+        """Delete the conversation and all its checkpoints (a turn of it that runs is stopped first)."""
         service().owned(thread_id, caller(request))
         service().delete(thread_id)
 
@@ -400,6 +614,7 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
         tags=["threads"],
         response_class=StreamingResponse,
         responses={200: {"content": {"text/event-stream": {}}, "description": "server-sent events"}},
+        dependencies=[Depends(json_body)],
     )
     async def post_message(thread_id: str, message: NewMessage, request: Request) -> StreamingResponse:
         """Send a message (or the reply to a clarifying question); the answer streams as server-sent
@@ -409,25 +624,24 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
             raise HTTPException(413, f"message above {config.max_message_chars} characters")
         svc = service()
         await asyncio.to_thread(svc.owned, thread_id, owner)
-        guard = svc.running(thread_id)
-        await asyncio.to_thread(guard.__enter__)
+        await asyncio.to_thread(svc.begin, thread_id, owner)
         try:
             action, inputs = await asyncio.to_thread(svc.plan, thread_id, message)
         except BaseException:
-            guard.__exit__(None, None, None)
+            await asyncio.to_thread(svc.end, thread_id, False)
             raise
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        queue: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue()
 
         def emit(kind: str, data: Any) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, _sse(kind, data))
+            loop.call_soon_threadsafe(queue.put_nowait, (kind, _sse(kind, data)))
 
         final: list[tuple[str, Any]] = []
 
         def hold_final(kind: str, data: Any) -> None:
             """The turn's last event waits until the thread's lock is released: a client that sends its
             next message as soon as it has the answer finds the thread free."""
-            if kind in ("done", "interrupt", "error"):
+            if kind in FINAL_EVENTS:
                 final.append((kind, data))
             else:
                 emit(kind, data)
@@ -439,12 +653,17 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
                     svc.replay(thread_id, hold_final)
                 else:
                     svc.run_turn(thread_id, inputs, hold_final)
+            except ThreadDeleted:
+                final[:] = [("error", {"detail": "the thread was deleted"})]
             except Exception:  # reported to the client without its details, logged in full
                 log.exception("turn of thread %s failed", thread_id)
-                hold_final("error", {"detail": "the answer failed; send the message again"})
+                final[:] = [("error", FAILED)]
             finally:
-                guard.__exit__(None, None, None)
-                for kind, data in final:
+                try:
+                    svc.end(thread_id)
+                except Exception:  # the lock is released whatever failed; the answer stands
+                    log.exception("ending the turn of thread %s failed", thread_id)
+                for kind, data in final or [("error", FAILED)]:
                     emit(kind, data)
                 loop.call_soon_threadsafe(queue.put_nowait, None)
 
@@ -452,8 +671,12 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
         loop.run_in_executor(svc.executor, work)
 
         async def events() -> AsyncIterator[bytes]:
+            ended = False
             while (item := await queue.get()) is not None:
-                yield item
+                ended = ended or item[0] in FINAL_EVENTS
+                yield item[1]
+            if not ended:  # every stream ends with done, interrupt or error
+                yield _sse("error", FAILED)
 
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
         return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
@@ -464,16 +687,26 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
     def page() -> FileResponse:
         return FileResponse(str(static / "index.html"), headers=_PAGE_HEADERS)
 
+    @app.get("/docs", include_in_schema=False)
+    def api_docs() -> FileResponse:
+        """Swagger UI over ``/openapi.json``, from the package (``static/``): no third-party
+        script runs on the origin where the page keeps its API key."""
+        return FileResponse(str(static / "docs.html"), headers=_PAGE_HEADERS)
+
     @app.get("/static/{name}", include_in_schema=False)
     def asset(name: str) -> FileResponse:
         if name not in _ASSETS:
             raise HTTPException(404, "no such file")
-        return FileResponse(str(static / name), media_type=_ASSETS[name], headers=_PAGE_HEADERS)
+        headers = _VENDORED_HEADERS if name in _VENDORED else _PAGE_HEADERS
+        return FileResponse(str(static / name), media_type=_ASSETS[name], headers=headers)
 
     return app
 
 
-_ASSETS = {"app.js": "text/javascript", "style.css": "text/css"}
+# third-party code shipped in the package (static/VENDORED.md: versions, sources, licences)
+_VENDORED = {"swagger-ui-bundle.js": "text/javascript", "swagger-ui.css": "text/css",
+             "marked.umd.js": "text/javascript", "purify.min.js": "text/javascript"}  # fmt: skip
+_ASSETS = {"app.js": "text/javascript", "style.css": "text/css", "docs.js": "text/javascript", **_VENDORED}
 # The page's own script and style only: no inline script, so text a passage smuggles in cannot run.
 _PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -481,6 +714,7 @@ _PAGE_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-cache",
 }
+_VENDORED_HEADERS = {**_PAGE_HEADERS, "Cache-Control": "max-age=86400"}
 
 
 async def _sweep_forever(service: Service) -> None:

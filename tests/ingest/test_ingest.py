@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -111,7 +112,7 @@ def test_an_interrupted_run_resumes_without_embedding_finished_files_again(
     assert len(list(journal_dir(tmp_path / "index").glob("*.jsonl"))) == 3
     monkeypatch.setattr(build, "passage_rows", real)
     resumed = _index(documents, tmp_path / "index")
-    assert (resumed.files_resumed, resumed.changed_files) == (3, ["policy.docx"])
+    assert (resumed.files_resumed, resumed.added_files) == (3, ["policy.docx"])
     assert resumed.passages_total == len(_passages(tmp_path / "index"))
     assert not journal_dir(tmp_path / "index").exists()
 
@@ -154,8 +155,55 @@ def test_the_command_prints_bad_files_and_a_summary(documents: Path, tmp_path: P
     )
     assert done.returncode == 0, done.stderr
     assert "broken.pdf: corrupt PDF" in done.stderr
-    assert "4 read (added or changed)" in done.stdout and "1 skipped" in done.stdout
+    assert "4 added, 0 changed" in done.stdout and "1 skipped" in done.stdout
     assert "skipped: broken.pdf: corrupt PDF" in done.stdout
+    assert "added: install.md" in done.stdout and "re-embedded" not in done.stdout  # a first run adds
+    assert not [line for line in done.stderr.splitlines() if line.startswith(("DEBUG", "INFO"))]
+
+
+def test_an_index_whose_passages_were_made_by_an_older_reader_is_read_again(documents: Path, tmp_path: Path):
+    _index(documents, tmp_path / "index")
+    manifest_path = tmp_path / "index" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["chunk"].pop("passages_version")  # as an index built before the version was kept
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    again = _index(documents, tmp_path / "index")
+    assert (again.files_read, again.files_unchanged) == (4, 0)
+    assert "every file read again: the index was made with other chunk settings" in again.summary()
+    assert _index(documents, tmp_path / "index").files_unchanged == 4
+
+
+def test_a_changed_file_is_listed_as_re_embedded(documents: Path, tmp_path: Path):
+    _index(documents, tmp_path / "index")
+    (documents / "install.md").write_text("# Install\n\nRun the zzinstaller.\n", encoding="utf-8")
+    summary = _index(documents, tmp_path / "index").summary()
+    assert "0 added, 1 changed" in summary and "re-embedded (changed): install.md" in summary
+    assert "added:" not in summary
+
+
+def test_a_documentation_site_leaves_out_navigation_pages_and_counts_other_files(tmp_path: Path):
+    site = tmp_path / "site"
+    shutil.copytree(Path(__file__).parent / "data", site)
+    (site / "_static").mkdir()
+    (site / "_static" / "searchtools.js").write_text("var Search = {};", encoding="utf-8")
+    (site / "searchindex.js").write_text("Search.setIndex({})", encoding="utf-8")
+    (site / "_sources").mkdir()
+    (site / "_sources" / "sphinx_page.rst.txt").write_text("Failsafe mode\n=============\n", encoding="utf-8")
+    report = _index(site, tmp_path / "index")
+    assert sorted(report.added_files) == ["doxygen_page.html", "mkdocs_page.html", "sphinx_page.html"]
+    assert {item.name for item in report.left_out} == {
+        "genindex.html",
+        "search.html",
+        "sphinx_index.html",
+        "redirect.html",
+        "_sources/sphinx_page.rst.txt",
+    }
+    assert not report.skipped and report.other_types == {".js": 2}
+    summary = report.summary()
+    assert "left out: genindex.html: navigation page" in summary
+    assert "not documents: 2 files in the folders (.js 2)" in summary
+    rows = _passages(tmp_path / "index")
+    assert not [r for r in rows if "\u00b6" in r["text"] + (r["section"] or "") + r["title"]]
 
 
 def test_many_small_files_are_embedded_in_shared_batches(tmp_path: Path, monkeypatch):

@@ -14,7 +14,6 @@ from mtrag_graph.retrieval.index import (
     index_path_for,
     load_index,
 )
-from mtrag_graph.retrieval.search import sparse_ranking
 from tests.retrieval.conftest import PASSAGES, write_corpus
 
 
@@ -124,5 +123,5 @@ def test_sparse_weights_are_stored_and_searched_when_the_embedder_has_them(tmp_p
     spec = "hashing:256+sparse"
     build_index(corpus_file, tmp_path / "index", embedder=spec, show_progress=False)
     index = load_index(tmp_path / "index")
-    hits = sparse_ranking(index, get_embedder(spec).embed_sparse(["mortgage loan"])[0], depth=3)
+    hits = index.sparse_ranking(get_embedder(spec).embed_sparse(["mortgage loan"])[0], depth=3)
     assert index.manifest["sparse"] and index.ids[hits[0][0]] == "p-mortgage"

@@ -6,14 +6,20 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from fastapi.testclient import TestClient
 
 from mtrag_graph.context import Context
 from mtrag_graph.ingest.build import ingest
+from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.nodes.retrieve import retrieve
-from mtrag_graph.retrieval.index import load_index
+from mtrag_graph.retrieval.index import find_passage, load_index
 from mtrag_graph.retrieval.milvus import MilvusIndex
 from mtrag_graph.retrieval.search import as_passages, multi_query_search, search
+from mtrag_graph.serve.app import ServeConfig, create_app
+from mtrag_graph.serve.sources import SourceCatalog
+from mtrag_graph.testing import fake_context
 from tests.ingest.conftest import make_folder
+from tests.serve.client import events
 
 EMBEDDER = "hashing:256"
 QUERIES = ["mortgage loan", "Cloudant JSON database", "games in London", "passport post office", "zzzqx"]
@@ -59,6 +65,37 @@ def test_passages_come_back_with_titles_texts_and_scores(both):
     top = as_passages(milvus, search(milvus, "Cloudant JSON database", top_k=1))[0]
     assert (top["document_id"], top["title"], top["score"] > 0) == ("p-cloudant", "Cloudant", True)
     assert "JSON document database" in top["text"]
+
+
+def test_a_cited_passage_s_text_and_origin_come_back_by_id_through_either_backend(both, tmp_path: Path):
+    builtin, milvus = both
+    ids = ["p-passport", "nowhere", "p-cloudant"]
+    assert milvus.passages_by_id(ids) == builtin.passages_by_id(ids)
+    assert [p["document_id"] for p in milvus.passages_by_id(ids)] == ["p-passport", "p-cloudant"]
+    found = find_passage(tmp_path / "milvus", "p-cloudant")
+    assert found is not None and found[0] is milvus
+    assert found[1]["text"] == "Cloudant is a JSON document database on IBM Cloud."
+
+
+def test_a_milvus_backed_served_chat_shows_the_cited_passage_s_text(both, tmp_path: Path):
+    answer = "Cloudant is a JSON document database on IBM Cloud."
+    context = fake_context(
+        index_dir=str(tmp_path / "milvus"),
+        grounding="facts",
+        generate_model=ScriptedChatModel(responses=[answer]),
+    )
+    config = ServeConfig(
+        checkpointer=str(tmp_path / "chat.sqlite"),
+        passages=None,
+        sources=SourceCatalog(index_dir=tmp_path / "milvus"),
+    )
+    with TestClient(create_app(config, context), raise_server_exceptions=False) as client:
+        thread_id = client.post("/api/threads", json={}).json()["thread_id"]
+        done = events(client, thread_id, "Which database stores JSON documents on IBM Cloud?", after=0)[-1]
+    assert done[0] == "done" and done[1]["answer"] == answer and done[1]["parts"][0]["cites"] == [1]
+    source = done[1]["sources"][0]
+    assert (source["document_id"], source["title"], source["text"]) == ("p-cloudant", "Cloudant", answer)
+    assert source["source"] == "cloud.jsonl" and "file" not in source  # the file it was indexed from
 
 
 def test_the_retrieve_node_uses_a_milvus_index(both, tmp_path: Path):

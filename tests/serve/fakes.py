@@ -20,12 +20,17 @@ PASSAGES = [
      "text": "The Monterey library opens at 10 am."},
     {"document_id": "markup", "title": "Markup " + HOSTILE,
      "text": "Ants leave scent trails for other ants. " + HOSTILE},
+    {"document_id": "setup", "title": "Setting up", "file": "README.md",
+     "text": "## Setup\n\nTo install the tool, run:\n\n```\npip install mtrag-graph\n```\n\n"
+             "- index your files with `mtrag-graph index`\n- ask with `mtrag-graph chat`"},
 ]  # fmt: skip
 ANSWERS = {
     "bees": "Honey bees dance to show where the flowers are. The waggle dance gives the direction.",
     "library": "The Alameda library opens at 9 am.",
     "ants": "Ants leave scent trails for other ants, marked " + HOSTILE + " in the source.",
-}
+    "install": "To install the tool, run `pip install mtrag-graph`. Then:\n\n"
+               "- index your files with `mtrag-graph index`\n- ask with `mtrag-graph chat`",
+}  # fmt: skip
 UNANSWERABLE = "unicorn"
 
 
@@ -48,12 +53,9 @@ def generate(messages: list[Any], options: dict[str, Any]) -> str:
 
 
 def serve_context(**overrides: Any) -> Context:
-    return fake_context(
-        gate=[], generate=[], clarify=True,
-        gate_model=ScriptedChatModel(responder=gate),
-        generate_model=ScriptedChatModel(responder=generate),
-        **overrides,
-    )  # fmt: skip
+    scripted = {"gate_model": ScriptedChatModel(responder=gate), "generate_model": ScriptedChatModel(responder=generate),
+                "clarify": True}  # fmt: skip
+    return fake_context(gate=[], generate=[], **{**scripted, **overrides})
 
 
 def write_passages(path: Path) -> Path:

@@ -209,3 +209,33 @@ def test_with_an_api_key_the_page_asks_for_it_and_then_works(tmp_path, browser):
         answer = answered(browser, 1)
         wait_for(browser, "return arguments[0].querySelector('.cite')", answer)
         assert answer.text.startswith("Honey bees dance")
+
+
+def test_the_api_documentation_renders_from_the_package_under_the_pages_policy(server, browser):
+    browser.get(server + "/docs")
+    operations = wait_for(browser, "return document.querySelectorAll('.opblock').length")
+    assert operations >= 5  # the routes of /api, listed by Swagger UI
+    assert "/api/threads/{thread_id}/messages" in browser.find_element("id", "swagger-ui").text
+    scripts = browser.execute_script("return [...document.scripts].map(s => s.src)")
+    assert scripts and all(src.startswith(server + "/static/") for src in scripts)
+
+
+def test_markdown_in_an_answer_and_a_passage_renders_as_code_lists_and_headings(server, browser):
+    browser.get(server + "/")
+    ask(browser, "How do I install it?")
+    answer = answered(browser, 1)
+    wait_for(browser, "return arguments[0].querySelector('.cite')", answer)
+    codes = [c.text for c in answer.find_elements("css selector", ".markdown code")]
+    assert codes == ["pip install mtrag-graph", "mtrag-graph index", "mtrag-graph chat"]
+    items = answer.find_elements("css selector", ".markdown ul > li")
+    assert [i.text.split("\n")[0].rstrip("0123456789 ") for i in items] == [
+        "index your files with mtrag-graph index",
+        "ask with mtrag-graph chat",
+    ]
+    assert "`" not in answer.text and "- index" not in answer.text  # no Markdown shown as characters
+    answer.find_element("css selector", ".cite").click()
+    wait_for(browser, "return document.getElementById('source-title').textContent === 'Setting up'")
+    quote = browser.find_element("id", "source-quote")
+    assert quote.find_element("css selector", "h2").text == "Setup"
+    assert quote.find_element("css selector", "pre code").text == "pip install mtrag-graph"
+    assert len(quote.find_elements("css selector", "ul > li")) == 2 and "##" not in quote.text

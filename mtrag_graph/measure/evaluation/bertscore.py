@@ -12,11 +12,11 @@ hand-written implementation this module used before.
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from mtrag_graph import settings
 from mtrag_graph.models.bundled import minilm_path
 
 OFFICIAL_ENCODER = "microsoft/deberta-xlarge-mnli"
@@ -50,8 +50,7 @@ class BertScorer:
         baseline: Baseline | None = None,
         batch_size: int = 16,
     ):
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        settings.offline_hub()
         from bert_score import BERTScorer  # noqa: PLC0415 - measure extra (bert-score, torch): loaded when BERTScore is first computed
         from transformers import AutoConfig  # noqa: PLC0415 - as above
 

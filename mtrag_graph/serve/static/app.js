@@ -1,4 +1,7 @@
-// The chat page: plain DOM, every text set with textContent (model and passage text never becomes markup).
+// The chat page: plain DOM. Answers and quoted passages are Markdown, rendered by marked with every raw
+// HTML tag in them escaped (shown as the characters it is) and then kept to the elements Markdown makes by
+// DOMPurify (both shipped in static/, see VENDORED.md); every other text is set with textContent. Model and
+// passage text never becomes markup that runs.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -48,6 +51,56 @@ function showStep(label) {
   $("step").hidden = !label;
 }
 
+// -- Markdown -------------------------------------------------------------------------------------
+
+const MARKDOWN_TAGS = ["p", "br", "strong", "em", "del", "code", "pre", "ul", "ol", "li", "blockquote", "hr",
+  "h1", "h2", "h3", "h4", "h5", "h6", "a", "table", "thead", "tbody", "tr", "th", "td"];
+const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+const markdown = new window.marked.Marked({
+  gfm: true,
+  async: false,
+  renderer: { html: (token) => token.text.replace(/[&<>"']/g, (c) => ESCAPES[c]) },  // raw HTML stays text
+});
+// where a sentence's citation markers go: characters no text keeps (removed from it first)
+const CITE_MARK = /\uE000([\d,]+)\uE001/;
+const CITE_CHARS = /[\uE000\uE001]/g;
+
+function renderMarkdown(text) {
+  const html = markdown.parse(text || "");
+  const fragment = window.DOMPurify.sanitize(html, {
+    ALLOWED_TAGS: MARKDOWN_TAGS, ALLOWED_ATTR: ["href", "start"], RETURN_DOM_FRAGMENT: true,
+  });
+  for (const link of fragment.querySelectorAll("a")) { link.target = "_blank"; link.rel = "noopener noreferrer"; }
+  return fragment;
+}
+
+// The answer's Markdown with each cited sentence's numbers right after it (at the end when not found).
+function citedMarkdown(done) {
+  const text = (done.answer || "").replace(CITE_CHARS, "");
+  let cursor = 0, out = "";
+  const unplaced = [];
+  for (const part of done.parts) {
+    if (!part.cites.length) continue;
+    const at = text.indexOf(part.text.replace(CITE_CHARS, ""), cursor);
+    if (at < 0) { unplaced.push(...part.cites); continue; }
+    const end = at + part.text.length;
+    out += text.slice(cursor, end) + "\uE000" + part.cites.join(",") + "\uE001";
+    cursor = end;
+  }
+  return out + text.slice(cursor) + (unplaced.length ? " \uE000" + unplaced.join(",") + "\uE001" : "");
+}
+
+function placeMarkers(root, marker) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const marked = [];
+  while (walker.nextNode()) if (CITE_MARK.test(walker.currentNode.nodeValue)) marked.push(walker.currentNode);
+  for (const node of marked) {
+    const pieces = node.nodeValue.split(CITE_MARK);  // text, numbers, text, numbers, ...
+    node.replaceWith(...pieces.flatMap((piece, i) =>
+      i % 2 ? piece.split(",").map((n) => marker(Number(n))) : piece ? [document.createTextNode(piece)] : []));
+  }
+}
+
 // -- conversations --------------------------------------------------------------------------------
 
 async function loadThreads() {
@@ -92,7 +145,7 @@ async function openThread(id) {
     const last = i === thread.turns.length - 1;
     if (turn.speaker === "user") addUser(turn.text);
     else if (last && thread.last) renderAnswer(addBot(), thread.last);
-    else addBot().append(turn.text);
+    else addBot().append(renderMarkdown(turn.text));
   });
   if (thread.waiting) renderQuestion(addBot(), thread.waiting);
   loadThreads();
@@ -128,17 +181,17 @@ function renderAnswer(node, done) {
   node.replaceChildren();
   node.className = "msg bot" + (done.idk ? " idk" : "");
   if (done.idk) node.append(el("span", "label", "No answer in these documents"));
-  done.parts.forEach((part, i) => {
-    node.append((i ? " " : "") + part.text);
-    for (const number of part.cites) {
-      const source = done.sources.find((s) => s.number === number);
-      const marker = el("button", "cite", String(number));
-      marker.type = "button";
-      marker.title = source ? source.title : "";
-      marker.addEventListener("click", () => openSource(source));
-      node.append(marker);
-    }
+  const body = el("div", "markdown");
+  body.append(renderMarkdown(citedMarkdown(done)));
+  placeMarkers(body, (number) => {
+    const source = done.sources.find((s) => s.number === number);
+    const marker = el("button", "cite", String(number));
+    marker.type = "button";
+    marker.title = source ? source.title : "";
+    marker.addEventListener("click", () => openSource(source));
+    return marker;
   });
+  node.append(body);
   if (done.sources.length) {
     const list = el("div", "sources", "Sources: ");
     done.sources.forEach((source, i) => {
@@ -178,7 +231,8 @@ function openSource(source) {
   $("source-title").textContent = source.title || source.document_id;
   const origin = [source.url || source.source || source.file || "", source.page ? "page " + source.page : "", source.section || ""];
   $("source-origin").textContent = origin.filter(Boolean).join(", ") + ` (${source.document_id})`;
-  $("source-quote").textContent = source.text || "(the passage's text is not available)";
+  if (source.text) $("source-quote").replaceChildren(renderMarkdown(source.text));
+  else $("source-quote").textContent = "(the passage's text is not available)";
   $("source-panel").hidden = false;
 }
 

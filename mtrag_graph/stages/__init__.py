@@ -2,24 +2,30 @@
 
 A stage is a step of the pipeline (rewrite, relation, history, retrieval, rerank, gate, generate, check,
 ground, clarify, candidates) plus ``common`` for what several stages share (the "I don't know" text,
-the grounded prompt's frame, parse retries). Every ``Context`` setting is declared with ``setting(...)``,
-which names its stage and describes it; the description reaches LangGraph's context schema
-(``graph.get_context_jsonschema()``, what LangGraph Studio shows) and the CLI's ``--help``.
+the grounded prompt's frame, parse retries). Each built-in stage is a module of this package
+(``stages/gate.py``, ...): its ``register(Stage(...))`` and a ``@dataclass(kw_only=True)`` mixin of its
+settings, each declared with ``setting(...)``, which names its stage and describes it. ``Context``
+(``context.py``) inherits every stage's mixin: adding a setting to a stage touches that stage's module
+only. A description reaches LangGraph's context schema (``graph.get_context_jsonschema()``, what
+LangGraph Studio shows) and the CLI's ``--help``; a setting with a fixed set of values is typed as a
+``Literal``, so the schema offers its choices and ``check_choices`` refuses any other value.
 
 Everything that must know "all the stages" is derived from these registrations, never kept as a second
 list: the settings a decision reads (``settings_of``: the decision benchmark's cache key), the models a
 run calls (``model_settings``), the status line of a node (``label_of``), and the CLI's setting flags
-(``cli_settings``). A new stage registers itself with ``register(Stage(...))`` from its own module and
-declares its settings in a ``@dataclass(kw_only=True)`` mixin of ``setting`` fields that ``Context``
-inherits (docs/extending.md).
+(``cli_settings``). A stage of your own registers itself the same way from its own module, which may
+hold its node too when it imports nothing of ``context.py`` (docs/extending.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import types
+import typing
 from collections.abc import Iterable
 from dataclasses import MISSING, dataclass
-from typing import Any
+from typing import Any, Literal, Union
 
 
 @dataclass(frozen=True)
@@ -129,31 +135,40 @@ def label_of(node: str) -> str | None:
     return stage.label if stage is not None else None
 
 
-for _stage in (
-    Stage("common", "Shared by several stages: the abstention text, the grounded prompt's frame, "
-          "parse retries, the prompt budget, the embedder.", nodes=("load_task", "evidence_precheck", "abstain", "finish")),
-    Stage("clarify", "Asks back when the turn is underspecified (an unresolved reference, passages about "
-          "several things).", nodes=("clarify", "ask_user"), label="checking the question", reads=("rewrite",)),
-    Stage("rewrite", "Standalone rewrites of the last question.", nodes=("global_rewrite", "local_rewrite"),
-          label="rewriting the question"),
-    Stage("relation", "Classifies how the question relates to the previous exchange (four classes).",
-          nodes=("classify_relation",), label="reading the conversation", reads=("rewrite",)),
-    Stage("history", "Selects the history the answer may lean on, by relation class.",
-          nodes=("select_history",), label="reading the conversation", reads=("relation",)),
-    Stage("retrieval", "Hybrid BM25 + dense search in full-RAG mode.", nodes=("retrieve",),
-          label="retrieving passages"),
-    Stage("rerank", "Scores the passages against the standalone question and keeps the top k.",
-          nodes=("rerank",), label="checking the passages"),
-    Stage("gate", "Decides whether the kept passages hold the answer.", nodes=("answerability_gate",),
-          label="checking the passages"),
-    Stage("generate", "Writes the answer from the kept passages.", nodes=("generate",),
-          label="writing the answer"),
-    Stage("check", "Cleans the answer and rejects bad ones (one retry, then abstain).",
-          nodes=("check_answer",), label="checking the answer"),
-    Stage("ground", "Drops answer sentences the passages do not back.", nodes=("ground_answer",),
-          label="checking the answer", reads=("generate",)),
-    Stage("candidates", "The answer ensemble: several candidates, and a judge that picks one.",
-          nodes=("generate_candidate", "judge_candidates"), label="writing candidate answers",
-          reads=("generate",)),
-):  # fmt: skip
-    register(_stage)
+@dataclass(frozen=True)
+class Choices:
+    """What a choice setting may hold: one of ``values``, or with ``many`` a tuple of them."""
+
+    values: tuple[Any, ...]
+    many: bool = False
+
+    def unknown(self, value: Any) -> list[Any]:
+        items = value if self.many and isinstance(value, tuple | list) else [value]
+        return [item for item in items if item not in self.values]
+
+
+@functools.cache
+def choices_of(context_type: type) -> dict[str, Choices]:
+    """The choice settings of ``context_type``: those typed ``Literal[...]`` (``| None``: None is a
+    choice too) or ``tuple[Literal[...], ...]`` (each item is one)."""
+    hints = typing.get_type_hints(context_type)
+    found = {}
+    for field in dataclasses.fields(context_type):
+        hint, many = hints[field.name], False
+        if typing.get_origin(hint) is tuple and typing.get_args(hint)[1:] == (Ellipsis,):
+            hint, many = typing.get_args(hint)[0], True
+        options = typing.get_args(hint) if typing.get_origin(hint) in (Union, types.UnionType) else (hint,)
+        values = tuple(v for o in options if typing.get_origin(o) is Literal for v in typing.get_args(o))
+        if values:
+            found[field.name] = Choices(values + ((None,) if type(None) in options else ()), many)
+    return found
+
+
+def check_choices(context: Any) -> None:
+    """Raise ``ValueError`` naming the setting when a choice setting holds a value not among its choices."""
+    context_type: type = type(context)
+    for name, choices in choices_of(context_type).items():
+        unknown = choices.unknown(getattr(context, name))
+        if unknown:
+            known = ", ".join(repr(v) for v in choices.values)
+            raise ValueError(f"{name}: {', '.join(map(repr, unknown))} is not one of {known}")

@@ -1,0 +1,167 @@
+"""The evidence the answer is written from: the sentences of the kept passages that bear on the question.
+
+On a CPU the prompt is the cost of an answer (about 100 prompt tokens/s for the 1.5B model on 2 cores):
+five whole passages of up to 512 tokens each cost half a minute before the first word. The answering
+prompts therefore see, of each kept passage, only its sentences that bear on the question, within a
+token budget shared by all passages, best first:
+
+- each sentence is scored against the question: the cosine of their embeddings (the embedder the
+  reranker already loaded) plus the share of the question's content stems it holds, weighted by how
+  rare each stem is among the kept sentences; sentences of better-ranked passages get a small lead;
+- sentences are taken best first while the budget lasts, each with the neighbours it needs to be read
+  right: the sentence before one that opens with a reference ("It", "This", "They", ...), the lines
+  after one that ends with a colon (a list or a command follows) and, for such a line, its lead-in; the passage's title and section
+  head it in the prompt (``messages.format_passages``);
+- each passage's chosen sentences are shown in their order, a gap marked "...".
+
+Passages keep their numbers and their full text everywhere else (the gate's features, the grounding
+check, citations): only what the model reads is cut.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mtrag_graph.text import content_stems, sentence_spans
+
+EVIDENCE_TOKENS = 400  # the default budget (Context.evidence_tokens), chosen on the tuning split
+CHARS_PER_TOKEN = 4.0  # English prose with the Qwen tokenizer: about 4 characters a token
+RANK_LEAD = 0.05  # a sentence of the passage ranked r gets RANK_LEAD / (r + 1) more
+LEXICAL_WEIGHT = 0.5
+_REFERRING_OPENERS = frozenset(
+    "it its it's this that these those they them their he she his her such there then here both "
+    "the latter former however also otherwise instead".split()
+)
+_MAX_FOLLOWING_LINES = 4  # after a sentence ending with ':' (a list, a command), at most this many lines
+
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Sentence:
+    passage: int  # index into the kept passages
+    position: int  # index among that passage's sentences
+    text: str
+    score: float = 0.0
+
+
+def _split(text: str) -> list[str]:
+    return [text[start:end] for start, end in sentence_spans(text)]
+
+
+def _opens_with_reference(sentence: str) -> bool:
+    first = sentence.split(maxsplit=1)[0].lower().strip("\"'(,") if sentence.split() else ""
+    return first in _REFERRING_OPENERS
+
+
+def _lexical_scores(question: str, sentences: Sequence[str]) -> list[float]:
+    """Share of the question's content stems each sentence holds, each stem weighted by its rarity."""
+    asked = set(content_stems(question))
+    if not asked:
+        return [0.0] * len(sentences)
+    stems = [set(content_stems(s)) for s in sentences]
+    df = Counter(stem for bag in stems for stem in bag if stem in asked)
+    n = len(sentences)
+    weight = {stem: math.log(1 + n / (1 + df[stem])) for stem in asked}
+    total = sum(weight.values()) or 1.0
+    return [sum(weight[stem] for stem in bag & asked) / total for bag in stems]
+
+
+def score_sentences(
+    question: str, passages: Sequence[Mapping[str, Any]], embed: Embed | None = None
+) -> list[list[Sentence]]:
+    """Every sentence of every passage, scored for ``question`` (a list per passage, in text order)."""
+    split = [_split(str(p.get("text") or "")) for p in passages]
+    flat = [(i, j, s) for i, sents in enumerate(split) for j, s in enumerate(sents)]
+    if not flat:
+        return [[] for _ in passages]
+    texts = [s for _, _, s in flat]
+    lexical = _lexical_scores(question, texts)
+    if embed is not None:
+        vectors = embed([question, *texts])
+        semantic = [float(v) for v in vectors[1:] @ vectors[0]]
+    else:
+        semantic = [0.0] * len(texts)
+    scored: list[list[Sentence]] = [[] for _ in passages]
+    for (i, j, text), lex, sem in zip(flat, lexical, semantic, strict=True):
+        score = sem + LEXICAL_WEIGHT * lex + RANK_LEAD / (i + 1)
+        scored[i].append(Sentence(i, j, text, score))
+    return scored
+
+
+def _with_neighbours(sentences: Sequence[Sentence], position: int) -> list[int]:
+    """The positions a chosen sentence needs beside it to be read right."""
+    wanted = [position]
+    if position > 0 and _opens_with_reference(sentences[position].text):
+        wanted.insert(0, position - 1)
+    # a line of a list or a command: the lead-in that ends with a colon, a few lines up at most
+    for k in range(position - 1, max(position - 1 - _MAX_FOLLOWING_LINES, -1), -1):
+        line = sentences[k].text.rstrip()
+        if line.endswith(":"):
+            wanted[:0] = [j for j in range(k, position) if j not in wanted]
+            break
+        if line.endswith((".", "!", "?")):
+            break
+    if sentences[position].text.rstrip().endswith(":"):
+        for k in range(position + 1, min(position + 1 + _MAX_FOLLOWING_LINES, len(sentences))):
+            wanted.append(k)
+            if sentences[k].text.rstrip().endswith((".", "!", "?")):
+                break
+    return wanted
+
+
+def choose_evidence(scored: Sequence[Sequence[Sentence]], budget_chars: int) -> list[list[int]]:
+    """Best sentences first, with their neighbours, while ``budget_chars`` lasts: the chosen positions
+    of each passage, in text order. The best sentence is always taken, whatever its length."""
+    chosen: list[set[int]] = [set() for _ in scored]
+    used = 0
+    ranked = sorted((s for sents in scored for s in sents), key=lambda s: (-s.score, s.passage, s.position))
+    for best in ranked:
+        sents = scored[best.passage]
+        wanted = [k for k in _with_neighbours(sents, best.position) if k not in chosen[best.passage]]
+        cost = sum(len(sents[k].text) + 1 for k in wanted)
+        if used and used + cost > budget_chars:
+            continue
+        chosen[best.passage].update(wanted)
+        used += cost
+        if used >= budget_chars:
+            break
+    return [sorted(c) for c in chosen]
+
+
+def render_evidence(sentences: Sequence[Sentence], positions: Sequence[int]) -> str:
+    """The chosen sentences in text order; a gap between them (or before the first) shown as "..."."""
+    parts: list[str] = []
+    previous = -1
+    for k in positions:
+        if k != previous + 1:
+            parts.append("...")
+        parts.append(sentences[k].text)
+        previous = k
+    if parts and previous != len(sentences) - 1:
+        parts.append("...")
+    return " ".join(parts)
+
+
+def select_evidence(
+    question: str,
+    passages: Sequence[Mapping[str, Any]],
+    budget_tokens: int,
+    embed: Embed | None = None,
+) -> list[str]:
+    """For each passage, the excerpt the answering prompts show ('' for a passage none of whose sentences
+    fits the budget). A passage short enough for the budget on its own is still cut to what bears on the
+    question when the passages together exceed it; when all of them fit, each is shown whole."""
+    texts = [str(p.get("text") or "") for p in passages]
+    budget_chars = int(budget_tokens * CHARS_PER_TOKEN)
+    if sum(len(t) for t in texts) <= budget_chars:
+        return texts
+    scored = score_sentences(question, passages, embed)
+    chosen = choose_evidence(scored, budget_chars)
+    return [render_evidence(s, c) if c else "" for s, c in zip(scored, chosen, strict=True)]

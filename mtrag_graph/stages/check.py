@@ -1,0 +1,38 @@
+"""The check stage (reject bad answers): its registration and its settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mtrag_graph.stages import Stage, register, setting
+
+register(
+    Stage("check", "Cleans the answer and rejects bad ones (one retry, then abstain).",
+          nodes=("check_answer",), label="checking the answer")
+)  # fmt: skip
+
+
+@dataclass(kw_only=True)
+class CheckSettings:
+    check_answers: bool = setting(
+        True,
+        stage="check",
+        description="Reject bad answers (empty, too short, restates the question, cut off, ...) and retry.",
+    )
+    min_answer_words: int = setting(
+        3, stage="check", description="An answer shorter than this (not yes/no) is a problem."
+    )
+    max_generate_retries: int = setting(
+        1, stage="check", description="Drafts asked again after a rejected one."
+    )
+    retry_declines: bool = setting(
+        True,
+        stage="check",
+        description="With given passages, a whole-answer decline after a gate 'yes' is retried once, "
+        "asking for the part the documents support.",
+    )
+    retry_declines_retrieved: bool = setting(
+        True,
+        stage="check",
+        description="The same with retrieved passages (full RAG); decided apart (benchmarks/results/trust.md).",
+    )

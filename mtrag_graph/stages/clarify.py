@@ -1,0 +1,92 @@
+"""The clarify stage (ask back when the turn is underspecified): its registration and its settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from mtrag_graph import settings
+from mtrag_graph.prompts import clarify as clarify_prompts  # the module; `clarify` is also a setting
+from mtrag_graph.stages import Stage, register, setting
+from mtrag_graph.stages.common import ModelSetting
+
+# The model-free signals that may call a turn underspecified (``nodes/clarify.py``).
+ClarifySignal = Literal["rule", "pronoun", "passages", "person", "definite"]
+
+register(
+    Stage("clarify", "Asks back when the turn is underspecified (an unresolved reference, passages about "
+          "several things).", nodes=("clarify", "ask_user"), label="checking the question", reads=("rewrite",))
+)  # fmt: skip
+
+
+@dataclass(kw_only=True)
+class ClarifySettings:
+    clarify: bool = setting(
+        True,
+        stage="clarify",
+        description="Ask a clarifying question when the turn is underspecified (an unresolved reference "
+        "and passages about several things). Runs after load_task with given passages, after rerank with "
+        "retrieved ones.",
+    )
+    clarify_model: ModelSetting = setting(
+        factory=settings.large_model,
+        stage="clarify",
+        model=True,
+        flag=True,
+        description="Model that writes a clarifying question the passages' alternatives cannot (and judges "
+        "'unclear' when clarify_threshold is set).",
+    )
+    clarify_interrupt: bool | None = setting(
+        None,
+        stage="clarify",
+        description="Ask the user with interrupt() and resume with the reply; off: the clarifying question "
+        "is the answer; None: ask when the run answers a conversation (messages), answer with it for a task.",
+    )
+    clarify_max_tokens: int = setting(
+        60, stage="clarify", description="Token limit of a model-written clarifying question."
+    )
+    clarify_fallback_question: str = setting(
+        "Could you say more precisely what you are asking about?",
+        stage="clarify",
+        description="The question asked when no better one can be written.",
+    )
+    clarify_alternatives_question: str = setting(
+        "Which {kind} do you mean: {options}?",
+        stage="clarify",
+        description="The question when the passages hold alternatives: {kind} (the reference's noun, or "
+        "'one'), {options}.",
+    )
+    clarify_threshold: float | None = setting(
+        None,
+        stage="clarify",
+        description="With a value, also ask the model and call a turn underspecified when its 'unclear' "
+        "probability reaches it; None: the model-free signals alone (docs/clarify.md).",
+    )
+    clarify_min_things: int = setting(
+        2,
+        stage="clarify",
+        description="How many different things (titles; for 'the <noun>', names of that kind) the passages "
+        "must speak of before an unresolved reference is asked about.",
+    )
+    clarify_signals: tuple[ClarifySignal, ...] = setting(
+        ("rule", "pronoun", "passages", "person", "definite"),
+        stage="clarify",
+        description="The model-free signals that may call a turn underspecified "
+        "(mtrag_graph.nodes.clarify.SIGNALS); drop one to switch it off.",
+    )
+    clarify_system_prompt: str = setting(
+        clarify_prompts.SYSTEM, stage="clarify", description="System text of the clarify prompts."
+    )
+    clarify_instruction: str = setting(
+        clarify_prompts.UNCLEAR,
+        stage="clarify",
+        description="Asks the model whether the turn is unclear (yes/no).",
+    )
+    clarify_question_instruction: str = setting(
+        clarify_prompts.ASK, stage="clarify", description="Asks the model for one clarifying question."
+    )
+    no_passages_text: str = setting(
+        clarify_prompts.NO_PASSAGES,
+        stage="clarify",
+        description="What the clarify prompts say when there are no passages.",
+    )

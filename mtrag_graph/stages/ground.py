@@ -1,0 +1,42 @@
+"""The ground stage (drop what the passages do not back): its registration and its settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from mtrag_graph.judging.grounding import DEFAULT_MIN_SUPPORT
+from mtrag_graph.prompts import grounded
+from mtrag_graph.stages import Stage, register, setting
+
+register(
+    Stage("ground", "Drops answer sentences the passages do not back.", nodes=("ground_answer",),
+          label="checking the answer", reads=("generate",))
+)  # fmt: skip
+
+
+@dataclass(kw_only=True)
+class GroundSettings:
+    grounding: Literal["facts", "off"] = setting(
+        "facts",
+        stage="ground",
+        description="'facts': drop answer sentences whose numbers or names the passages and conversation do "
+        "not hold, or whose content-word support is below grounding_min_support; 'off': no check.",
+    )
+    grounding_min_support: float = setting(
+        DEFAULT_MIN_SUPPORT, stage="ground", description="Content-word support a sentence needs (0-1)."
+    )
+    verify_retried_answers: Literal["off", "retrieved", "always"] = setting(
+        "off",
+        stage="ground",
+        description="Ask the model to confirm an answer written only by the decline retry: 'off', "
+        "'retrieved' (retrieved passages only) or 'always'.",
+    )
+    verify_threshold: float = setting(
+        0.5, stage="ground", description="The yes-probability a verified answer needs."
+    )
+    verify_instruction: str = setting(
+        grounded.VERIFY_ANSWER,
+        stage="ground",
+        description="Asks whether the documents state the answer (yes/no).",
+    )

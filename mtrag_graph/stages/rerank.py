@@ -1,0 +1,33 @@
+"""The rerank stage (keep the top k passages): its registration and its settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mtrag_graph import settings
+from mtrag_graph.retrieval.evidence import EVIDENCE_TOKENS
+from mtrag_graph.stages import Stage, register, setting
+
+register(
+    Stage("rerank", "Scores the passages against the standalone question and keeps the top k.",
+          nodes=("rerank",), label="checking the passages")
+)  # fmt: skip
+
+
+@dataclass(kw_only=True)
+class RerankSettings:
+    reranker: str = setting(
+        factory=settings.reranker,
+        stage="rerank",
+        flag=True,
+        description="Reranker spec: embedding (MiniLM cosine), cross-encoder:/path, or lexical (no model).",
+    )
+    top_k: int = setting(5, stage="rerank", flag=True, description="Passages kept after reranking.")
+    evidence_tokens: int = setting(
+        EVIDENCE_TOKENS,
+        stage="rerank",
+        flag=True,
+        description="The answering prompts see, of the kept passages, only the sentences that bear on the "
+        "question, within about this many tokens in all (mtrag_graph.retrieval.evidence); 0: whole "
+        "passages.",
+    )

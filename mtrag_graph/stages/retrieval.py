@@ -1,0 +1,33 @@
+"""The retrieval stage (full RAG: hybrid search over an index): its registration and its settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mtrag_graph import settings
+from mtrag_graph.stages import Stage, register, setting
+
+register(
+    Stage("retrieval", "Hybrid BM25 + dense search in full-RAG mode.", nodes=("retrieve",),
+          label="retrieving passages")
+)  # fmt: skip
+
+
+@dataclass(kw_only=True)
+class RetrievalSettings:
+    index_dir: str | None = setting(
+        factory=settings.index_dir,
+        stage="retrieval",
+        flag="--index",
+        description="Index folder for full-RAG tasks (no contexts, or retrieve: true); default MTRAG_INDEX_DIR.",
+    )
+    retrieval_top_k: int = setting(
+        20, stage="retrieval", description="Passages each query retrieves before reranking."
+    )
+    bm25_weight: float = setting(
+        1.0, stage="retrieval", description="Weight of the BM25 ranking in the fusion."
+    )
+    dense_weight: float = setting(
+        1.0, stage="retrieval", description="Weight of the dense ranking in the fusion."
+    )
+    rrf_k: int = setting(60, stage="retrieval", description="The k of reciprocal-rank fusion.")

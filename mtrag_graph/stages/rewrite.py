@@ -1,0 +1,61 @@
+"""The rewrite stage (standalone rewrites of the last question): its registration and its settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mtrag_graph import settings
+from mtrag_graph.prompts import rewrite
+from mtrag_graph.stages import Stage, register, setting
+from mtrag_graph.stages.common import ModelSetting
+
+# Words whose presence means the question leans on the previous exchange.
+DEFAULT_PRONOUNS = (
+    "it", "its", "it's", "this", "that", "these", "those", "they", "them", "their", "theirs",
+    "he", "him", "his", "she", "her", "hers", "there", "such", "former", "latter", "same",
+    "one", "ones", "above", "aforementioned", "then",
+)  # fmt: skip
+
+register(
+    Stage("rewrite", "Standalone rewrites of the last question.", nodes=("global_rewrite", "local_rewrite"),
+          label="rewriting the question")
+)  # fmt: skip
+
+
+@dataclass(kw_only=True)
+class RewriteSettings:
+    rewrite_model: ModelSetting = setting(
+        factory=settings.small_model,
+        stage="rewrite",
+        model=True,
+        flag=True,
+        description="Model for the global and local rewrites (default: MTRAG_SMALL_MODEL).",
+    )
+    rewrite_question: bool = setting(
+        True,
+        stage="rewrite",
+        description="Rewrite the last question into a standalone one before retrieval and answering.",
+    )
+    pronouns: tuple[str, ...] = setting(
+        DEFAULT_PRONOUNS,
+        stage="rewrite",
+        description="Words whose presence means the question leans on the previous exchange (the global "
+        "rewrite then sees only that exchange; clarify looks for what they refer to).",
+    )
+    rewrite_max_tokens: int = setting(64, stage="rewrite", description="Token limit of the global rewrite.")
+    local_rewrite_max_tokens: int = setting(
+        160, stage="rewrite", description="Token limit of the local rewrite (JSON)."
+    )
+    rewrite_system_prompt: str = setting(
+        rewrite.SYSTEM,
+        stage="rewrite",
+        description="System text of the small model's rewrite and relation prompts.",
+    )
+    global_rewrite_instruction: str = setting(
+        rewrite.GLOBAL_REWRITE, stage="rewrite", description="Asks for a standalone rewrite of the question."
+    )
+    local_rewrite_instruction: str = setting(
+        rewrite.LOCAL_REWRITE,
+        stage="rewrite",
+        description="Asks for a summary, intent and standalone question from the selected history (JSON).",
+    )

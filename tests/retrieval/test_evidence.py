@@ -1,0 +1,63 @@
+"""The evidence the answering prompts see: sentences of the kept passages that bear on the question."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mtrag_graph.retrieval.evidence import choose_evidence, score_sentences, select_evidence
+
+BEES = {
+    "title": "Honey bees",
+    "text": (
+        "Honey bees live in colonies. A colony has one queen. Foragers share where food is with a dance. "
+        "It is called the waggle dance. The angle of the run gives the direction of the flowers. "
+        "Drones do not forage. Beeswax is made by workers."
+    ),
+}
+FILLER = {"title": "Weather", "text": " ".join(f"Cloud type {i} brings rain in spring." for i in range(40))}
+
+
+def test_whole_passages_when_they_fit_the_budget():
+    assert select_evidence("what is the waggle dance", [BEES], budget_tokens=400) == [BEES["text"]]
+
+
+def test_the_sentence_that_answers_is_kept_and_the_rest_cut():
+    excerpts = select_evidence("how do bees tell where the flowers are", [BEES, FILLER], budget_tokens=40)
+    assert "direction of the flowers" in excerpts[0]
+    assert "Beeswax" not in excerpts[0]
+    assert sum(len(e) for e in excerpts) < len(BEES["text"]) + len(FILLER["text"])
+
+
+def test_a_sentence_opening_with_a_reference_brings_the_one_before_it():
+    excerpts = select_evidence("what is the waggle dance called", [BEES, FILLER], budget_tokens=30)
+    assert "It is called the waggle dance." in excerpts[0]
+    assert "Foragers share where food is with a dance. It is called" in excerpts[0]
+
+
+def test_a_line_ending_with_a_colon_brings_the_lines_after_it():
+    how_to = {
+        "text": "Failsafe mode is off by default.\nTo turn it on, run:\nctl failsafe enable\nThen restart."
+    }
+    filler = {"text": " ".join(f"Mode {i} is described elsewhere." for i in range(60))}
+    excerpts = select_evidence("how do I turn on failsafe mode", [how_to, filler], budget_tokens=20)
+    assert "To turn it on, run: ctl failsafe enable" in excerpts[0]
+
+
+def test_gaps_are_marked_and_unchosen_passages_are_empty():
+    excerpts = select_evidence("waggle dance direction flowers", [BEES, FILLER], budget_tokens=25)
+    assert excerpts[0].startswith("...")
+    assert excerpts[1] == ""
+
+
+def test_the_embedder_scores_a_paraphrase_the_words_miss():
+    passages = [{"text": "The hive is warm. Bees perform a round dance when food is near the hive. " * 1},
+                {"text": "Bees sting once. " * 30}]  # fmt: skip
+
+    def embed(texts):
+        # a stand-in embedder: the question and the round-dance sentence point the same way
+        return np.array([[1.0, 0.0] if ("close" in t or "round" in t) else [0.0, 1.0] for t in texts])
+
+    scored = score_sentences("what do bees do when flowers are very close", passages, embed)
+    best = max((s for sents in scored for s in sents), key=lambda s: s.score)
+    assert "round dance" in best.text
+    assert choose_evidence(scored, budget_chars=80)[0] == [1]
