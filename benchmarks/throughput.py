@@ -75,7 +75,7 @@ def child(args: argparse.Namespace) -> None:
     context = Context(
         rewrite_model=spec, classify_model=spec, gate_model=spec, generate_model=spec, reranker=args.reranker
     )
-    graph = build_graph()
+    graph = build_graph(output="state")
     work = Path(args.work)
     answer_tasks(
         work / "warmup.jsonl", work / f"warm-{args.concurrency}.jsonl", context, progress=False, graph=graph

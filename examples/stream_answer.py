@@ -32,7 +32,7 @@ parser.add_argument("--index", help="retrieve each task's passages from this ind
 args = parser.parse_args()
 
 tasks = [json.loads(line) for line in Path(args.tasks).read_text().splitlines() if line.strip()]
-graph = build_graph()
+graph = build_graph(output="state")  # every decision: the kept passages behind the citations
 for task in tasks if args.jsonl else tasks[:1]:
     if args.fake:  # a scripted "model" that answers with the first two sentences of the first passage
         passages = task.get("contexts") or [{"text": "No passage."}]

@@ -12,17 +12,21 @@ can also put a node of their own on an existing edge (``Insertion``) without edi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+import dataclasses
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from mtrag_graph.context import Context
 from mtrag_graph.nodes.abstain import abstain
 from mtrag_graph.nodes.answerability_gate import answerability_gate
+from mtrag_graph.nodes.ask_user import ask_user
 from mtrag_graph.nodes.check_answer import check_answer
 from mtrag_graph.nodes.clarify import clarify
 from mtrag_graph.nodes.classify_relation import classify_relation
@@ -37,7 +41,7 @@ from mtrag_graph.nodes.rerank import rerank
 from mtrag_graph.nodes.retrieve import retrieve
 from mtrag_graph.nodes.rewrite import global_rewrite, local_rewrite
 from mtrag_graph.nodes.select_history import select_history
-from mtrag_graph.state import InputState, State, accumulated_keys, graph_schema, without
+from mtrag_graph.state import InputState, OutputState, State, accumulated_keys, graph_schema, without
 
 Choose = Callable[[State, Runtime[Context]], Any]
 FINISH = "finish"  # every answer, abstention and clarifying question ends the run there (nodes/finish.py)
@@ -102,6 +106,8 @@ def _after_clarify(state: State, runtime: Runtime[Context]) -> str:
     if state.get("answer"):  # the clarifying question is the final answer
         return FINISH
     clarification = state.get("clarification") or {}
+    if clarification.get("asked") and "reply" not in clarification:  # the user is asked, and replies
+        return "ask_user"
     if retrieved_setting(state) and not clarification.get("reply"):
         return "answerability_gate"
     # given passages, or the user's reply (chat) that changes the question: rewrite and retrieve for it
@@ -126,6 +132,7 @@ def _answer_or_fan_out(state: State, runtime: Runtime[Context]) -> str | list[Se
 NODES: tuple[Callable[..., Any], ...] = (
     load_task,
     clarify,
+    ask_user,
     evidence_precheck,
     global_rewrite,
     classify_relation,
@@ -144,7 +151,10 @@ NODES: tuple[Callable[..., Any], ...] = (
 )
 ROUTES: dict[str, Route] = {
     "load_task": next_or_abstain("clarify", "evidence_precheck", choose=_clarify_when_on),
-    "clarify": next_or_abstain("evidence_precheck", "answerability_gate", FINISH, choose=_after_clarify),
+    "clarify": next_or_abstain(
+        "evidence_precheck", "answerability_gate", "ask_user", FINISH, choose=_after_clarify
+    ),
+    "ask_user": next_or_abstain("evidence_precheck", "answerability_gate", choose=_after_clarify),
     "evidence_precheck": next_or_abstain("global_rewrite"),
     "global_rewrite": next_or_abstain("classify_relation"),
     "classify_relation": next_or_abstain("select_history"),
@@ -179,6 +189,37 @@ class Insertion:
     before: str
 
 
+def run_context(context_schema: type, context: Any, config: RunnableConfig | None) -> Any:
+    """The run's settings: ``context`` (an instance or a dict of settings; none: the default pipeline),
+    with any setting named in ``config["configurable"]`` applied over it (validated like any setting).
+
+    LangGraph gives nodes only ``context``; a setting passed the older way, as a ``configurable`` key
+    (``config={"configurable": {"top_k": 1}}``, a LangGraph server's assistant config), would be
+    silently ignored. The server's own keys (``thread_id``, ``assistant_id``, ...) are no setting names.
+    """
+    if context is None:
+        context = context_schema()
+    elif isinstance(context, Mapping):
+        context = context_schema(**context)
+    configurable = (config or {}).get("configurable") or {}
+    names = {field.name for field in dataclasses.fields(context_schema)}
+    overrides = {key: value for key, value in configurable.items() if key in names}
+    return dataclasses.replace(context, **overrides) if overrides else context
+
+
+class AnsweringGraph(CompiledStateGraph[Any, Any, Any, Any]):
+    """The compiled graph; every run gets its settings from ``run_context`` (``invoke``, ``ainvoke``
+    and a LangGraph server all run through ``stream`` / ``astream``)."""
+
+    def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
+        kwargs["context"] = run_context(self.context_schema or Context, kwargs.get("context"), config)
+        return super().stream(input, config, **kwargs)
+
+    def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
+        kwargs["context"] = run_context(self.context_schema or Context, kwargs.get("context"), config)
+        return super().astream(input, config, **kwargs)
+
+
 def build_graph(
     *,
     insert: Sequence[Insertion] = (),
@@ -187,8 +228,13 @@ def build_graph(
     context_schema: type = Context,
     start: str = "load_task",
     stop_after: str | None = None,
-):
+    output: Literal["reply", "state"] = "reply",
+) -> AnsweringGraph:
     """Build and compile the graph. ``insert`` adds user nodes on existing edges.
+
+    ``output``: what a run returns: ``"reply"`` (``state.OutputState``: the messages, the last one the
+    reply), or ``"state"``, the whole state with every decision (the benchmark's predictions, the
+    decision benchmarks, tests). The pipeline is the same.
 
     ``start`` / ``stop_after``: the same graph entered at another node (its input is then a ``State``,
     as that node would see it) and ended after a node (the route after it goes to the end): the
@@ -199,7 +245,10 @@ def build_graph(
     schema = graph_schema()  # State and the keys the nodes declared
     input_schema = InputState if start == "load_task" else schema
     builder: StateGraph[Any, Any, Any, Any] = StateGraph(
-        schema, context_schema=context_schema, input_schema=input_schema
+        schema,
+        context_schema=context_schema,
+        input_schema=input_schema,
+        output_schema=OutputState if output == "reply" else schema,
     )
     for node in NODES:
         builder.add_node(node, input_schema=schema)
@@ -236,7 +285,10 @@ def build_graph(
     builder.add_edge("generate_candidate", "judge_candidates")
     builder.add_edge("abstain", FINISH)
     builder.add_edge(FINISH, END)
-    return builder.compile(checkpointer=checkpointer, name=name)
+    compiled = builder.compile(checkpointer=checkpointer, name=name)
+    return AnsweringGraph(
+        **{key: value for key, value in compiled.__dict__.items() if key != "__orig_class__"}
+    )
 
 
-graph = build_graph()
+graph = build_graph()  # langgraph.json's graph: messages in, the reply out

@@ -19,6 +19,7 @@ Read at call time (not at import), so a test or a command can set a variable bef
 | ``MTRAG_LLM_CACHE`` | a SQLite file of model replies reused for identical calls (``models.reply_cache``) | off |
 | ``MTRAG_GRAPH_CACHE`` | where the joined GGUF files live | ``~/.cache/mtrag-graph`` |
 | ``MTRAG_OTEL`` | export OpenTelemetry spans over OTLP | off |
+| ``MTRAG_TRACE_FILE`` | the served graph's trace file (``runtime/served.py``; ``answer`` and ``chat`` take ``--trace-file``) | none |
 | ``MTRAG_CHECKPOINTER`` | the chat's checkpointer (SQLite file or ``postgresql://``) | ``~/.mtrag-graph/chat.sqlite`` |
 | ``MTRAG_DATA`` | the MTRAG benchmark data folder (tests, benchmarks, ``decisions --data``) | ``../shared/data/mtrag`` |
 | ``VLLM_API_KEY`` | the key sent to a ``vllm:`` endpoint | ``EMPTY`` |
@@ -118,6 +119,10 @@ def graph_cache() -> Path:
 
 def otel_enabled() -> bool:
     return _flag("MTRAG_OTEL")
+
+
+def trace_file() -> str | None:
+    return _text("MTRAG_TRACE_FILE")
 
 
 def checkpointer() -> str:

@@ -14,7 +14,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum, IntEnum, StrEnum
 from functools import cache
-from typing import Annotated, Any, TypedDict, get_type_hints
+from typing import Annotated, Any, NotRequired, get_type_hints
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict  # pydantic's JSON schemas need it on Python < 3.12
 
 
 class RelationClass(IntEnum):
@@ -53,14 +57,61 @@ MATERIAL = Role("material")  # Annotated[..., MATERIAL]: not a decision, left ou
 
 
 class InputState(TypedDict, total=False):
-    """What a caller passes: one MTRAG task dict (``input`` conversation, ``contexts`` passages)."""
+    """What a caller passes: the conversation as ``messages`` (a thread keeps it: each run sends only the
+    new user message), or one MTRAG task dict as ``task`` (``input`` conversation, ``contexts`` passages).
 
+    ``contexts``: the passages a conversation is answered from (an MTRAG task's ``contexts``: objects with
+    ``text``, ``document_id``, ``title``); a thread keeps them for its later runs; absent or ``None``: the
+    passages are retrieved from ``Context.index_dir``. A task brings its own and ignores these.
+    """
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    contexts: list[dict[str, Any]] | None
     task: dict[str, Any]
     retrieve: bool  # retrieve passages even when the task has contexts
 
 
+class Citation(TypedDict):
+    """One sentence of the answer and the passages that back it (``citations.answer_citations``)."""
+
+    text: str
+    supported: bool
+    passages: list[int]  # indices into ``ReplyMetadata.sources``, best first
+    document_ids: list[str]
+
+
+class Source(TypedDict):
+    """A passage the answer was written from: its id and title, and its origin when it has one."""
+
+    document_id: str | None
+    title: str
+    source: NotRequired[str]
+    page: NotRequired[int | str]
+    section: NotRequired[str]
+    url: NotRequired[str]
+
+
+class ReplyMetadata(TypedDict):
+    """What the reply ``AIMessage`` carries in ``response_metadata["mtrag"]`` beside its text."""
+
+    task_id: str
+    kind: str  # "answer" | "abstention" | "clarifying_question"
+    abstain_reason: str | None  # an ``AbstainReason`` value when the run abstained
+    citations: list[Citation]
+    sources: list[Source]
+
+
+class OutputState(TypedDict):
+    """What a run returns: the conversation, whose last message is the reply (an ``AIMessage`` with a
+    ``ReplyMetadata`` in its ``response_metadata["mtrag"]``)."""
+
+    messages: list[AnyMessage]
+
+
 class State(InputState, total=False):
     task_id: Annotated[str, MATERIAL]
+    reply_id: Annotated[str, MATERIAL]  # the id of this run's reply message (stream chunks and the final one)
+    from_messages: Annotated[bool, MATERIAL]  # the run answers ``messages`` (a conversation), not a ``task``
     history: Annotated[
         list[dict[str, str]], MATERIAL
     ]  # the conversation before the question: {"speaker", "text"}
@@ -146,6 +197,16 @@ def decision_keys() -> tuple[str, ...]:
     """The keys a run's route copies from the state: every key but the inputs and ``MATERIAL``."""
     inputs = get_type_hints(InputState)
     return tuple(k for k, t in state_keys().items() if k not in inputs and not _marked(t, MATERIAL))
+
+
+def run_keys() -> tuple[str, ...]:
+    """The keys a run writes: every key but the inputs, which a thread keeps (its messages, its contexts).
+
+    A thread's next run starts with these cleared (``nodes/load_task.py``), so nothing of the last turn's
+    decisions lingers.
+    """
+    inputs = get_type_hints(InputState)
+    return tuple(key for key in state_keys() if key not in inputs)
 
 
 def accumulated_keys() -> tuple[str, ...]:

@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     context = Context(candidates=args.candidates)
-    graph = build_graph()
+    graph = build_graph(output="state")
     scorer = RougeScorer(["rougeL"])
     rng = random.Random(args.seed)
     names = [c.label for c in context.candidates]

@@ -56,7 +56,7 @@ def insert_on_the_main_line(monkeypatch, node) -> None:
 
 def test_a_node_and_its_new_key_need_only_its_module_and_two_graph_lines(monkeypatch, declared):
     insert_on_the_main_line(monkeypatch, passage_filter_module())
-    run = graph.build_graph().invoke(
+    run = graph.build_graph(output="state").invoke(
         {"task": make_task(["How do bees dance?"], PASSAGES)}, context=fake_context(generate=["Bees dance."])
     )
     assert run["passages_dropped"] == 1 and len(run["kept_passages"]) == 1
@@ -96,13 +96,13 @@ def test_a_key_is_declared_once(declared):
 def test_the_gate_and_what_follows_run_as_a_graph_entered_at_the_gate():
     context = fake_context(gate=["no"])
     entered = {"question": "How do bees dance?", "history": [], "kept_passages": [{"text": PASSAGES[0]}]}
-    gate_only = graph.build_graph(start="answerability_gate", stop_after="answerability_gate")
+    gate_only = graph.build_graph(start="answerability_gate", stop_after="answerability_gate", output="state")
     assert gate_only.invoke(entered, context=context)["gate"] == "no"
     assert "answer" not in gate_only.invoke(entered, context=fake_context(gate=["no"]))
     assert (
-        graph.build_graph(start="answerability_gate").invoke(entered, context=fake_context(gate=["no"]))[
-            "answer"
-        ]
+        graph.build_graph(start="answerability_gate", output="state").invoke(
+            entered, context=fake_context(gate=["no"])
+        )["answer"]
         == context.idk_answer
     )
     assert END not in graph.ROUTES

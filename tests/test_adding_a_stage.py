@@ -91,7 +91,7 @@ schema = build_graph().get_context_jsonschema()["properties"]
 tone = ScriptedChatModel(responses=["no"])
 context = fake_context(tone_model=tone)
 task = make_task(["How do bees dance?"], ["Bees dance the waggle dance."])
-events = list(iter_events(build_graph(), {"task": task}, context=context))
+events = list(iter_events(build_graph(output="state"), {"task": task}, context=context))
 state = events[-1][1]
 print(json.dumps({
     "schema": schema["tone_instruction"].get("description"),

@@ -14,7 +14,7 @@ PASSAGES = [
     "Bees use the waggle dance to show the direction of flowers.",
     "The round dance means food is close.",
 ]
-GRAPH = build_graph()
+GRAPH = build_graph(output="state")
 
 
 def test_every_model_call_of_a_run_is_recorded_against_its_node():

@@ -39,7 +39,7 @@ def test_the_grounding_check_wins_when_the_state_has_one_and_its_dropped_sentenc
 
 def test_the_graph_writes_the_grounding_check_the_predictions_cite():
     task = make_task(["When did the Eiffel Tower open?"], [p["text"] for p in PASSAGES])
-    state = build_graph().invoke(
+    state = build_graph(output="state").invoke(
         {"task": task},
         context=fake_context(
             grounding="facts", generate=["The Eiffel Tower opened to the public on 15 May 1889."]

@@ -21,7 +21,7 @@ PASSAGES = [
 ]
 TASK = make_task(["How do bees find flowers?"], PASSAGES)
 GOOD = "Bees use the waggle dance to show the direction of flowers."
-GRAPH = build_graph()
+GRAPH = build_graph(output="state")
 
 _SHOWN = re.compile(r"Candidate ([A-Z]):\n(.*?)(?=\n\nCandidate [A-Z]:|\n\nJudge each)", re.DOTALL)
 
@@ -299,7 +299,7 @@ def test_unknown_preset_and_variant_are_reported():
 def test_a_node_cannot_be_inserted_before_the_candidate_branches():
     with pytest.raises(ValueError, match="started by Send"):
         insertion = Insertion("x", lambda s, r: {}, after="answerability_gate", before="generate_candidate")
-        build_graph(insert=[insertion])
+        build_graph(insert=[insertion], output="state")
 
 
 @pytest.mark.slow

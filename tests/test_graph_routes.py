@@ -16,7 +16,7 @@ PASSAGES = [
     "Bees use the waggle dance to show the direction of flowers.",
     "The round dance means food is close.",
 ]
-GRAPH = build_graph()
+GRAPH = build_graph(output="state")
 
 
 def run(task, context):
@@ -255,7 +255,9 @@ def test_a_custom_node_can_be_inserted_between_two_nodes():
         seen.append(state["relation_class"])
         return {"intent": "marked"}
 
-    graph = build_graph(insert=[Insertion("mark", mark, after="classify_relation", before="select_history")])
+    graph = build_graph(
+        insert=[Insertion("mark", mark, after="classify_relation", before="select_history")], output="state"
+    )
     state = graph.invoke({"task": make_task(conversation(1), PASSAGES)}, context=fake_context())
     assert seen == [RelationClass.CONTINUATION]
     assert state["answer"]
@@ -265,7 +267,9 @@ def test_an_inserted_node_that_answers_ends_the_run():
     def answer_now(state, runtime):
         return {"answer": "Which bees do you mean?"}
 
-    graph = build_graph(insert=[Insertion("ask", answer_now, after="local_rewrite", before="rerank")])
+    graph = build_graph(
+        insert=[Insertion("ask", answer_now, after="local_rewrite", before="rerank")], output="state"
+    )
     context = fake_context()
     state = graph.invoke({"task": make_task(["How do they dance?"], PASSAGES)}, context=context)
     assert state["answer"] == "Which bees do you mean?"

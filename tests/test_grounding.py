@@ -18,7 +18,7 @@ ANTHEM = [
     "The national anthem has been played before NFL games since the Second World War.",
     "Players stand on the sideline while the national anthem is played before the game.",
 ]
-GRAPH = build_graph()
+GRAPH = build_graph(output="state")
 
 
 def test_a_fact_the_passages_lack_is_unsupported_however_many_words_they_share():

@@ -42,7 +42,7 @@ def test_every_graph_prompt_is_the_default_of_a_context_field():
 )
 def test_a_prompt_override_reaches_the_model(field, role):
     context = fake_context(**{field: "OVERRIDDEN"})
-    build_graph().invoke(
+    build_graph(output="state").invoke(
         {"task": make_task(["How do bees talk?", "They dance.", "Why?"], PASSAGES)}, context=context
     )
     prompts = [str(m.content) for call in getattr(context, role).calls for m in call["messages"]]

@@ -102,7 +102,7 @@ def test_graph_runs_end_to_end_against_an_openai_compatible_server(endpoint):
         ["How do bees find flowers?", "They dance.", "What do they do when food is close?"],
         ["The round dance means food is close to the hive."],
     )
-    state = build_graph().invoke({"task": task}, context=context)
+    state = build_graph(output="state").invoke({"task": task}, context=context)
     assert state["answer"] == "Honey bees perform a round dance when food is close to the hive."
     assert state["gate"] == "yes"
     choice_requests = [r for r in StandIn.requests if r.get("response_format")]
@@ -132,24 +132,23 @@ def test_after_the_bounded_retries_the_error_is_raised(endpoint):
     assert len(StandIn.requests) == 3
 
 
-def test_streamed_graph_yields_the_answer_tokens_over_server_sent_events(endpoint):
+def test_the_endpoint_streams_the_draft_and_the_graph_streams_the_answer_that_stands(endpoint):
     spec = f"vllm:stand-in@{endpoint}"
     context = endpoint_context(spec, gate_classifier=None)
     task = make_task(
         ["How do bees find flowers?", "They dance.", "What do they do when food is close?"],
         ["The round dance means food is close to the hive."],
     )
-    tokens, state = [], {}
-    for mode, chunk in build_graph().stream(
+    shown, state = [], {}
+    for mode, chunk in build_graph(output="state").stream(
         {"task": task}, context=context, stream_mode=["messages", "values"]
     ):
         if mode == "messages":
-            assert chunk[1]["langgraph_node"] == "generate"  # no internal call reaches the stream
-            tokens.append(chunk[0].content)
+            assert chunk[1]["langgraph_node"] in ("generate", "finish")  # no model's own tokens
+            shown.append(chunk[0].content)
         else:
             state = chunk
-    assert len([t for t in tokens if t]) > 5
-    assert "".join(tokens) == state["answer"]
+    assert "".join(shown) == state["answer"]
     # free-text calls may stream (their tokens stay out of the graph's stream); constrained ones never do
     streamed = [r for r in StandIn.requests if r.get("stream")]
     assert streamed and not any("response_format" in r for r in streamed)

@@ -51,7 +51,7 @@ def test_graph_answers_a_short_task_from_its_passage_with_the_small_model():
         ],
     )
     context = Context(rewrite_model=SMALL, classify_model=SMALL, gate_model=SMALL, generate_model=SMALL)
-    state = build_graph().invoke({"task": task}, context=context)
+    state = build_graph(output="state").invoke({"task": task}, context=context)
     assert state["abstain_reason"] is None, state
     assert "1889" in state["answer"]
     assert state["kept_passages"][0]["document_id"] == "d0"

@@ -1,11 +1,10 @@
-"""Real servers on loopback: llama-cpp-python's OpenAI-compatible server behind the ``vllm:`` spec,
-and ``langgraph dev`` serving the graph from langgraph.json over its HTTP API."""
+"""Real servers on loopback: llama-cpp-python's OpenAI-compatible server behind the ``vllm:`` spec (the
+graph on ``langgraph dev``: tests/test_langgraph_server.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -22,7 +21,6 @@ from mtrag_graph.models.factory import get_chat_model
 from mtrag_graph.runtime.batch import answer_tasks
 from mtrag_graph.testing import endpoint_context, make_task
 from mtrag_graph.testing.standin import StandInServer
-from tests.conftest import REPO
 
 PASSAGES = [
     "The Eiffel Tower opened to the public on 15 May 1889, during the Exposition Universelle.",
@@ -195,65 +193,3 @@ def test_the_vllm_spec_streams_tokens_from_llama_cpp_server_that_join_to_the_who
     assert merged is not None
     assert merged.response_metadata.get("finish_reason") == whole.response_metadata.get("finish_reason")
     print(f"{len(arrivals)} chunks; the first came {spread:.2f} s before the last")
-
-
-# ---------------------------------------------------------------- langgraph dev
-
-
-def test_langgraph_dev_serves_the_graph_over_its_http_api(tmp_path):
-    cli = shutil.which("langgraph") or str(Path(sys.executable).with_name("langgraph"))
-    if not Path(cli).exists():
-        pytest.skip("langgraph-cli is not installed (pip install 'langgraph-cli[inmem]')")
-    port, log = free_port(), tmp_path / "langgraph-dev.log"
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
-        # scripted models (mtrag_graph.models.fake) through the Context's environment fallbacks
-        "MTRAG_SMALL_MODEL": "scripted:When did the Eiffel Tower open?",
-        "MTRAG_LARGE_MODEL": "scripted:yes|The Eiffel Tower opened to the public on 15 May 1889.",
-        "MTRAG_RERANKER": "lexical",
-        "LANGSMITH_TRACING": "false",
-    }
-    # the repository's langgraph.json with its paths made absolute, run from a temporary folder: the
-    # server keeps its state in ./.langgraph_api and resolves graph paths against the working directory
-    config = json.loads((REPO / "langgraph.json").read_text())
-    config["dependencies"] = [str((REPO / d).resolve()) for d in config["dependencies"]]
-    for name, spec in config["graphs"].items():
-        path, _, variable = spec.partition(":")
-        config["graphs"][name] = f"{(REPO / path).resolve()}:{variable}"
-    config.pop("env", None)
-    (tmp_path / "langgraph.json").write_text(json.dumps(config))
-    command = [cli, "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
-               "--config", str(tmp_path / "langgraph.json")]  # fmt: skip
-    with open(log, "w") as handle:
-        process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=handle, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        problem = wait_until_up(f"{base}/ok", process, log)
-        assert problem is None, problem
-        thread = http_json(f"{base}/threads", {})
-        task = make_task(["When did the Eiffel Tower open to the public?"], PASSAGES, "dev<::>1")
-        final = http_json(
-            f"{base}/threads/{thread['thread_id']}/runs/wait",
-            {"assistant_id": "mtrag_graph", "input": {"task": task}, "context": {"top_k": 1}},
-        )
-        assert final["answer"] == "The Eiffel Tower opened to the public on 15 May 1889."
-        state = http_json(f"{base}/threads/{thread['thread_id']}/state")
-        values = state["values"]
-        assert values["answer"] == final["answer"] and values["gate"] == "yes"
-        assert [p["document_id"] for p in values["kept_passages"]] == ["d0"]  # top_k 1 from the run's context
-
-        # the same run streamed over server-sent events: the steps, then the answer text that stands
-        events = sse_events(
-            f"{base}/threads/{thread['thread_id']}/runs/stream",
-            {"assistant_id": "mtrag_graph", "input": {"task": task}, "context": {"top_k": 1},
-             "stream_mode": ["custom", "values"]},
-        )  # fmt: skip
-        custom = [data for event, data in events if event == "custom"]
-        assert "writing the answer" in [e.get("label") for e in custom if e["mtrag"] == "step"]
-        assert "".join(e["text"] for e in custom if e["mtrag"] == "text") == final["answer"]
-        assert not [e for e in custom if e["mtrag"] == "retract"]
-        last_values = [data for event, data in events if event == "values"][-1]
-        assert last_values["answer"] == final["answer"]
-    finally:
-        stop(process)

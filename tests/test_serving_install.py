@@ -32,7 +32,7 @@ SERVE_WITHOUT_MEASURE = textwrap.dedent(
 
     build_parser()
     build_chat_graph()
-    state = build_graph().invoke(
+    state = build_graph(output="state").invoke(
         {{"task": make_task(["How do bees find flowers?"], ["Bees follow the waggle dance."])}},
         context=fake_context(gate_classifier="default", embedder="hashing:64", grounding="facts"),
     )

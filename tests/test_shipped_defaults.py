@@ -19,7 +19,7 @@ PASSAGES = [
     "The round dance means that flowers with nectar are close to the hive.",
 ]
 GOOD = "Bees find flowers by following the waggle dance of other bees."
-GRAPH = build_graph()
+GRAPH = build_graph(output="state")
 
 
 def shipped_gate_context(**overrides) -> Context:

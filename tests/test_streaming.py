@@ -1,4 +1,4 @@
-"""Streaming a run: only answer text that stands reaches a person; the raw draft stays in "messages"."""
+"""Streaming a run: only answer text that stands reaches a person (the messages stream: tests/test_messages_graph.py)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ IDK = "I don't know the answer based on the provided documents."
 def shown(task, context):
     """What a person sees (the text events, a retraction as "<retract>") and the final state."""
     seen, state = [], {}
-    for kind, value in iter_events(build_graph(), {"task": task}, context=context):
+    for kind, value in iter_events(build_graph(output="state"), {"task": task}, context=context):
         if kind == "text":
             seen.append(value)
         elif kind == "retract":
@@ -101,16 +101,11 @@ def test_complete_sentences_leave_the_last_one_open():
     assert complete_sentences("One only.") == ""
 
 
-def test_the_raw_draft_stays_in_the_messages_stream_for_debugging():
-    context = fake_context(generate=[ANSWER])
-    items = list(build_graph().stream({"task": TASK}, context=context, stream_mode="messages"))
-    assert {metadata["langgraph_node"] for _, metadata in items} == {"generate"}  # no rewrite, class, gate
-    assert "".join(message.content for message, _ in items) == ANSWER
-
-
 def test_a_streamed_run_ends_in_the_same_state_as_an_invoked_one():
-    streamed, timings = run_streamed(build_graph(), {"task": TASK}, context=fake_context(generate=[ANSWER]))
-    invoked = build_graph().invoke({"task": TASK}, context=fake_context(generate=[ANSWER]))
+    streamed, timings = run_streamed(
+        build_graph(output="state"), {"task": TASK}, context=fake_context(generate=[ANSWER])
+    )
+    invoked = build_graph(output="state").invoke({"task": TASK}, context=fake_context(generate=[ANSWER]))
     assert streamed["answer"] == invoked["answer"] == ANSWER
     assert streamed["gate"] == invoked["gate"]
     assert 0 < timings["first_draft"] <= timings["first_shown"] and timings["retracted"] == 0
@@ -118,7 +113,10 @@ def test_a_streamed_run_ends_in_the_same_state_as_an_invoked_one():
 
 def test_the_steps_come_before_the_text():
     kinds = [
-        (k, v) for k, v in iter_events(build_graph(), {"task": TASK}, context=fake_context(generate=[ANSWER]))
+        (k, v)
+        for k, v in iter_events(
+            build_graph(output="state"), {"task": TASK}, context=fake_context(generate=[ANSWER])
+        )
     ]
     steps = [v for k, v in kinds if k == "step"]
     assert steps[:2] == ["rewriting the question", "reading the conversation"]
@@ -162,7 +160,9 @@ def test_the_streaming_example_prints_one_json_line_per_task_with_what_was_shown
 
 def test_the_timings_say_when_a_raw_draft_stream_would_have_shown_withdrawn_text():
     context = grounded(generate=["I don't know.", "Texas charges a $100 filing fee for every appeal."])
-    _, timings = run_streamed(build_graph(), {"task": FEE}, context=context)
+    _, timings = run_streamed(build_graph(output="state"), {"task": FEE}, context=context)
     assert timings["draft_withdrawn"] and timings["retracted"] == 0
-    _, timings = run_streamed(build_graph(), {"task": TASK}, context=grounded(generate=[ANSWER]))
+    _, timings = run_streamed(
+        build_graph(output="state"), {"task": TASK}, context=grounded(generate=[ANSWER])
+    )
     assert not timings["draft_withdrawn"]

@@ -18,7 +18,7 @@ NODE_ORDER = [
     "load_task", "evidence_precheck", "global_rewrite", "classify_relation", "select_history",
     "local_rewrite", "rerank", "answerability_gate", "generate", "check_answer", "ground_answer", "finish",
 ]  # fmt: skip
-GRAPH = build_graph()
+GRAPH = build_graph(output="state")
 
 
 def trace(tmp_path, context, task=TASK) -> dict:

@@ -95,7 +95,7 @@ def test_a_graph_run_shows_up_in_a_locally_started_phoenix(phoenix):
     task = make_task(["How do bees talk?", "They dance.", "How do they find flowers?"],
                      ["Bees use the waggle dance to show the direction of flowers."])  # fmt: skip
     try:
-        state = build_graph().invoke({"task": task}, context=fake_context())
+        state = build_graph(output="state").invoke({"task": task}, context=fake_context())
         provider.force_flush()
     finally:
         instrumentor.uninstrument()

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         progress=not args.no_progress,
         on_record=show if args.show else None,
-        graph=build_graph(),
+        graph=build_graph(output="state"),
         config={"callbacks": tracing_callbacks(args.trace_file)},
         concurrency=args.concurrency,
         endpoint_concurrency=args.endpoint_concurrency,

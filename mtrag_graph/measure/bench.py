@@ -190,7 +190,7 @@ def run_bench(
     if compare_prefix_cache:
         runs.append((f"{presets[0]}-no-prefix-cache", presets[0], False))
     results: dict[str, Any] = {}
-    graph = build_graph()
+    graph = build_graph(output="state")
     for label, preset, cache in runs:
         context = Context.from_preset(preset, **(overrides or {}))
         set_prefix_cache(context, cache)

@@ -59,7 +59,7 @@ JSON_MAX_TOKENS = 256
 
 MODEL_CALL_TAG = "mtrag:model_call"  # a non-chat model run (reranker, search) that counts as a model call
 # LangGraph's tag for a model run whose messages stay out of ``stream_mode="messages"``
-# (``langgraph.constants.TAG_NOSTREAM``): every call but the answer's.
+# (``langgraph.constants.TAG_NOSTREAM``): every call; what a person may see goes there from nodes/release.py.
 NOSTREAM_TAG = "nostream"
 
 
@@ -201,7 +201,6 @@ def invoke_text(
     max_tokens: int | None = None,
     transient_retries: int = TRANSIENT_RETRIES,
     backoff_seconds: float = BACKOFF_SECONDS,
-    stream: bool = False,
     on_token: Callable[[str, UUID], None] | None = None,
     **options: Any,
 ) -> AIMessage:
@@ -212,10 +211,9 @@ def invoke_text(
     ``recording``); ``log`` records this call into that log instead (the evaluation's judges keep
     their own).
 
-    ``stream=True`` (the answer): the reply's tokens reach a caller that
-    streams the graph with ``stream_mode="messages"``. Every other call is tagged ``nostream`` and
-    stays out of that stream. Either way this returns the whole reply; a transient error after some
-    tokens were streamed is retried like any other, and the retry streams under a new message id.
+    Every call is tagged ``nostream``: a model's raw reply never reaches ``stream_mode="messages"``,
+    where only the answer text that stands goes (``nodes/release.show``). A transient error after some
+    tokens came is retried like any other.
 
     ``on_token(token, attempt)``: called with each token as the model writes it (the model streams even
     when nobody streams the graph); ``attempt`` is the run id of the attempt, so a caller sees when a
@@ -225,7 +223,7 @@ def invoke_text(
         with recording(log):
             return invoke_text(
                 model, messages, max_tokens=max_tokens, transient_retries=transient_retries,
-                backoff_seconds=backoff_seconds, stream=stream, on_token=on_token, **options,
+                backoff_seconds=backoff_seconds, on_token=on_token, **options,
             )  # fmt: skip
     if max_tokens:
         options["max_tokens"] = max_tokens
@@ -233,9 +231,8 @@ def invoke_text(
     config: RunnableConfig = {
         "run_name": f"{node}.model",
         "metadata": {"node": node, "model_name": model_name(model)},
+        "tags": [NOSTREAM_TAG],
     }
-    if not stream:
-        config["tags"] = [NOSTREAM_TAG]
     relay = [TokenRelay(on_token)] if on_token is not None else []
     while True:
         retrying = (

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langgraph.errors import GraphBubbleUp
+from langgraph.types import Overwrite
 
 from mtrag_graph.events import STEP, emit
 from mtrag_graph.models.calls import CallLog, recording
@@ -68,10 +69,14 @@ def guarded(node: Node | None = None, *, writes: type | None = None) -> Any:
                 f"node {name} wrote {sorted(undeclared)}: declare them with @guarded(writes=...)"
             )
         seconds = time.perf_counter() - started
+        bookkeeping = {"model_calls": log.records, "node_seconds": [{"node": name, "seconds": seconds}]}
+        # a node that starts a run afresh (load_task) empties the run's bookkeeping: its own records start it
         return {
             **plain(update),
-            "model_calls": log.records,
-            "node_seconds": [{"node": name, "seconds": seconds}],
+            **{
+                key: Overwrite(records) if isinstance(update.get(key), Overwrite) else records
+                for key, records in bookkeeping.items()
+            },
         }
 
     return wrapper

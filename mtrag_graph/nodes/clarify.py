@@ -2,8 +2,9 @@
 
 Does the user's turn point at one specific thing ("this library", "her") that the conversation never
 named? If so, a short clarifying question naming the options found. In batch mode that question is
-the answer; in chat mode (``Context.clarify_interrupt``) the node interrupts the graph, and the user's reply,
-passed back with ``Command(resume=reply)``, is added to the question the rest of the graph answers.
+the answer; in a conversation (``asks_the_user``) the question is stored and ``nodes/ask_user.py``
+interrupts the graph with it; the user's reply, passed back with ``Command(resume=reply)``, is added to
+the question the rest of the graph answers.
 
 Switched on with ``Context.clarify`` (the ``full`` preset, ``answer --clarify``, the chat). It runs
 right after ``load_task`` when the passages are given (see ``mtrag_graph.graph``), because it must also
@@ -20,13 +21,13 @@ from os.path import commonprefix
 from typing import Any, get_args
 
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
 
 from mtrag_graph.context import Context
 from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodes._common import guarded
+from mtrag_graph.nodes.ask_user import question_message
 from mtrag_graph.stages.clarify import ClarifySignal
 from mtrag_graph.state import State
 from mtrag_graph.text import STOPWORDS, stem, words
@@ -491,8 +492,19 @@ def _passages(state: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     return kept if kept is not None else state.get("passages")
 
 
+def asks_the_user(state: Mapping[str, Any], context: Context) -> bool:
+    """Whether the user is asked (``ask_user``: an interrupt, resumed with the reply) rather than given
+    the question as the answer: ``Context.clarify_interrupt``, or when it is ``None`` (the default)
+    whenever the run answers a conversation (``messages``, a served thread) rather than a benchmark task."""
+    if context.clarify_interrupt is not None:
+        return bool(context.clarify_interrupt)
+    return bool(state.get("from_messages"))
+
+
 @guarded
 def clarify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Decide whether to ask back, and store the question: ``ask_user`` asks it (so a resumed run asks
+    the stored question, never one computed again), or it is the run's answer."""
     context = runtime.context
     decision, raws = is_underspecified(
         state.get("history", []),
@@ -507,17 +519,7 @@ def clarify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if not decision:
         return {**update, "clarification": {"asked": False}}
     asked = clarifying_question(state, context)
-    if not context.clarify_interrupt:
-        return {
-            **update,
-            "clarification": {"asked": True, "question": asked, "evidence": raws[-1]},
-            "answer": asked,
-        }
-    # Chat: wait for the user's reply. On resume this node runs again from the top (same decision and
-    # question, the model is deterministic) and interrupt() returns the reply instead of raising.
-    reply = str(interrupt({"clarifying_question": asked})).strip()
-    return {
-        **update,
-        "clarification": {"asked": True, "question": asked, "evidence": raws[-1], "reply": reply},
-        "question": f"{state['question']} ({reply})" if reply else state["question"],
-    }
+    clarification = {"asked": True, "question": asked, "evidence": raws[-1]}
+    if asks_the_user(state, context):  # nodes/ask_user.py asks it
+        return {**update, "clarification": clarification, "messages": [question_message(asked, state)]}
+    return {**update, "clarification": clarification, "answer": asked}

@@ -1,20 +1,69 @@
-"""Send what the stream has not shown of the final answer; every run that answers ends here.
+"""End every run: send what the stream has not shown of the final answer, and add the reply message.
 
 While the answer is written only the sentences the checks passed are sent (``mtrag_graph.nodes.release``);
 the rest of the final answer (its last sentence, or the whole of an abstention, a clarifying question,
 an ensemble's pick) is sent now. When the final answer does not begin with what was shown, what was
 shown is withdrawn first (``events.RETRACT``) and the answer follows whole.
+
+The reply is an ``AIMessage`` appended to ``messages``, under the id its streamed chunks carried
+(``reply_id``): its content is the answer, its ``response_metadata["mtrag"]`` a ``state.ReplyMetadata``
+(the citations, the sources, why the run abstained). ``response_metadata`` is where LangChain puts what
+a model's response says about itself, and chat model integrations do not send it back to a model when
+the conversation is passed on (``additional_kwargs`` is the provider's payload, which some do).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
+from mtrag_graph.citations import answer_citations
 from mtrag_graph.context import Context
-from mtrag_graph.events import RETRACT, TEXT, emit
-from mtrag_graph.state import State
+from mtrag_graph.events import RETRACT, emit
+from mtrag_graph.nodes.release import show
+from mtrag_graph.state import Citation, ReplyMetadata, Source, State
+
+SOURCE_FIELDS = ("source", "page", "section", "url")  # a passage's origin, when it has one
+
+
+def reply_kind(state: Mapping[str, Any]) -> str:
+    """``clarifying_question`` (the question is the answer), ``abstention`` or ``answer``."""
+    clarification = state.get("clarification") or {}
+    if clarification.get("asked") and not clarification.get("reply") and state.get("answer"):
+        return "clarifying_question"
+    return "abstention" if state.get("abstain_reason") is not None else "answer"
+
+
+def reply_metadata(state: Mapping[str, Any]) -> ReplyMetadata:
+    """The reply's metadata: each cited sentence with the passages behind it, and those passages."""
+    sources: list[Source] = [
+        Source(
+            document_id=p.get("document_id"),
+            title=p.get("title") or "",
+            **{key: p[key] for key in SOURCE_FIELDS if p.get(key)},  # type: ignore[typeddict-item]
+        )
+        for p in state.get("kept_passages") or []
+    ]
+    citations = [
+        Citation(
+            text=str(s.get("text", "")),
+            supported=bool(s.get("supported")),
+            passages=list(s.get("passages") or []),
+            document_ids=[str(d) for d in s.get("document_ids") or []],
+        )
+        for s in answer_citations(state)
+    ]
+    reason = state.get("abstain_reason")
+    return ReplyMetadata(
+        task_id=str(state.get("task_id") or ""),
+        kind=reply_kind(state),
+        abstain_reason=None if reason is None else str(reason),
+        citations=citations,
+        sources=sources,
+    )
 
 
 def finish(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -24,5 +73,8 @@ def finish(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         emit(RETRACT)
         shown = ""
     if len(answer) > len(shown):
-        emit(TEXT, text=answer[len(shown) :])
-    return {"shown": answer}
+        show(answer[len(shown) :], state)
+    reply = AIMessage(
+        answer, id=state.get("reply_id"), response_metadata={"mtrag": dict(reply_metadata(state))}
+    )
+    return {"shown": answer, "messages": [reply]}

@@ -42,8 +42,6 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         get_chat_model(candidate.model),
         answer_messages(state, context, candidate),
         max_tokens=context.answer_max_tokens + (EVIDENCE_EXTRA_TOKENS if evidence_first else 0),
-        # the raw draft's tokens also reach graph.stream(..., stream_mode="messages")
-        stream=not evidence_first,
         on_token=None if evidence_first else release.token,
     )
     draft = candidate.finish(str(reply.content), context.citation_markers)

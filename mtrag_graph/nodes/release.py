@@ -18,13 +18,49 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
+
+from langchain_core.callbacks import BaseCallbackManager
+from langchain_core.messages import AIMessageChunk
+from langchain_core.outputs import ChatGenerationChunk, LLMResult
+from langgraph.config import get_config
+
+# LangGraph's handler behind stream_mode="messages"; it has no public name (langgraph.pregel._messages)
+from langgraph.pregel._messages import StreamMessagesHandler
 
 from mtrag_graph.context import Context
 from mtrag_graph.events import TEXT, emit
 from mtrag_graph.nodes.check_answer import check_draft
 from mtrag_graph.nodes.ground_answer import ground, verifies
 from mtrag_graph.text import sentence_spans
+
+
+def show(text: str, state: Mapping[str, Any]) -> None:
+    """Send ``text`` (answer text that stands) to a person: a custom ``text`` event, and in
+    ``stream_mode="messages"`` a chunk of the run's reply message (``reply_id``, the id of the
+    ``AIMessage`` the run ends with), so a LangGraph chat client shows only what stands.
+
+    The model's own tokens stay out of that stream (every model call is tagged ``nostream``): what
+    it shows comes from here, handed to LangGraph's messages handler the way a chat model's token is.
+    """
+    emit(TEXT, text=text)
+    for handler in _messages_handlers():
+        run = uuid4()
+        handler.on_chat_model_start({}, [[]], run_id=run, metadata=dict(get_config().get("metadata") or {}))
+        chunk = AIMessageChunk(content=text, id=state.get("reply_id"))
+        handler.on_llm_new_token(text, chunk=ChatGenerationChunk(message=chunk), run_id=run)
+        handler.on_llm_end(LLMResult(generations=[]), run_id=run)
+
+
+def _messages_handlers() -> list[StreamMessagesHandler]:
+    """The handlers of ``stream_mode="messages"`` attached to this run ([] outside a run, or when nobody
+    streams messages)."""
+    try:
+        callbacks = get_config().get("callbacks")
+    except RuntimeError:  # not inside a graph run
+        return []
+    handlers = callbacks.handlers if isinstance(callbacks, BaseCallbackManager) else callbacks or []
+    return [h for h in handlers if isinstance(h, StreamMessagesHandler)]
 
 
 def complete_sentences(draft: str) -> str:
@@ -76,5 +112,5 @@ class Release:
         self.checked = prefix
         standing = standing_text(self.finish(prefix), self.state, self.context)
         if len(standing) > len(self.shown) and standing.startswith(self.shown):
-            emit(TEXT, text=standing[len(self.shown) :])
+            show(standing[len(self.shown) :], self.state)
             self.shown = standing

@@ -201,7 +201,7 @@ def answer_tasks(
     events and retractions (the bench's first-token table).
     """
     if graph is None:
-        graph = build_graph()
+        graph = build_graph(output="state")
     writer, done = open_resumable(output_path, _task_key)
     summary = RunSummary(concurrency=concurrency)
     rows = list(read_jsonl(tasks_path))

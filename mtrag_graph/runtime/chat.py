@@ -23,11 +23,12 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
+from typing_extensions import TypedDict  # pydantic's JSON schemas need it on Python < 3.12
 
 from mtrag_graph.citations import answer_citations
 from mtrag_graph.context import Context
@@ -71,7 +72,7 @@ def build_chat_graph(*, checkpointer: Any = None, insert: Sequence[Insertion] = 
     The answering graph is called from the node, so it shares the chat's checkpointer and thread:
     its ``interrupt()`` pauses the chat, and ``Command(resume=...)`` on the chat resumes it.
     """
-    answering = build_graph(insert=insert)
+    answering = build_graph(insert=insert, output="state")
 
     def respond(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
         turns = state["turns"]

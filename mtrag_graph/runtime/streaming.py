@@ -7,8 +7,9 @@ rest comes from the ``finish`` node). Joined in order, the text events are the f
 run (the answering graph, or the chat graph that runs it inside a node) into those events;
 ``chat``, ``examples/stream_answer.py`` and the served API show exactly what it yields.
 
-``stream_mode="messages"`` still carries the raw draft tokens of ``generate`` (what the model writes,
-before any check): for debugging, never for a person to read.
+``stream_mode="messages"`` carries the same text, as chunks of the run's reply message (what a
+LangGraph chat client shows); no model's raw tokens reach it. ``on_draft_token`` sees the draft's raw
+tokens, for measuring only.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
 
 from mtrag_graph.events import RETRACT, STEP, TEXT
 from mtrag_graph.runtime.chat import pending_question, snapshot_question
@@ -24,9 +28,23 @@ from mtrag_graph.text import sentences
 ANSWER_NODES = frozenset({"generate"})
 
 
-def is_answer_token(metadata: Mapping[str, Any]) -> bool:
-    """Whether a ``stream_mode="messages"`` item comes from the answer's call (the raw draft)."""
-    return metadata.get("langgraph_node") in ANSWER_NODES
+class DraftTokens(BaseCallbackHandler):
+    """Hands each raw token of the answer's model call (``ANSWER_NODES``) to ``on_token``."""
+
+    def __init__(self, on_token: Callable[[str], None]) -> None:
+        super().__init__()
+        self.on_token = on_token
+        self.drafts: set[UUID] = set()
+
+    def on_chat_model_start(self, serialized, messages, *, run_id, metadata=None, **kwargs: Any) -> None:
+        if (metadata or {}).get("langgraph_node") in ANSWER_NODES:
+            self.drafts.add(run_id)
+
+    def on_llm_new_token(
+        self, token: str | list[str | dict[str, Any]], *, run_id: UUID, **kwargs: Any
+    ) -> None:
+        if run_id in self.drafts and isinstance(token, str):
+            self.on_token(token)
 
 
 def _pending_question(graph: Any, config: Mapping[str, Any], state: dict[str, Any]) -> str | None:
@@ -51,22 +69,19 @@ def iter_events(
     ``("text", chunk)`` answer text that stands, ``("retract", None)`` what was shown is withdrawn,
     ``("interrupt", question)`` the run waits on the user's reply to a clarifying question, and last
     ``("done", state)`` with the final state (of the outer graph). ``on_draft_token``: the raw draft's
-    tokens (``stream_mode="messages"``), for measuring only.
+    tokens, for measuring only.
     """
     config = dict(config or {})
-    modes = ["custom", "values", *(["messages"] if on_draft_token else [])]
+    if on_draft_token is not None:
+        config["callbacks"] = [*(config.get("callbacks") or []), DraftTokens(on_draft_token)]
     state: dict[str, Any] = {}
     label = None
     for namespace, mode, chunk in graph.stream(
-        inputs, config, context=context, stream_mode=modes, subgraphs=True
+        inputs, config, context=context, stream_mode=["custom", "values"], subgraphs=True
     ):
         if mode == "values":
             if not namespace:
                 state = chunk
-        elif mode == "messages":
-            message, metadata = chunk
-            if on_draft_token and is_answer_token(metadata) and isinstance(message.content, str):
-                on_draft_token(message.content)
         elif isinstance(chunk, Mapping) and "mtrag" in chunk:
             kind = chunk["mtrag"]
             if kind == STEP and chunk.get("label") != label:

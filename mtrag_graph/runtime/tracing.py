@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import BaseMessage
 from langchain_core.tracers.base import BaseTracer
 from langchain_core.tracers.schemas import Run
 
@@ -127,12 +128,26 @@ class TraceFile(BaseTracer):
         task: dict[str, Any] = inputs["task"] if isinstance(inputs.get("task"), dict) else {}
         tree["task_id"] = task.get("task_id") or _first_task_id(tree)
         outputs = run.outputs or {}
-        if outputs.get("answer") is not None:
+        reply = _reply(outputs)
+        if reply is not None:  # the graph's reply output (messages): the answer and its citations
+            metadata = reply.get("response_metadata", {}).get("mtrag") or {}
+            tree["task_id"] = tree["task_id"] or metadata.get("task_id")
+            tree["answer"], tree["citations"] = reply.get("content"), metadata.get("citations", [])
+        elif outputs.get("answer") is not None:
             tree["answer"] = outputs["answer"]
             if "kept_passages" in outputs or "grounding" in outputs:  # the answering graph's final state
                 tree["citations"] = answer_citations(outputs)
         with self._lock, self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(tree, ensure_ascii=False, default=str) + "\n")
+
+
+def _reply(outputs: dict[str, Any]) -> dict[str, Any] | None:
+    """The run's reply message as a dict, when its output is the graph's messages (``OutputState``)."""
+    messages = outputs.get("messages") if "answer" not in outputs else None
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    if isinstance(last, BaseMessage):
+        last = last.model_dump()
+    return last if isinstance(last, dict) and last.get("type") in ("ai", "AIMessageChunk") else None
 
 
 def _first_task_id(tree: dict[str, Any]) -> str | None:

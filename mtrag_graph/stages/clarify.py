@@ -15,7 +15,7 @@ ClarifySignal = Literal["rule", "pronoun", "passages", "person", "definite"]
 
 register(
     Stage("clarify", "Asks back when the turn is underspecified (an unresolved reference, passages about "
-          "several things).", nodes=("clarify",), label="checking the question", reads=("rewrite",))
+          "several things).", nodes=("clarify", "ask_user"), label="checking the question", reads=("rewrite",))
 )  # fmt: skip
 
 
@@ -36,11 +36,11 @@ class ClarifySettings:
         description="Model that writes a clarifying question the passages' alternatives cannot (and judges "
         "'unclear' when clarify_threshold is set).",
     )
-    clarify_interrupt: bool = setting(
-        False,
+    clarify_interrupt: bool | None = setting(
+        None,
         stage="clarify",
-        description="Ask the user with interrupt() and resume with the reply (chat, the served API); off: "
-        "the clarifying question is the answer (batch runs).",
+        description="Ask the user with interrupt() and resume with the reply; off: the clarifying question "
+        "is the answer; None: ask when the run answers a conversation (messages), answer with it for a task.",
     )
     clarify_max_tokens: int = setting(
         60, stage="clarify", description="Token limit of a model-written clarifying question."

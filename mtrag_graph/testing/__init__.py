@@ -5,7 +5,7 @@ Used by the tests and the docs' examples::
     from mtrag_graph.graph import build_graph
     from mtrag_graph.testing import fake_context, make_task
 
-    state = build_graph().invoke({"task": make_task(["How do bees talk?"], ["Bees dance."])},
+    state = build_graph(output="state").invoke({"task": make_task(["How do bees talk?"], ["Bees dance."])},
                                  context=fake_context(generate=["Bees dance."]))
 
 The fakes answer in call order, never by reading the prompt, so a test fails when the graph calls a

@@ -82,7 +82,7 @@ def test_a_question_answered_on_the_pdfs_second_page_cites_it(documents: Path, t
     # the default clarify step asks back here ("the ferry", passages of two titled documents, neither
     # named: its definite-reference signal): the answer path is what this test is about
     context = Context(index_dir=str(tmp_path / "index"), clarify=False)
-    state = build_graph().invoke({"task": task}, context=context)
+    state = build_graph(output="state").invoke({"task": task}, context=context)
     assert "6:40" in state["answer"], state["answer"]
     cited = {label for sentence in answer_citations(state) for label in sentence.get("sources", [])}
     assert "guide.pdf, p. 2" in cited

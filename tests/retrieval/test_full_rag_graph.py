@@ -23,7 +23,7 @@ TASK = {
 
 def test_task_without_contexts_is_answered_from_retrieved_passages(tiny_index: Path):
     context = fake_context(index_dir=str(tiny_index), generate=["Cloudant is a JSON document database."])
-    state = build_graph().invoke({"task": TASK}, context=context)
+    state = build_graph(output="state").invoke({"task": TASK}, context=context)
     assert state["kept_passages"][0]["document_id"] == "p-cloudant"
     assert state["answer"] == "Cloudant is a JSON document database."
     prompt = str(context.generate_model.calls[0]["messages"][-1].content)
@@ -31,7 +31,7 @@ def test_task_without_contexts_is_answered_from_retrieved_passages(tiny_index: P
 
 
 def test_missing_index_ends_in_a_recorded_error():
-    state = build_graph().invoke({"task": TASK}, context=fake_context(index_dir=None))
+    state = build_graph(output="state").invoke({"task": TASK}, context=fake_context(index_dir=None))
     assert state["abstain_reason"] == "error" and state["error"]["node"] == "retrieve"
 
 
@@ -44,7 +44,7 @@ def test_real_embedder_index_and_real_model_answer_end_to_end(tmp_path: Path):
         index_dir=str(tmp_path / "index"), rewrite_model=small, classify_model=small, gate_model=small,
         generate_model=small, top_k=2,
     )  # fmt: skip
-    state = build_graph().invoke({"task": TASK}, context=context)
+    state = build_graph(output="state").invoke({"task": TASK}, context=context)
     assert state["kept_passages"][0]["document_id"] == "p-cloudant"
     assert state["abstain_reason"] is None, state
     assert "json" in state["answer"].lower() or "document" in state["answer"].lower()
@@ -54,7 +54,7 @@ def test_clarify_in_full_rag_sees_the_retrieved_passages(tiny_index: Path):
     # "this team": the conversation never names one; the kept passages speak of several things
     task = {**TASK, "input": [{"speaker": "user", "text": "Where does this team play its NFL games?"}]}
     context = fake_context(index_dir=str(tiny_index), clarify=True, top_k=3)
-    state = build_graph().invoke({"task": task}, context=context)
+    state = build_graph(output="state").invoke({"task": task}, context=context)
     assert state["clarification"]["asked"] is True
     assert state["clarification"]["evidence"].startswith("rule: unresolved reference 'this team'")
     assert "Arizona Cardinals" in state["answer"]  # the question names what was retrieved
@@ -72,14 +72,14 @@ def test_clarify_in_full_rag_ignores_the_tasks_own_passages(tiny_index: Path):
     context = fake_context(
         index_dir=str(tiny_index), clarify=True, top_k=1, generate=["Cloudant is a JSON document database."]
     )
-    state = build_graph().invoke({"task": task, "retrieve": True}, context=context)
+    state = build_graph(output="state").invoke({"task": task, "retrieve": True}, context=context)
     assert state["clarification"] == {"asked": False}
     assert state["kept_passages"][0]["document_id"] == "p-cloudant"
     assert state["answer"] == "Cloudant is a JSON document database."
 
 
 def test_in_chat_the_reply_to_a_full_rag_clarification_retrieves_again(tiny_index: Path):
-    graph = build_graph(checkpointer=InMemorySaver())
+    graph = build_graph(checkpointer=InMemorySaver(), output="state")
     task = {**TASK, "input": [{"speaker": "user", "text": "Where does this team play its NFL games?"}]}
     context = fake_context(index_dir=str(tiny_index), clarify=True, clarify_interrupt=True, top_k=3,
                            rewrite=["Where does this team play its NFL games?", "Where do the Cardinals play?"],

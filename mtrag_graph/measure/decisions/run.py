@@ -74,7 +74,7 @@ def grounded_state(item: dict[str, Any]) -> dict[str, Any]:
 @functools.cache
 def _graph(start: str, stop_after: str | None = None):
     """The answering graph entered at ``start`` (and ended after ``stop_after``): the real nodes and routes."""
-    return build_graph(start=start, stop_after=stop_after, name=f"decisions-from-{start}")
+    return build_graph(start=start, stop_after=stop_after, name=f"decisions-from-{start}", output="state")
 
 
 def _run(

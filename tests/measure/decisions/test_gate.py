@@ -96,7 +96,7 @@ def test_the_graph_gate_uses_the_shipped_classifier_without_a_gate_model_call():
     task = make_task(
         ["How do bees dance when flowers are near?"], ["Bees perform a round dance when flowers are near."]
     )
-    state = build_graph().invoke({"task": task}, context=context)
+    state = build_graph(output="state").invoke({"task": task}, context=context)
     assert context.gate_model.calls == []
     assert state["gate"] == "yes" and "score" in state["gate_evidence"]
 
