@@ -10,7 +10,8 @@ token budget shared by all passages, best first:
   rare each stem is among the kept sentences; sentences of better-ranked passages get a small lead;
 - sentences are taken best first while the budget lasts, each with the neighbours it needs to be read
   right: the sentence before one that opens with a reference ("It", "This", "They", ...), the lines
-  after one that ends with a colon (a list or a command follows) and, for such a line, its lead-in; the passage's title and section
+  after a lead-in, heading or list item title (a line that ends with a colon or with no full stop: a
+  command or a list follows), the lead-in of such a line, and a table row's header rows; the passage's title and section
   head it in the prompt (``messages.format_passages``);
 - each passage's chosen sentences are shown in their order, a gap marked "...".
 
@@ -40,6 +41,7 @@ _REFERRING_OPENERS = frozenset(
     "it its it's this that these those they them their he she his her such there then here both "
     "the latter former however also otherwise instead".split()
 )
+_TITLE_WORDS = 8
 _MAX_FOLLOWING_LINES = 4  # after a sentence ending with ':' (a list, a command), at most this many lines
 
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -97,6 +99,11 @@ def score_sentences(
     return scored
 
 
+def _is_title(line: str) -> bool:
+    """A heading or a list item's title ("Create the dictionary"): short, capitalised, no full stop."""
+    return line[:1].isupper() and len(line.split()) <= _TITLE_WORDS and not line.endswith((".", "!", "?"))
+
+
 def _with_neighbours(sentences: Sequence[Sentence], position: int) -> list[int]:
     """The positions a chosen sentence needs beside it to be read right."""
     wanted = [position]
@@ -110,7 +117,16 @@ def _with_neighbours(sentences: Sequence[Sentence], position: int) -> list[int]:
             break
         if line.endswith((".", "!", "?")):
             break
-    if sentences[position].text.rstrip().endswith(":"):
+    own = sentences[position].text.strip()
+    if own.startswith("|"):
+        # a table row: the table's header (its first rows) says what each column holds
+        first = position
+        while first > 0 and sentences[first - 1].text.strip().startswith("|"):
+            first -= 1
+        wanted[:0] = [j for j in range(first, min(first + 2, position)) if j not in wanted]
+    elif own.endswith(":") or _is_title(own):
+        # a lead-in ("To turn it on, run:"), a heading or a list item's title ("1. Create the dictionary"):
+        # what it introduces follows, up to the end of a sentence
         for k in range(position + 1, min(position + 1 + _MAX_FOLLOWING_LINES, len(sentences))):
             wanted.append(k)
             if sentences[k].text.rstrip().endswith((".", "!", "?")):

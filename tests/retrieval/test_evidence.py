@@ -61,3 +61,22 @@ def test_the_embedder_scores_a_paraphrase_the_words_miss():
     best = max((s for sents in scored for s in sents), key=lambda s: s.score)
     assert "round dance" in best.text
     assert choose_evidence(scored, budget_chars=80)[0] == [1]
+
+
+def test_a_table_row_brings_the_table_header():
+    table = {"text": "Benchmarks.\n| Compressor | Ratio | Compression | Decompression |\n|---|---|---|---|\n"
+             "| zstd 1.5.1 -1 | 2.887 | 530 MB/s | 1700 MB/s |\n| lz4 1.9.3 | 2.101 | 740 MB/s | 4500 MB/s |"}  # fmt: skip
+    filler = {"text": " ".join(f"Mode {i} is described elsewhere." for i in range(60))}
+    excerpts = select_evidence(
+        "what ratio does zstd 1.5.1 reach at level -1", [table, filler], budget_tokens=30
+    )
+    assert "| Compressor | Ratio |" in excerpts[0] and "| zstd 1.5.1 -1 | 2.887 |" in excerpts[0]
+
+
+def test_a_list_item_title_brings_the_command_under_it():
+    how_to = {"text": "Dictionary compression How To:\n1. Create the dictionary\n"
+              "zstd --train FullPathToTrainingSet/* -o dictionaryName\n2. Compress with dictionary\n"
+              "zstd -D dictionaryName FILE"}  # fmt: skip
+    filler = {"text": " ".join(f"Build {i} is described elsewhere." for i in range(60))}
+    excerpts = select_evidence("How do I create a dictionary with zstd?", [how_to, filler], budget_tokens=25)
+    assert "Create the dictionary zstd --train FullPathToTrainingSet/* -o dictionaryName" in excerpts[0]
