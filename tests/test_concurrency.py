@@ -31,7 +31,7 @@ PASSAGES = [
     "The round dance means food is close to the hive.",
     "Honey is made from nectar that bees collect from flowers.",
 ]
-TIMING_KEYS = {"seconds", "node_seconds", "model_seconds"}
+TIMING_KEYS = {"seconds", "node_seconds", "model_seconds", "calls"}  # calls: each call's start and seconds
 
 
 @pytest.fixture

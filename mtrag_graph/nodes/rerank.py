@@ -40,11 +40,10 @@ def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     )  # fmt: skip
     if context.evidence_tokens > 0 and kept:
         embedder = get_embedder(context.embedder)
-        excerpts = timed_model_call(
-            embedder.name,
-            lambda: select_evidence(
-                question_for_answering(state), kept, context.evidence_tokens, embedder.embed
-            ),
-        )
+
+        def embed(texts: Sequence[str]) -> Any:  # a recorded call, made only when the passages are cut
+            return timed_model_call(embedder.name, lambda: embedder.embed(texts))
+
+        excerpts = select_evidence(question_for_answering(state), kept, context.evidence_tokens, embed)
         kept = [{**p, "evidence": excerpt} for p, excerpt in zip(kept, excerpts, strict=True)]
     return {"kept_passages": kept}
