@@ -137,6 +137,11 @@ def serve_args() -> str | None:
     return _text("MTRAG_SERVE_ARGS")
 
 
+def set_serve_args(arguments: str) -> None:
+    """Hand ``serve --workers N``'s parsed command line to its workers (``MTRAG_SERVE_ARGS``)."""
+    os.environ["MTRAG_SERVE_ARGS"] = arguments
+
+
 def data_dir() -> Path:
     return Path(_text("MTRAG_DATA") or REPO.parent / "shared" / "data" / "mtrag")
 

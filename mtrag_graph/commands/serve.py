@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from mtrag_graph import settings
-from mtrag_graph.commands.answer import add_model_options, context_from_args
+from mtrag_graph.commands._options import add_model_options, context_from_args
 
 ARGS_VARIABLE = "MTRAG_SERVE_ARGS"
 # Idle connections stay open longer than load balancers' usual idle timeout (60 s), so the balancer,
@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers > 1:
         # uvicorn starts the workers from a process of its own: each imports the factory below (a process
         # started as `python -m mtrag_graph` would run the command again in each spawned worker)
-        os.environ[ARGS_VARIABLE] = json.dumps({k: v for k, v in vars(args).items() if k != "func"})
+        settings.set_serve_args(json.dumps({k: v for k, v in vars(args).items() if k != "func"}))
         settings_text = json.dumps({k: v for k, v in server.items() if k != "http"})
         program = (
             "import json, sys, uvicorn; from mtrag_graph.serve.http import HeadDeadlineProtocol; "
