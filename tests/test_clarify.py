@@ -434,24 +434,12 @@ def test_pages_of_one_manual_are_one_thing_not_rival_referents():
 
 
 def test_over_documents_a_definite_noun_with_one_referent_is_not_asked_about():
-    passages = [
-        {
-            "document_id": "README.md#chunk=1",
-            "title": "README",
-            "text": "The format is documented in RFC 8878.",
-        },
-        {"document_id": "README.md#chunk=2", "title": "README", "text": "zstd -1 reaches 2.896 ..."},
-        {
-            "document_id": "CONTRIBUTING.md#chunk=1",
-            "title": "Contributing to Zstandard",
-            "text": "Pull requests ...",
-        },
-        {
-            "document_id": "CONTRIBUTING.md#chunk=2",
-            "title": "Contributing to Zstandard",
-            "text": "Run the tests ...",
-        },
-    ]
+    passages = document_passages(
+        ("README.md#chunk=1", "README", "The format is documented in RFC 8878."),
+        ("README.md#chunk=2", "README", "zstd -1 reaches 2.896 ..."),
+        ("CONTRIBUTING.md#chunk=1", "Contributing to Zstandard", "Pull requests ..."),
+        ("CONTRIBUTING.md#chunk=2", "Contributing to Zstandard", "Run the tests ..."),
+    )
     decision, evidence = is_underspecified(
         [],
         "In which year was the RFC that documents the zstd format published?",
@@ -463,21 +451,18 @@ def test_over_documents_a_definite_noun_with_one_referent_is_not_asked_about():
 
 
 def test_over_documents_a_noun_with_names_in_two_documents_is_asked_about():
-    passages = [
-        {
-            "document_id": "a/guide.pdf#page=2&chunk=1",
-            "title": "Guide A",
-            "text": "The Patroni Server listens on 8008.",
-        },
-        {"document_id": "a/guide.pdf#page=3&chunk=2", "title": "Guide A", "text": "More about it."},
-        {
-            "document_id": "b/manual.pdf#page=5&chunk=9",
-            "title": "Manual B",
-            "text": "The Backup Server listens on 9000.",
-        },
-        {"document_id": "b/manual.pdf#page=6&chunk=10", "title": "Manual B", "text": "More about that."},
-    ]
+    passages = document_passages(
+        ("a/guide.pdf#page=2&chunk=1", "Guide A", "The Patroni Server listens on 8008."),
+        ("a/guide.pdf#page=3&chunk=2", "Guide A", "More about it."),
+        ("b/manual.pdf#page=5&chunk=9", "Manual B", "The Backup Server listens on 9000."),
+        ("b/manual.pdf#page=6&chunk=10", "Manual B", "More about that."),
+    )
     decision, evidence = is_underspecified(
         [], "Which port does this server listen on?", passages, Context(), retrieved=True
     )
     assert decision is True, evidence
+
+
+def document_passages(*rows: tuple[str, str, str]) -> list[dict[str, str]]:
+    """Passages cut from a user's documents: (document_id, title, text) each."""
+    return [{"document_id": doc_id, "title": title, "text": text} for doc_id, title, text in rows]
