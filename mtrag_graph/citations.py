@@ -26,6 +26,13 @@ MIN_SUPPORT = DEFAULT_MIN_SUPPORT  # the grounding check's default (Context.grou
 _DOCUMENT_ID = re.compile(r"^(?P<source>.+?)#(?:page=(?P<page>\d+)&)?chunk=\d+$")
 
 
+def document_source(document_id: str) -> tuple[str, str | None] | None:
+    """The file and page (None off a PDF) a document passage's id names (``guide.pdf#page=2&chunk=5``);
+    None for an id that is not a document passage's (a corpus passage)."""
+    match = _DOCUMENT_ID.match(document_id)
+    return None if match is None else (match["source"], match["page"])
+
+
 def source_label(passage: Mapping[str, Any]) -> str:
     """Where a passage comes from, for a reader: ``guide.pdf, p. 2``, ``notes.md, Install``, or for a
     benchmark passage its title and id (``Cloudant (doc-12)``).
@@ -36,10 +43,10 @@ def source_label(passage: Mapping[str, Any]) -> str:
     source, page, section = passage.get("source"), passage.get("page"), passage.get("section")
     doc_id = str(passage.get("document_id") or "")
     if not source:
-        match = _DOCUMENT_ID.match(doc_id)
-        if match is None:
+        found = document_source(doc_id)
+        if found is None:
             return f"{passage.get('title') or '(untitled)'} ({passage.get('document_id')})"
-        source, page = match["source"], match["page"]
+        source, page = found
     name = str(source) if "://" in str(source) else PurePosixPath(str(source)).name
     if page:
         return f"{name}, p. {page}"

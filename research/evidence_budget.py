@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph.models import get_embedder
-from mtrag_graph.retrieval.evidence import CHARS_PER_TOKEN, choose_evidence, render_evidence, score_sentences
+from mtrag_graph.retrieval.evidence import CHARS_PER_TOKEN, excerpts, score_sentences
 from mtrag_graph.tasks import answerability_of
 from mtrag_graph.text import content_stems
 
@@ -68,14 +68,6 @@ def kept_share(reference: str, passages: list[str], excerpts: list[str]) -> floa
     return len(wanted & held) / len(wanted)
 
 
-def _excerpts(texts: list[str], scored: list, budget: int) -> list[str]:
-    """What ``select_evidence`` shows for ``budget``, from sentences scored once."""
-    if not budget or sum(len(t) for t in texts) <= budget * CHARS_PER_TOKEN:
-        return texts
-    chosen = choose_evidence(scored, int(budget * CHARS_PER_TOKEN))
-    return [render_evidence(s, c) if c else "" for s, c in zip(scored, chosen, strict=True)]
-
-
 def measure(tasks: list[dict[str, Any]], rewrites: dict[str, str], embed: Any) -> dict[str, Any]:
     prepared = []
     for task in tasks:
@@ -86,9 +78,9 @@ def measure(tasks: list[dict[str, Any]], rewrites: dict[str, str], embed: Any) -
     for budget in (*BUDGETS, 0):
         tokens, kept = [], []
         for task, texts, scored in prepared:
-            excerpts = _excerpts(texts, scored, budget)
-            tokens.append(sum(len(e) for e in excerpts) / CHARS_PER_TOKEN)
-            share = kept_share(task["targets"][0]["text"], texts, excerpts)
+            cut = excerpts(texts, scored, budget) if budget else texts
+            tokens.append(sum(len(e) for e in cut) / CHARS_PER_TOKEN)
+            share = kept_share(task["targets"][0]["text"], texts, cut)
             if share is not None:
                 kept.append(share)
         rows[str(budget or "whole")] = {

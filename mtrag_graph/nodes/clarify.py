@@ -22,6 +22,7 @@ from typing import Any, get_args
 
 from langgraph.runtime import Runtime
 
+from mtrag_graph.citations import document_source
 from mtrag_graph.context import Context
 from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models import get_chat_model, invoke_text
@@ -188,8 +189,6 @@ def _said(history: Sequence[dict[str, str]], question: str) -> set[str]:
     return _named(history) | {stem(w) for w in words(question)}
 
 
-# The id of a passage cut from a user's document (ingest/build.py): ``guide.pdf#page=2&chunk=5``
-_DOCUMENT_PASSAGE = re.compile(r"^(?P<source>.+?)#(?:page=\d+&)?chunk=\d+$")
 _SITE_PAGE = (".html", ".htm", ".xhtml")
 MIN_DOCUMENT_PASSAGES = 2  # a document with one stray kept passage is no rival referent
 
@@ -199,10 +198,10 @@ def document_of(passage: Mapping[str, Any]) -> str | None:
     file, or for a page of a site (HTML) its folder. Pages and sections of one manual are one thing
     the user asks about, not rival referents ("Introduction" and "Environment Configuration Settings"
     of one manual)."""
-    match = _DOCUMENT_PASSAGE.match(str(passage.get("document_id") or passage.get("_id") or ""))
-    if match is None:
+    found = document_source(str(passage.get("document_id") or passage.get("_id") or ""))
+    if found is None:
         return None
-    source = match.group("source")
+    source = found[0]
     folder, _, name = source.rpartition("/")
     return (folder or source) if name.lower().endswith(_SITE_PAGE) else source
 

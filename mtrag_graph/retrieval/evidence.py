@@ -177,9 +177,19 @@ def select_evidence(
     fits the budget). A passage short enough for the budget on its own is still cut to what bears on the
     question when the passages together exceed it; when all of them fit, each is shown whole."""
     texts = [str(p.get("text") or "") for p in passages]
-    budget_chars = int(budget_tokens * CHARS_PER_TOKEN)
-    if sum(len(t) for t in texts) <= budget_chars:
+    if _fit(texts, budget_tokens):  # nothing to cut: no sentence is scored (nor embedded)
         return texts
-    scored = score_sentences(question, passages, embed)
-    chosen = choose_evidence(scored, budget_chars)
+    return excerpts(texts, score_sentences(question, passages, embed), budget_tokens)
+
+
+def _fit(texts: Sequence[str], budget_tokens: int) -> bool:
+    return sum(len(t) for t in texts) <= int(budget_tokens * CHARS_PER_TOKEN)
+
+
+def excerpts(texts: Sequence[str], scored: Sequence[Sequence[Sentence]], budget_tokens: int) -> list[str]:
+    """``select_evidence`` from sentences already scored (``score_sentences``): one scoring serves
+    several budgets (``research/evidence_budget.py``)."""
+    if _fit(texts, budget_tokens):
+        return list(texts)
+    chosen = choose_evidence(scored, int(budget_tokens * CHARS_PER_TOKEN))
     return [render_evidence(s, c) if c else "" for s, c in zip(scored, chosen, strict=True)]
