@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mtrag_graph.measure.bench import _percentile
+from mtrag_graph.measure.bench import percentile
 
 
 def _kind(record: dict[str, Any]) -> str:
@@ -39,9 +39,9 @@ def rows_of(label: str, records: list[dict[str, Any]]) -> list[str]:
         processed = [int(r["route"].get("prompt_tokens_processed") or 0) for r in ok]
         calls = [int(r["route"].get("model_calls") or 0) for r in ok]
         twice = sum(int(r["route"].get("retries") or 0) >= 1 for r in ok)
-        p = f"{_percentile(shown, 0.5):.1f} / {_percentile(shown, 0.95):.1f}" if shown else "- / -"
+        p = f"{percentile(shown, 0.5):.1f} / {percentile(shown, 0.95):.1f}" if shown else "- / -"
         rows.append(
-            f"| {label} | {kind} | {len(ok)} | {p} | {_percentile(total, 0.5):.1f} | {statistics.mean(processed):.0f} "
+            f"| {label} | {kind} | {len(ok)} | {p} | {percentile(total, 0.5):.1f} | {statistics.mean(processed):.0f} "
             f"| {statistics.mean(calls):.1f} | {twice} of {len(ok)} |"
         )
     return rows

@@ -29,7 +29,7 @@ from mtrag_graph.runtime.batch import answer_tasks
 from mtrag_graph.stages import model_settings
 
 
-def _percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     index = min(int(round(q * (len(ordered) - 1))), len(ordered) - 1)
     return ordered[index]
@@ -55,8 +55,8 @@ def preset_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
         "tasks": n,
         "failed": len(records) - n,
         "seconds_mean": statistics.mean(seconds),
-        "seconds_p50": _percentile(seconds, 0.5),
-        "seconds_p95": _percentile(seconds, 0.95),
+        "seconds_p50": percentile(seconds, 0.5),
+        "seconds_p95": percentile(seconds, 0.95),
         "model_seconds_per_node": {k: v / n for k, v in node_seconds.most_common()},
         "model_calls_per_task": mean("model_calls"),
         "prompt_tokens_submitted": mean("prompt_tokens"),
@@ -84,8 +84,8 @@ def first_token_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
     for name, values in series.items():
         if values:
-            stats[f"{name}_p50"] = _percentile(values, 0.5)
-            stats[f"{name}_p95"] = _percentile(values, 0.95)
+            stats[f"{name}_p50"] = percentile(values, 0.5)
+            stats[f"{name}_p95"] = percentile(values, 0.95)
     stats["retracted_tasks"] = sum(1 for r in records if r["route"].get("stream_retracts"))
     # what a stream of the raw draft tokens would have shown and the final answer does not keep
     stats["draft_withdrawn_tasks"] = sum(1 for r in records if r["route"].get("draft_withdrawn"))

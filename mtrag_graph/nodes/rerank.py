@@ -33,9 +33,9 @@ def rerank_passages(
 
 @guarded
 def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    context = runtime.context
+    context, question = runtime.context, question_for_answering(state)
     kept = rerank_passages(
-        question_for_answering(state), state.get("passages") or [],
+        question, state.get("passages") or [],
         reranker=context.reranker, embedder=context.embedder, top_k=context.top_k,
     )  # fmt: skip
     if context.evidence_tokens > 0 and kept:
@@ -44,6 +44,6 @@ def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         def embed(texts: Sequence[str]) -> Any:  # a recorded call, made only when the passages are cut
             return timed_model_call(embedder.name, lambda: embedder.embed(texts))
 
-        excerpts = select_evidence(question_for_answering(state), kept, context.evidence_tokens, embed)
+        excerpts = select_evidence(question, kept, context.evidence_tokens, embed)
         kept = [{**p, "evidence": excerpt} for p, excerpt in zip(kept, excerpts, strict=True)]
     return {"kept_passages": kept}
