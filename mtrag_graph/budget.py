@@ -12,6 +12,7 @@ The rule (documented in the README):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,13 +30,24 @@ def prompt_char_budget(context_window_tokens: int, answer_max_tokens: int) -> in
     return max(usable, MIN_PROMPT_CHARS)
 
 
-def cut(text: str, limit: int) -> str:
-    """``text`` with whitespace collapsed, cut at a word boundary to at most ``limit`` characters."""
-    text = " ".join(text.split())
+_BLANK_LINES = re.compile(r"\n{3,}")
+
+
+def cut(text: str, limit: int, *, keep_lines: bool = False) -> str:
+    """``text`` with whitespace collapsed, cut at a word boundary to at most ``limit`` characters.
+
+    ``keep_lines``: line breaks stay (a blank line at most between two lines), so a table keeps one row
+    a line and a list or a command its own lines; only runs of spaces within a line are collapsed."""
+    if keep_lines:
+        lines = (" ".join(line.split()) for line in text.splitlines())
+        text = _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
+    else:
+        text = " ".join(text.split())
     if len(text) <= limit:
         return text
     head = text[: max(limit - 3, 0)]
-    return (head.rsplit(" ", 1)[0] if " " in head else head) + "..."
+    space = max(head.rfind(" "), head.rfind("\n"))
+    return (head[:space] if space >= 0 else head) + "..."
 
 
 def trim_history(turns: Sequence[dict[str, str]], max_chars: int) -> list[dict[str, str]]:

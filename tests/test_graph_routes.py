@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
+from mtrag_graph.context import Context
 from mtrag_graph.graph import DESTINATIONS, ROUTES, Insertion, build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
-from mtrag_graph.nodes.rewrite import clean_rewrite
+from mtrag_graph.nodes.rewrite import clean_rewrite, needs_another_rewrite
 from mtrag_graph.state import RelationClass
 from mtrag_graph.tasks import TaskError
 from mtrag_graph.testing import fake_context, make_task
@@ -209,6 +210,34 @@ def test_invalid_json_from_the_local_rewrite_falls_back_to_the_global_rewrite():
     state = run(make_task(conversation(2, "How do bees signal close food?"), PASSAGES), context)
     assert state["standalone_question"] == "How do bees signal close food?"
     assert any(f["node"] == "local_rewrite" for f in state["fallbacks"])
+
+
+def test_a_rewrite_that_still_points_back_is_written_again_by_the_retry_model():
+    retry = ScriptedChatModel(responses=["How do I list all archives in the borg repository?"])
+    context = fake_context(
+        related_to_question=["yes"], related_to_answer=["yes"],
+        rewrite=["And how do I list all archives in it?"], rewrite_retry_model=retry,
+    )  # fmt: skip
+    task = make_task(["How do I create a borg repository?", "Run borg init.", "And how do I list all archives in it?"],
+                     PASSAGES)  # fmt: skip
+    state = run(task, context)
+    assert state["global_rewrite"] == "How do I list all archives in the borg repository?"
+    assert len(retry.calls) == 1
+    assert {"node": "global_rewrite", "used": "rewrite retry model"}.items() <= state["fallbacks"][0].items()
+
+
+@pytest.mark.parametrize(
+    ("question", "rewritten", "again"),
+    [
+        ("Where does it put the files?", "Where does it put the files?", True),  # still points back
+        ("Does deleting an archive free disk space?", "How do I initialize a borg repository?", True),
+        ("Does deleting an archive free disk space?", "Does deleting a borg archive free disk space?", False),
+        ("And daily ones?", None, True),
+        ("What about for kids?", "What activities in Paris are there for kids?", False),
+    ],
+)
+def test_when_a_rewrite_needs_another_try(question, rewritten, again):
+    assert needs_another_rewrite(rewritten, question, Context().pronouns) is again
 
 
 def test_a_failing_model_ends_in_a_recorded_abstention():

@@ -14,7 +14,7 @@ from mtrag_graph.messages import QUESTION_CHARS, global_rewrite_messages, local_
 from mtrag_graph.models import ask_json, get_chat_model, invoke_text
 from mtrag_graph.nodes._common import guarded, pairs_to_turns, user_and_agent_pairs
 from mtrag_graph.state import State
-from mtrag_graph.text import content_words
+from mtrag_graph.text import content_stems, content_words
 
 _WORDS = re.compile(r"[A-Za-z']+")
 _LABEL = re.compile(r"^\s*(rewritten|standalone)?\s*(question)?\s*:\s*", re.IGNORECASE)
@@ -41,6 +41,20 @@ def clean_rewrite(text: str, question: str) -> str | None:
     if asked and not asked & content_words(line):
         return None
     return line
+
+
+def needs_another_rewrite(rewritten: str | None, question: str, pronouns: tuple[str, ...]) -> bool:
+    """Is a global rewrite no use for retrieval? None (unusable); a question that pointed back to the
+    conversation and still does ("And how do I list all archives in it?" given back as it was); or one
+    that keeps under half of what the question asked ("Does deleting an archive free disk space?" ->
+    "How do I initialize a borg repository?"): the small model's misses on the real-documents tuning
+    split, where the large model's rewrite resolved the reference and kept the question."""
+    if rewritten is None:
+        return True
+    if mentions_earlier_turn(question, pronouns) and mentions_earlier_turn(rewritten, pronouns):
+        return True
+    asked = set(content_stems(question))
+    return bool(asked) and len(asked & set(content_stems(rewritten))) * 2 < len(asked)
 
 
 class LocalRewrite(BaseModel):
@@ -73,20 +87,29 @@ def global_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     pronoun = mentions_earlier_turn(question, context.pronouns)
     turns = _global_rewrite_turns(state, context)
     question = cut(question, QUESTION_CHARS)
+    messages = global_rewrite_messages(turns, question, context)
     reply = invoke_text(
-        get_chat_model(context.rewrite_model),
-        global_rewrite_messages(turns, question, context),
-        max_tokens=context.rewrite_max_tokens,
+        get_chat_model(context.rewrite_model), messages, max_tokens=context.rewrite_max_tokens
     )
     rewritten = clean_rewrite(str(reply.content), question)
     update: dict[str, Any] = {"pronoun_detected": pronoun}
+    fallbacks: list[dict[str, Any]] = []
+    retry = context.rewrite_retry_model
+    if retry != context.rewrite_model and needs_another_rewrite(rewritten, question, context.pronouns):
+        again = invoke_text(get_chat_model(retry), messages, max_tokens=context.rewrite_max_tokens)
+        second = clean_rewrite(str(again.content), question)
+        if second is not None and not needs_another_rewrite(second, question, context.pronouns):
+            fallbacks.append(
+                {"node": "global_rewrite", "used": "rewrite retry model", "raw": str(reply.content)}
+            )
+            rewritten, reply = second, again
     if rewritten is None:
         update["global_rewrite"] = question
-        update["fallbacks"] = [
-            {"node": "global_rewrite", "used": "original question", "raw": str(reply.content)}
-        ]
+        fallbacks.append({"node": "global_rewrite", "used": "original question", "raw": str(reply.content)})
     else:
         update["global_rewrite"] = rewritten
+    if fallbacks:
+        update["fallbacks"] = fallbacks
     return update
 
 
@@ -105,7 +128,15 @@ def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         retries=context.parse_retries,
         max_tokens=context.local_rewrite_max_tokens,
     )
-    if parsed is None or clean_rewrite(parsed.standalone_question, question) is None:
+    rewritten = None if parsed is None else clean_rewrite(parsed.standalone_question, question)
+    if (
+        parsed is None
+        or rewritten is None
+        or (
+            needs_another_rewrite(rewritten, question, context.pronouns)
+            and not needs_another_rewrite(state.get("global_rewrite"), question, context.pronouns)
+        )
+    ):
         return {
             "standalone_question": state.get("global_rewrite") or question,
             "fallbacks": [
@@ -115,5 +146,5 @@ def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {
         "history_summary": parsed.summary,
         "intent": parsed.intent,
-        "standalone_question": clean_rewrite(parsed.standalone_question, question),
+        "standalone_question": rewritten,
     }

@@ -13,7 +13,9 @@ token budget shared by all passages, best first:
   after a lead-in, heading or list item title (a line that ends with a colon or with no full stop: a
   command or a list follows), the lead-in of such a line, and a table row's header rows; the passage's title and section
   head it in the prompt (``messages.format_passages``);
-- each passage's chosen sentences are shown in their order, a gap marked "...".
+- each passage's chosen sentences are shown in their order with the text between them as the passage
+  has it (a line break stays a line break, a list item keeps its bullet, so a table keeps one row a line
+  and a command its own line), runs of spaces squeezed, a gap marked "...".
 
 Passages keep their numbers and their full text everywhere else (the gate's features, the grounding
 check, citations): only what the model reads is cut.
@@ -22,6 +24,7 @@ check, citations): only what the model reads is cut.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,10 +56,8 @@ class Sentence:
     position: int  # index among that passage's sentences
     text: str
     score: float = 0.0
-
-
-def _split(text: str) -> list[str]:
-    return [text[start:end] for start, end in sentence_spans(text)]
+    start: int = -1  # where the sentence starts and ends in its passage's text (-1: not known)
+    end: int = -1
 
 
 def _opens_with_reference(sentence: str) -> bool:
@@ -81,11 +82,11 @@ def score_sentences(
     question: str, passages: Sequence[Mapping[str, Any]], embed: Embed | None = None
 ) -> list[list[Sentence]]:
     """Every sentence of every passage, scored for ``question`` (a list per passage, in text order)."""
-    split = [_split(str(p.get("text") or "")) for p in passages]
-    flat = [(i, j, s) for i, sents in enumerate(split) for j, s in enumerate(sents)]
+    bodies = [str(p.get("text") or "") for p in passages]
+    flat = [(i, j, span) for i, body in enumerate(bodies) for j, span in enumerate(sentence_spans(body))]
     if not flat:
         return [[] for _ in passages]
-    texts = [s for _, _, s in flat]
+    texts = [bodies[i][start:end] for i, _, (start, end) in flat]
     lexical = _lexical_scores(question, texts)
     if embed is not None:
         vectors = embed([question, *texts])
@@ -93,9 +94,9 @@ def score_sentences(
     else:
         semantic = [0.0] * len(texts)
     scored: list[list[Sentence]] = [[] for _ in passages]
-    for (i, j, text), lex, sem in zip(flat, lexical, semantic, strict=True):
+    for (i, j, (start, end)), text, lex, sem in zip(flat, texts, lexical, semantic, strict=True):
         score = sem + LEXICAL_WEIGHT * lex + RANK_LEAD / (i + 1)
-        scored[i].append(Sentence(i, j, text, score))
+        scored[i].append(Sentence(i, j, text, score, start, end))
     return scored
 
 
@@ -153,18 +154,52 @@ def choose_evidence(scored: Sequence[Sequence[Sentence]], budget_chars: int) -> 
     return [sorted(c) for c in chosen]
 
 
-def render_evidence(sentences: Sequence[Sentence], positions: Sequence[int]) -> str:
-    """The chosen sentences in text order; a gap between them (or before the first) shown as "..."."""
+def render_evidence(sentences: Sequence[Sentence], positions: Sequence[int], text: str | None = None) -> str:
+    """The chosen sentences in text order; a gap between them (or before the first) shown as "...".
+
+    With the passage's ``text`` (and sentences that know their place in it), what lies between two
+    adjacent sentences is kept as the passage has it (a line break, a list item's bullet, a table's next
+    row) and runs of spaces are squeezed; without it, sentences are joined by spaces."""
+    if text is None or any(sentences[k].start < 0 for k in positions):
+        words: list[str] = []
+        last = -1
+        for k in positions:
+            if k != last + 1:
+                words.append("...")
+            words.append(sentences[k].text)
+            last = k
+        if words and last != len(sentences) - 1:
+            words.append("...")
+        return " ".join(words)
     parts: list[str] = []
-    previous = -1
+    previous: Sentence | None = None
     for k in positions:
-        if k != previous + 1:
-            parts.append("...")
-        parts.append(sentences[k].text)
-        previous = k
-    if parts and previous != len(sentences) - 1:
-        parts.append("...")
-    return " ".join(parts)
+        sentence = sentences[k]
+        if previous is not None and k == previous.position + 1:
+            parts.append(text[previous.end : sentence.start])
+        else:
+            if previous is not None or k > 0:  # something is left out before this sentence
+                skipped = text[previous.end if previous else 0 : sentence.start]
+                parts.append(
+                    ("\n...\n" if parts else "...\n") if "\n" in skipped else (" ... " if parts else "... ")
+                )
+            parts.append(_bullet_before(text, sentence.start))
+        parts.append(sentence.text)
+        previous = sentence
+    if previous is not None and previous.position != len(sentences) - 1:
+        parts.append("\n..." if "\n" in text[previous.end :] else " ...")
+    return _BLANK_LINES.sub("\n\n", _SPACES.sub(" ", "".join(parts))).strip()
+
+
+def _bullet_before(text: str, start: int) -> str:
+    """The list bullet ("- ", "2. ") that opens the line a sentence starts, if any."""
+    lead = text[text.rfind("\n", 0, start) + 1 : start]
+    return lead.strip() + " " if _BULLET.match(lead) else ""
+
+
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+$")
+_SPACES = re.compile(r"[ \t]{2,}")  # a table's padding, an indentation
+_BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 
 
 def select_evidence(
@@ -192,4 +227,4 @@ def excerpts(texts: Sequence[str], scored: Sequence[Sequence[Sentence]], budget_
     if _fit(texts, budget_tokens):
         return list(texts)
     chosen = choose_evidence(scored, int(budget_tokens * CHARS_PER_TOKEN))
-    return [render_evidence(s, c) if c else "" for s, c in zip(scored, chosen, strict=True)]
+    return [render_evidence(s, c, t) if c else "" for s, c, t in zip(scored, chosen, texts, strict=True)]

@@ -31,6 +31,14 @@ class RewriteSettings:
         flag=True,
         description="Model for the global and local rewrites (default: MTRAG_SMALL_MODEL).",
     )
+    rewrite_retry_model: ModelSetting = setting(
+        factory=settings.large_model,
+        stage="rewrite",
+        model=True,
+        description="Model that rewrites again when the rewrite model's question still points back to the "
+        "conversation, drops what the question asked, or is unusable (default: MTRAG_LARGE_MODEL; the "
+        "rewrite model itself: no second try).",
+    )
     rewrite_question: bool = setting(
         True,
         stage="rewrite",

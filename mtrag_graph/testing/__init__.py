@@ -63,7 +63,10 @@ def fake_context(
         # routing tests script every model call; tests/test_clarify.py switches clarify on (the default)
         "clarify": False,
     }
-    return Context(**{**defaults, **overrides})
+    merged = {**defaults, **overrides}
+    # the rewrite model itself: no second rewrite unless a test scripts a model for it
+    merged.setdefault("rewrite_retry_model", merged["rewrite_model"])
+    return Context(**merged)
 
 
 def endpoint_context(spec: str, **overrides: Any) -> Context:

@@ -40,7 +40,7 @@ def test_a_line_ending_with_a_colon_brings_the_lines_after_it():
     }
     filler = {"text": " ".join(f"Mode {i} is described elsewhere." for i in range(60))}
     excerpts = select_evidence("how do I turn on failsafe mode", [how_to, filler], budget_tokens=20)
-    assert "To turn it on, run: ctl failsafe enable" in excerpts[0]
+    assert "To turn it on, run:\nctl failsafe enable" in excerpts[0]
 
 
 def test_gaps_are_marked_and_unchosen_passages_are_empty():
@@ -73,10 +73,22 @@ def test_a_table_row_brings_the_table_header():
     assert "| Compressor | Ratio |" in excerpts[0] and "| zstd 1.5.1 -1 | 2.887 |" in excerpts[0]
 
 
+def test_lines_stay_lines_and_list_items_keep_their_bullets():
+    # a table flattened onto one line could not be read by column: "the ratio of zstd at -1 is 530 MB/s"
+    table = {"text": "| Compressor   | Ratio | Compression |\n|---|---|---|\n| zstd 1.5.1 -1 | 2.887 | 530 MB/s |\n"
+             "| brotli 1.0.9 -0 | 2.702 | 395 MB/s |\n| lz4 1.9.3 | 2.101 | 740 MB/s |\n\nSteps:\n- install it\n- run it"}  # fmt: skip
+    filler = {"text": " ".join(f"Mode {i} is described elsewhere." for i in range(60))}
+    excerpt = select_evidence("what ratio does zstd 1.5.1 reach at -1", [table, filler], budget_tokens=30)[0]
+    assert excerpt.splitlines()[:4] == ["| Compressor | Ratio | Compression |", "|---|---|---|",
+                                        "| zstd 1.5.1 -1 | 2.887 | 530 MB/s |", "..."]  # fmt: skip
+    listed = select_evidence("what are the steps to install it", [table, filler], budget_tokens=12)[0]
+    assert "Steps:\n- install it" in listed
+
+
 def test_a_list_item_title_brings_the_command_under_it():
     how_to = {"text": "Dictionary compression How To:\n1. Create the dictionary\n"
               "zstd --train FullPathToTrainingSet/* -o dictionaryName\n2. Compress with dictionary\n"
               "zstd -D dictionaryName FILE"}  # fmt: skip
     filler = {"text": " ".join(f"Build {i} is described elsewhere." for i in range(60))}
     excerpts = select_evidence("How do I create a dictionary with zstd?", [how_to, filler], budget_tokens=25)
-    assert "Create the dictionary zstd --train FullPathToTrainingSet/* -o dictionaryName" in excerpts[0]
+    assert "1. Create the dictionary\nzstd --train FullPathToTrainingSet/* -o dictionaryName" in excerpts[0]
