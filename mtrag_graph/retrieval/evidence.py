@@ -60,6 +60,33 @@ class Sentence:
     end: int = -1
 
 
+def evidence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text`` (``text.sentence_spans``), with a sentence that a line
+    break wraps made whole again: a PDF's lines end where the page's width ends, so "There is no
+    particular difference in 4ti2 between a linear system and an integer" and "linear system." are one
+    sentence. A line continues the one before it when that one ends without a full stop, colon or
+    semicolon, only a line break lies between them (no blank line, no bullet) and it begins in lower case."""
+    spans: list[tuple[int, int]] = []
+    for start, end in sentence_spans(text):
+        if spans:
+            last_start, last_end = spans[-1]
+            between, previous = text[last_end:start], text[last_start:last_end]
+            if (
+                _WRAP.fullmatch(between)
+                and text[start].islower()
+                and not previous.endswith((".", "!", "?", ":", ";"))
+                and end - last_start <= _MAX_WRAPPED_CHARS
+            ):
+                spans[-1] = (last_start, end)
+                continue
+        spans.append((start, end))
+    return spans
+
+
+_WRAP = re.compile(r"[ \t]*\n[ \t]*")
+_MAX_WRAPPED_CHARS = 400  # a wrapped sentence is rarely longer; a column of lower-case lines (code) stops
+
+
 def _opens_with_reference(sentence: str) -> bool:
     first = sentence.split(maxsplit=1)[0].lower().strip("\"'(,") if sentence.split() else ""
     return first in _REFERRING_OPENERS
@@ -83,7 +110,7 @@ def score_sentences(
 ) -> list[list[Sentence]]:
     """Every sentence of every passage, scored for ``question`` (a list per passage, in text order)."""
     bodies = [str(p.get("text") or "") for p in passages]
-    flat = [(i, j, span) for i, body in enumerate(bodies) for j, span in enumerate(sentence_spans(body))]
+    flat = [(i, j, span) for i, body in enumerate(bodies) for j, span in enumerate(evidence_spans(body))]
     if not flat:
         return [[] for _ in passages]
     texts = [bodies[i][start:end] for i, _, (start, end) in flat]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtrag_graph.retrieval.evidence import choose_evidence, score_sentences, select_evidence
+from mtrag_graph.retrieval.evidence import choose_evidence, evidence_spans, score_sentences, select_evidence
 
 BEES = {
     "title": "Honey bees",
@@ -92,3 +92,18 @@ def test_a_list_item_title_brings_the_command_under_it():
     filler = {"text": " ".join(f"Build {i} is described elsewhere." for i in range(60))}
     excerpts = select_evidence("How do I create a dictionary with zstd?", [how_to, filler], budget_tokens=25)
     assert "1. Create the dictionary\nzstd --train FullPathToTrainingSet/* -o dictionaryName" in excerpts[0]
+
+
+def test_a_sentence_a_pdf_line_break_wraps_is_chosen_whole():
+    page = {"text": "1.1.2 Specifying a linear system in 4ti2\nThere is no particular difference in 4ti2 between "
+            "a linear system and an integer\nlinear system. The matrix A goes in the file\nproject.mat and the "
+            "right-hand side in\nproject.rhs.\n- one item\n- two items"}  # fmt: skip
+    assert [page["text"][s:e] for s, e in evidence_spans(page["text"])] == [
+        "1.1.2 Specifying a linear system in 4ti2",
+        "There is no particular difference in 4ti2 between a linear system and an integer\nlinear system.",
+        "The matrix A goes in the file\nproject.mat and the right-hand side in\nproject.rhs.",
+        "one item", "two items",
+    ]  # fmt: skip
+    filler = {"text": " ".join(f"Mode {i} is described elsewhere." for i in range(60))}
+    excerpt = select_evidence("which file holds the matrix A", [page, filler], budget_tokens=25)[0]
+    assert "The matrix A goes in the file\nproject.mat and the right-hand side in\nproject.rhs." in excerpt
