@@ -4,7 +4,8 @@ The grounding check (``nodes/ground_answer.py``) writes, for each answer sentenc
 passages back it and which ones (``state["grounding"]["sentences"]``). Where a state has no grounding
 (``Context(grounding="off")``), ``grounding_sentences`` computes the same list with the same measure
 (``judging.grounding.sentence_support``, no model call). ``answer_citations`` picks the one that
-applies; the prediction file, the trace and the chat show its result.
+applies; the prediction file, the trace and the chat show its result. ``CitedAnswer`` is the one view
+of a cited answer (markers, numbered sources) that the page, the terminal chat and predictions read.
 
 Each sentence: ``{"text", "supported", "passages" (indices into kept_passages, best first),
 "document_ids", "score", ...}`` as ``judging.grounding.SentenceSupport.as_dict`` gives it.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -96,13 +98,105 @@ def answer_citations(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     return sentences
 
 
-def cited_answer(answer_sentences: Sequence[Mapping[str, Any]]) -> tuple[str, list[int]]:
-    """The sentences with markers ``[1]``, ``[2]`` after each supported one, numbering passages in order
-    of first citation; also the kept-passage index of each number."""
-    numbers: dict[int, int] = {}
-    parts = []
-    for sentence in answer_sentences:
-        cited = sentence["passages"] if sentence.get("supported", True) else []
-        marks = "".join(f"[{numbers.setdefault(i, len(numbers) + 1)}]" for i in cited)
-        parts.append(f"{str(sentence['text']).strip()} {marks}".rstrip())
-    return " ".join(parts), list(numbers)
+ORIGIN_FIELDS = ("source", "page", "section", "url")  # where a passage comes from, when it says
+
+
+def passage_origin(passage: Mapping[str, Any]) -> dict[str, Any]:
+    """A passage's id, title and origin (``ORIGIN_FIELDS``), without its text: what a reply or a chat
+    thread keeps of each passage it cites."""
+    return {
+        "document_id": passage.get("document_id"),
+        "title": passage.get("title") or "",
+        **{key: passage[key] for key in ORIGIN_FIELDS if passage.get(key)},
+    }
+
+
+@dataclass(frozen=True)
+class CitedSource:
+    """The passage behind the marker ``[number]``: one of the answer's passages (``{}`` when the list
+    the answer was cited with lacks it)."""
+
+    number: int
+    index: int  # the passage's place among the answer's passages
+    passage: Mapping[str, Any]
+
+    @property
+    def document_id(self) -> str:
+        return str(self.passage.get("document_id"))
+
+    @property
+    def title(self) -> str:
+        return str(self.passage.get("title") or "")
+
+    @property
+    def label(self) -> str:
+        return source_label(self.passage)
+
+
+@dataclass(frozen=True)
+class CitedAnswer:
+    """An answer as a reader sees it cited: the one view the page, the terminal chat and predictions use.
+
+    ``sentences`` are ``answer_citations``' rows, their ``passages`` indices into ``passages``. Passages
+    are numbered in order of first citation by a supported sentence; ``text`` is the answer with markers
+    ``[1]``, ``[2]`` after each sentence that cites, ``parts`` the same as ``{"text", "cites"}`` rows,
+    ``sources`` the numbered passages. An answer that cites nothing is itself, in one part.
+    """
+
+    answer: str
+    sentences: list[dict[str, Any]]
+    passages: list[Mapping[str, Any]]
+
+    @classmethod
+    def of(cls, state: Mapping[str, Any]) -> CitedAnswer:
+        """The final answer of a run's state, cited by ``answer_citations``, with its kept passages."""
+        return cls(
+            str(state.get("answer") or ""), answer_citations(state), list(state.get("kept_passages") or [])
+        )
+
+    @classmethod
+    def from_record(cls, answer: str, record: Mapping[str, Any] | None) -> CitedAnswer:
+        """The answer cited as ``record()`` kept it (a chat thread's ``citations``)."""
+        record = record or {}
+        return cls(answer, list(record.get("sentences") or []), list(record.get("passages") or []))
+
+    def record(self) -> dict[str, Any]:
+        """What a chat thread keeps of the citations: the sentences, and each passage's origin (not its
+        text, which the page reads from the passages' source when it shows one)."""
+        return {"sentences": self.sentences, "passages": [passage_origin(p) for p in self.passages]}
+
+    @property
+    def parts(self) -> list[dict[str, Any]]:
+        numbers = self._numbers()
+        if not numbers:
+            return [{"text": self.answer, "cites": []}]
+        return [
+            {"text": str(s["text"]).strip(), "cites": [numbers[i] for i in _cited(s)]} for s in self.sentences
+        ]
+
+    @property
+    def text(self) -> str:
+        parts = self.parts
+        if len(parts) == 1 and not parts[0]["cites"]:
+            return self.answer
+        return " ".join(f"{p['text']} {''.join(f'[{n}]' for n in p['cites'])}".rstrip() for p in parts)
+
+    @property
+    def sources(self) -> list[CitedSource]:
+        return [
+            CitedSource(number, index, self.passages[index] if index < len(self.passages) else {})
+            for index, number in self._numbers().items()
+        ]
+
+    def _numbers(self) -> dict[int, int]:
+        """``{passage index: its number}``, numbered in order of first citation."""
+        numbers: dict[int, int] = {}
+        for sentence in self.sentences:
+            for index in _cited(sentence):
+                numbers.setdefault(index, len(numbers) + 1)
+        return numbers
+
+
+def _cited(sentence: Mapping[str, Any]) -> list[int]:
+    """The passages a sentence cites: its backing passages when the sentence is supported."""
+    return list(sentence.get("passages") or []) if sentence.get("supported", True) else []

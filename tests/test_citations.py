@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mtrag_graph.citations import answer_citations, cited_answer, grounding_sentences
+from mtrag_graph.citations import CitedAnswer, answer_citations, grounding_sentences
 from mtrag_graph.graph import build_graph
 from mtrag_graph.testing import fake_context, make_task
 
@@ -61,7 +61,21 @@ def test_markers_number_passages_in_order_of_first_citation_on_supported_sentenc
         {"text": "None.", "passages": [], "supported": True},
         {"text": "Unsupported.", "passages": [2], "supported": False},
     ]
-    assert cited_answer(rows) == ("B first. [1] Both. [2][1] None. Unsupported.", [1, 0])
+    cited = CitedAnswer(
+        "B first. Both. None. Unsupported.", rows, [{"document_id": "a"}, {"document_id": "b"}]
+    )
+    assert cited.text == "B first. [1] Both. [2][1] None. Unsupported."
+    assert [(s.number, s.index, s.document_id) for s in cited.sources] == [(1, 1, "b"), (2, 0, "a")]
+    assert [p["cites"] for p in cited.parts] == [[1], [2, 1], [], []]
+
+
+def test_an_answer_that_cites_nothing_is_itself_in_one_part():
+    cited = CitedAnswer("I don't know.", [{"text": "I don't know.", "passages": [], "supported": True}], [])
+    assert (cited.text, cited.parts, cited.sources) == (
+        "I don't know.",
+        [{"text": "I don't know.", "cites": []}],
+        [],
+    )
 
 
 def test_the_answer_after_a_reply_to_a_clarifying_question_is_cited_and_the_question_is_not():

@@ -106,20 +106,15 @@ class TurnPrinter:
 
     def finish(self, answer: str, citations: Mapping[str, Any] | None) -> None:
         """The final answer, cited (in place of the streamed text on a terminal); then the sources."""
-        from mtrag_graph.citations import cited_answer, source_label
+        from mtrag_graph.citations import CitedAnswer
 
         self._clear_status()
-        sentences = list((citations or {}).get("sentences") or [])
-        passages = list((citations or {}).get("passages") or [])
-        text, numbered = (
-            cited_answer(sentences) if any(s.get("passages") for s in sentences) else (answer, [])
-        )
+        cited = CitedAnswer.from_record(answer, citations)
         # the streamed text is the final answer (what stands): its cited form is written over it
         self.retract()
-        self.out.write(f"{BOT}{text}\n")
-        for number, index in enumerate(numbered, start=1):
-            source = passages[index] if index < len(passages) else {}
-            self.out.write(f"     [{number}] {source_label(source)}\n")
+        self.out.write(f"{BOT}{cited.text}\n")
+        for source in cited.sources:
+            self.out.write(f"     [{source.number}] {source.label}\n")
         self.out.flush()
 
 

@@ -20,13 +20,11 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from mtrag_graph.citations import answer_citations
+from mtrag_graph.citations import CitedAnswer, passage_origin
 from mtrag_graph.context import Context
 from mtrag_graph.events import RETRACT, emit
 from mtrag_graph.nodes.release import show
 from mtrag_graph.state import Citation, ReplyMetadata, Source, State
-
-SOURCE_FIELDS = ("source", "page", "section", "url")  # a passage's origin, when it has one
 
 
 def reply_kind(state: Mapping[str, Any]) -> str:
@@ -39,14 +37,8 @@ def reply_kind(state: Mapping[str, Any]) -> str:
 
 def reply_metadata(state: Mapping[str, Any]) -> ReplyMetadata:
     """The reply's metadata: each cited sentence with the passages behind it, and those passages."""
-    sources: list[Source] = [
-        Source(
-            document_id=p.get("document_id"),
-            title=p.get("title") or "",
-            **{key: p[key] for key in SOURCE_FIELDS if p.get(key)},  # type: ignore[typeddict-item]
-        )
-        for p in state.get("kept_passages") or []
-    ]
+    cited = CitedAnswer.of(state)
+    sources = [Source(**passage_origin(p)) for p in cited.passages]  # type: ignore[typeddict-item]
     citations = [
         Citation(
             text=str(s.get("text", "")),
@@ -54,7 +46,7 @@ def reply_metadata(state: Mapping[str, Any]) -> ReplyMetadata:
             passages=list(s.get("passages") or []),
             document_ids=[str(d) for d in s.get("document_ids") or []],
         )
-        for s in answer_citations(state)
+        for s in cited.sentences
     ]
     reason = state.get("abstain_reason")
     return ReplyMetadata(

@@ -13,7 +13,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from mtrag_graph.citations import answer_citations
+from mtrag_graph.citations import CitedAnswer
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.endpoints import endpoint_limit
@@ -163,7 +163,7 @@ def prediction_record(
                 route[name] = round(stream[key], 3)
         route["stream_chunks"], route["stream_retracts"] = stream["chunks"], stream["retracted"]
         route["draft_withdrawn"] = stream["draft_withdrawn"]
-    prediction = {"text": state["answer"], "citations": answer_citations(state)}
+    prediction = {"text": state["answer"], "citations": CitedAnswer.of(state).sentences}
     record = {**task, "predictions": [prediction], "route": route, "status": "ok"}
     if state.get("retrieve") or task.get("contexts") is None:
         if task.get("contexts") is not None:

@@ -30,7 +30,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict  # pydantic's JSON schemas need it on Python < 3.12
 
-from mtrag_graph.citations import answer_citations
+from mtrag_graph.citations import CitedAnswer
 from mtrag_graph.context import Context
 from mtrag_graph.graph import Insertion, build_graph
 from mtrag_graph.runtime.bookkeeping import route_of
@@ -40,7 +40,7 @@ class ChatState(TypedDict, total=False):
     turns: Annotated[list[dict[str, str]], operator.add]  # the whole conversation, {"speaker", "text"}
     passages: list[dict[str, Any]] | None  # fixed passages; None: retrieve from Context.index_dir
     route: dict[str, Any]  # the decisions behind the last answer
-    # the last answer's sentences with their passages (citations.answer_citations) and those passages
+    # the last answer's sentences with their passages and those passages' origins (CitedAnswer.record)
     citations: dict[str, Any]
 
 
@@ -89,11 +89,8 @@ def build_chat_graph(*, checkpointer: Any = None, insert: Sequence[Insertion] = 
             new_turns += [{"speaker": "agent", "text": clarification["question"]},
                           {"speaker": "user", "text": clarification["reply"]}]  # fmt: skip
         new_turns.append({"speaker": "agent", "text": result["answer"]})
-        # each kept passage's origin (a document's file, page and section; a URL), not its text
-        sources = [{"document_id": p.get("document_id"), "title": p.get("title") or "",
-                    **{k: p[k] for k in ("source", "page", "section", "url") if p.get(k)}}
-                   for p in result.get("kept_passages") or []]  # fmt: skip
-        citations = {"sentences": answer_citations(result), "passages": sources}
+        # the cited sentences, and each kept passage's origin (a document's file, page and section; a URL)
+        citations = CitedAnswer.of(result).record()
         return {"turns": new_turns, "route": route_of(result), "citations": citations}
 
     builder = StateGraph(ChatState, context_schema=Context)

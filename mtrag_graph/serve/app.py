@@ -40,7 +40,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field, field_validator
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mtrag_graph.citations import cited_answer, grounding_sentences
+from mtrag_graph.citations import CitedAnswer, grounding_sentences
 from mtrag_graph.context import Context
 from mtrag_graph.runtime.chat import build_chat_graph, open_checkpointer, snapshot_question, user_turn
 from mtrag_graph.runtime.streaming import iter_events
@@ -339,36 +339,21 @@ class Service:
         """The last answer as the page shows it: cited sentences, the cited passages, "I don't know"."""
         answer = values["turns"][-1]["text"]
         route = values.get("route") or {}
-        citations = values.get("citations") or {}
-        sentences = list(citations.get("sentences") or [])
-        kept = list(citations.get("passages") or [])
-        if not sentences and not route.get("abstained") and route.get("kept_passages"):
+        cited = CitedAnswer.from_record(answer, values.get("citations"))
+        if not cited.sentences and not route.get("abstained") and route.get("kept_passages"):
             # an answer written after a clarifying reply comes without citations: measure them the same way
             kept = [self.config.sources.get(str(p.get("document_id"))) or {} for p in route["kept_passages"]]
-            sentences = grounding_sentences(answer, kept)
-        numbered: list[int] = []
-        if any(s.get("passages") for s in sentences):
-            _, numbered = cited_answer(sentences)
-        number_of = {index: n for n, index in enumerate(numbered, start=1)}
-        parts = [{"text": answer, "cites": []}]
-        if numbered:
-            parts = [
-                {"text": str(s["text"]).strip(),
-                 "cites": [number_of[i] for i in s.get("passages") or []] if s.get("supported", True) else []}
-                for s in sentences
-            ]  # fmt: skip
+            cited = CitedAnswer(answer, grounding_sentences(answer, kept), kept)
         sources = []
-        for n, index in enumerate(numbered, start=1):
-            kept_passage = kept[index] if index < len(kept) else {}
-            document_id = str(kept_passage.get("document_id"))
-            found = self.config.sources.get(document_id) or {}
+        for source in cited.sources:
+            found = self.config.sources.get(source.document_id) or {}
             sources.append(
-                {"number": n, "document_id": document_id, "title": kept_passage.get("title") or found.get("title") or "",
+                {"number": source.number, "document_id": source.document_id, "title": source.title or found.get("title") or "",
                  **{k: v for k, v in found.items() if k not in ("document_id", "title")}}
             )  # fmt: skip
         return {
             "answer": answer,
-            "parts": parts,
+            "parts": cited.parts,
             "sources": sources,
             "idk": bool(route.get("abstained")),
             "abstain_reason": route.get("abstain_reason"),
