@@ -145,7 +145,7 @@ class CitedAnswer:
 
     answer: str
     sentences: list[dict[str, Any]]
-    passages: list[Mapping[str, Any]]
+    passages: Sequence[Mapping[str, Any]]
 
     @classmethod
     def of(cls, state: Mapping[str, Any]) -> CitedAnswer:

@@ -3,7 +3,7 @@
 Prompt *text* lives in ``mtrag_graph/prompts/`` and reaches this module through ``Context`` fields
 (so a run can override any of it); this module fills it in: the conversation (one formatter, speakers
 "User" and "Agent", as MTRAG names them), the passages (one formatter), and the context-window budget
-(``mtrag_graph.budget``). Nodes call one function here per prompt and then the model.
+(``mtrag_graph.prompts.budget``). Nodes call one function here per prompt and then the model.
 
 The gate, the generator (every answer variant) and the candidate judge share one prefix (system
 text, documents, conversation) and differ only in the instruction after it, so llama.cpp reuses its
@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from mtrag_graph.budget import HISTORY_SHARE, cut, fit_passages, prompt_char_budget, trim_history
-from mtrag_graph.exemplars import load_exemplars
 from mtrag_graph.prompts import answer_variants, rewrite
+from mtrag_graph.prompts.budget import HISTORY_SHARE, cut, fit_passages, prompt_char_budget, trim_history
+from mtrag_graph.prompts.exemplars import load_exemplars
 from mtrag_graph.state import RetryReason
 
 if TYPE_CHECKING:
-    from mtrag_graph.candidates import Candidate
     from mtrag_graph.context import Context
+    from mtrag_graph.stages.candidates import Candidate
 
 AGENT_TURN_CHARS = 600  # an agent turn is cut to this in the small model's prompts
 QUESTION_CHARS = 2000  # a question longer than this is cut in prompts

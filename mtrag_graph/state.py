@@ -151,11 +151,13 @@ class State(InputState, total=False):
     judgement: dict[str, Any]  # the judge's scores for every candidate and the reason for the pick
     chosen_candidate: int  # index into Context.candidates (the retry uses it too)
     answer: Annotated[str, MATERIAL]  # the prediction carries it beside the route
-    shown: Annotated[str, MATERIAL]  # the answer text already sent to the stream (mtrag_graph.nodes.release)
+    shown: Annotated[
+        str, MATERIAL
+    ]  # the answer text already sent to the stream (mtrag_graph.nodekit.release)
     abstain_reason: AbstainReason | None
     error: dict[str, str] | None  # {"node", "message"} when a node failed
     fallbacks: Annotated[list[dict[str, Any]], operator.add]  # safe defaults used for unparseable replies
-    # bookkeeping, written only by the node wrapper (nodes/_common.guarded); see mtrag_graph.runtime.bookkeeping
+    # bookkeeping, written only by the node wrapper (nodekit/wrapper.guarded); see mtrag_graph.runtime.bookkeeping
     model_calls: Annotated[list[dict[str, Any]], MATERIAL, operator.add]
     node_seconds: Annotated[list[dict[str, Any]], MATERIAL, operator.add]
 

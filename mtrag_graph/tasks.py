@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -171,3 +171,31 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, Any | None, str | None]]
                 yield number, json.loads(line), None
             except json.JSONDecodeError as error:
                 yield number, None, f"not valid JSON ({error.msg} at column {error.colno})"
+
+
+def user_and_agent_pairs(history: Sequence[dict[str, str]]) -> list[tuple[str, str]]:
+    """The conversation as (user question, agent answer) pairs, oldest first."""
+    pairs: list[tuple[str, str]] = []
+    question: str | None = None
+    for turn in history:
+        if turn["speaker"] == "user":
+            if question is not None:
+                pairs.append((question, ""))
+            question = turn["text"]
+        elif question is not None:
+            pairs.append((question, turn["text"]))
+            question = None
+        elif pairs:  # consecutive agent turns: join them to the last answer
+            pairs[-1] = (pairs[-1][0], f"{pairs[-1][1]}\n{turn['text']}".strip())
+    if question is not None:
+        pairs.append((question, ""))
+    return pairs
+
+
+def pairs_to_turns(pairs: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+    turns: list[dict[str, str]] = []
+    for question, answer in pairs:
+        turns.append({"speaker": "user", "text": question})
+        if answer:
+            turns.append({"speaker": "agent", "text": answer})
+    return turns

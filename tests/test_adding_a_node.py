@@ -14,10 +14,10 @@ import pytest
 from langgraph.graph import END
 
 from mtrag_graph import graph, state
-from mtrag_graph.candidates import Candidate
-from mtrag_graph.nodes._common import UndeclaredKey, guarded
+from mtrag_graph.nodekit.wrapper import UndeclaredKey, guarded
 from mtrag_graph.runtime.bookkeeping import route_of
 from mtrag_graph.runtime.tracing import node_metadata
+from mtrag_graph.stages.candidates import Candidate
 from mtrag_graph.testing import fake_context, make_task
 
 PASSAGES = ["Bees use the waggle dance to show the direction of flowers.", "Wasps sting."]

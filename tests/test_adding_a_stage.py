@@ -39,7 +39,7 @@ from langgraph.runtime import Runtime
 from mtrag_graph import settings
 from mtrag_graph.models import get_chat_model
 from mtrag_graph.models.calls import ask_choice
-from mtrag_graph.nodes._common import guarded
+from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.stages import Stage, register, setting
 from mtrag_graph.state import State
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mtrag_graph.answers import (
+from mtrag_graph.text.answers import (
     answer_problems,
     clean_answer,
     drop_spurious_yes_no,

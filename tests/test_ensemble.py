@@ -8,11 +8,11 @@ import threading
 
 import pytest
 
-from mtrag_graph.candidates import Candidate, load_candidates
 from mtrag_graph.context import Context
 from mtrag_graph.graph import Insertion, build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.nodes.judge_candidates import lexical_support, shown_order
+from mtrag_graph.stages.candidates import Candidate, load_candidates
 from mtrag_graph.testing import fake_context, make_task
 
 PASSAGES = [

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtrag_graph.exemplars import CATEGORIES, category_of, load_exemplars, medoid_index, select_exemplars
+from mtrag_graph.prompts.exemplars import (
+    CATEGORIES,
+    category_of,
+    load_exemplars,
+    medoid_index,
+    select_exemplars,
+)
 
 
 def test_medoid_is_the_point_with_the_smallest_total_distance():

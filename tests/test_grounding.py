@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from mtrag_graph.answers import parse_evidence_first
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.judging.grounding import (
@@ -13,6 +12,7 @@ from mtrag_graph.judging.grounding import (
 )
 from mtrag_graph.state import AbstainReason
 from mtrag_graph.testing import fake_context, make_task
+from mtrag_graph.text.answers import parse_evidence_first
 
 ANTHEM = [
     "The national anthem has been played before NFL games since the Second World War.",

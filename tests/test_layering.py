@@ -11,7 +11,21 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mtrag_graph"
 # everything but the measurement side, the commands (some run a measurement) and the test stand-ins
 SERVING = [
     *(f for f in PACKAGE.glob("*.py")),
-    *(PACKAGE / d for d in ("nodes", "models", "retrieval", "runtime", "judging", "prompts")),
+    *(
+        PACKAGE / d
+        for d in (
+            "nodes",
+            "nodekit",
+            "models",
+            "retrieval",
+            "runtime",
+            "judging",
+            "prompts",
+            "stages",
+            "text",
+            "presets",
+        )
+    ),
 ]
 MEASUREMENT = ("mtrag_graph.measure", "mtrag_graph.testing")
 

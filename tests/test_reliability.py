@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from mtrag_graph.budget import CHARS_PER_TOKEN
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.faults import FaultInjectingChatModel
+from mtrag_graph.prompts.budget import CHARS_PER_TOKEN
 from mtrag_graph.runtime.batch import answer_tasks
 from mtrag_graph.testing import fake_context, make_task
 from tests.conftest import REPO

@@ -5,12 +5,12 @@ these are what keeps the defaults tested without MiniLM: the ``hashing:`` embedd
 
 from __future__ import annotations
 
-from mtrag_graph.candidates import Candidate
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.judging import load_answer_judge
 from mtrag_graph.models.embeddings import get_embedder
 from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.stages.candidates import Candidate
 from mtrag_graph.testing import fake_context, make_task
 
 EMBEDDER = "hashing:64"

@@ -9,8 +9,8 @@ import sys
 from langgraph.graph import END, START, StateGraph
 
 from mtrag_graph.graph import build_graph
+from mtrag_graph.nodekit.release import complete_sentences
 from mtrag_graph.nodes.finish import finish
-from mtrag_graph.nodes.release import complete_sentences
 from mtrag_graph.runtime.batch import answer_tasks
 from mtrag_graph.runtime.streaming import iter_events, run_streamed
 from mtrag_graph.state import graph_schema

@@ -5,7 +5,7 @@ The conversation is kept in a checkpointer (a SQLite file by default, PostgreSQL
 
 While a turn runs, a status line names the step the graph is in (rewriting, retrieving, checking the
 passages, writing); the answer is printed as its sentences pass the checks (only text that stands:
-``mtrag_graph.nodes.release``), then with a marker per sentence ([1], [2]: the passages that support
+``mtrag_graph.nodekit.release``), then with a marker per sentence ([1], [2]: the passages that support
 it) and where those passages come from (title, or file and page) under it.
 """
 

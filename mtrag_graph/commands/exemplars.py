@@ -28,8 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mtrag_graph.exemplars import select_exemplars
     from mtrag_graph.models import get_embedder
+    from mtrag_graph.prompts.exemplars import select_exemplars
     from mtrag_graph.tasks import read_jsonl
 
     tasks = [raw for _, raw, error in read_jsonl(args.tasks) if raw is not None and error is None]

@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from mtrag_graph.answers import strip_citations
 from mtrag_graph.text import content_stems, sentence_spans, words
+from mtrag_graph.text.answers import strip_citations
 
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
 _CAPITALISED = re.compile(r"\b[A-Z][A-Za-z0-9&'-]*[A-Za-z0-9]\b|\b[A-Z]\b")

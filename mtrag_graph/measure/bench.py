@@ -72,7 +72,7 @@ def preset_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def first_token_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Seconds from the start of a task to the model's first draft token and to the first answer text
-    shown (only text that stands is shown: ``mtrag_graph.nodes.release``), p50 and p95 over the tasks
+    shown (only text that stands is shown: ``mtrag_graph.nodekit.release``), p50 and p95 over the tasks
     that streamed a draft, the delay between the two on each of them, and the retractions seen."""
     routes = [r["route"] for r in records if r["route"].get("first_token_seconds") is not None]
     stats: dict[str, Any] = {"first_token_tasks": len(routes)}

@@ -59,7 +59,7 @@ JSON_MAX_TOKENS = 256
 
 MODEL_CALL_TAG = "mtrag:model_call"  # a non-chat model run (reranker, search) that counts as a model call
 # LangGraph's tag for a model run whose messages stay out of ``stream_mode="messages"``
-# (``langgraph.constants.TAG_NOSTREAM``): every call; what a person may see goes there from nodes/release.py.
+# (``langgraph.constants.TAG_NOSTREAM``): every call; what a person may see goes there from nodekit/release.py.
 NOSTREAM_TAG = "nostream"
 
 
@@ -212,7 +212,7 @@ def invoke_text(
     their own).
 
     Every call is tagged ``nostream``: a model's raw reply never reaches ``stream_mode="messages"``,
-    where only the answer text that stands goes (``nodes/release.show``). A transient error after some
+    where only the answer text that stands goes (``nodekit/release.show``). A transient error after some
     tokens came is retried like any other.
 
     ``on_token(token, attempt)``: called with each token as the model writes it (the model streams even

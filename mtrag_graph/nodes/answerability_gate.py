@@ -31,7 +31,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.messages import gate_messages, question_for_answering
 from mtrag_graph.models import get_chat_model, get_reranker
 from mtrag_graph.models.logprobs import score_choice
-from mtrag_graph.nodes._common import guarded
+from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.state import AbstainReason, State
 from mtrag_graph.text import content_words
 

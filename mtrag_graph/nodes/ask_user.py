@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import interrupt
 
-from mtrag_graph.nodes._common import guarded
+from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.state import State
 from mtrag_graph.tasks import TaskError
 

@@ -7,7 +7,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mtrag_graph.answers import (
+from mtrag_graph.context import Context
+from mtrag_graph.messages import DECLINED_DESPITE_EVIDENCE
+from mtrag_graph.nodekit.wrapper import guarded
+from mtrag_graph.nodes.evidence_precheck import retrieved_setting
+from mtrag_graph.state import AbstainReason, RetryReason, State
+from mtrag_graph.text import declines
+from mtrag_graph.text.answers import (
     answer_problems,
     clean_answer,
     drop_spurious_yes_no,
@@ -15,12 +21,6 @@ from mtrag_graph.answers import (
     repeats_injection,
     trim_to_sentence,
 )
-from mtrag_graph.context import Context
-from mtrag_graph.messages import DECLINED_DESPITE_EVIDENCE
-from mtrag_graph.nodes._common import guarded
-from mtrag_graph.nodes.evidence_precheck import retrieved_setting
-from mtrag_graph.state import AbstainReason, RetryReason, State
-from mtrag_graph.text import declines
 
 
 @guarded
@@ -31,7 +31,7 @@ def check_answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     """The stage's decision on ``state["draft"]``: the cleaned ``answer``, or a retry (``retry_reason``,
     ``answer_problems``), or an abstention (``abstain_reason``). What may be shown of a draft while it is
-    written is decided by the same function (``mtrag_graph.nodes.release``)."""
+    written is decided by the same function (``mtrag_graph.nodekit.release``)."""
     answer = drop_spurious_yes_no(clean_answer(state.get("draft", "")), state["question"])
     truncated = state.get("draft_finish_reason") == "length"
     if truncated and (trimmed := trim_to_sentence(answer)):

@@ -27,7 +27,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.models.logprobs import score_choice
-from mtrag_graph.nodes._common import guarded
+from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.nodes.ask_user import question_message
 from mtrag_graph.stages.clarify import ClarifySignal
 from mtrag_graph.state import State

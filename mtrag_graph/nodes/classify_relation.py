@@ -6,12 +6,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mtrag_graph.budget import cut
 from mtrag_graph.context import Context
 from mtrag_graph.messages import QUESTION_CHARS, relation_messages
 from mtrag_graph.models import ask_choice, get_chat_model
-from mtrag_graph.nodes._common import guarded, user_and_agent_pairs
+from mtrag_graph.nodekit.wrapper import guarded
+from mtrag_graph.prompts.budget import cut
 from mtrag_graph.state import RelationClass, State
+from mtrag_graph.tasks import user_and_agent_pairs
 
 CLASS_OF = {
     (True, True): RelationClass.CONTINUATION,

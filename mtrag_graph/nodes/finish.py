@@ -1,6 +1,6 @@
 """End every run: send what the stream has not shown of the final answer, and add the reply message.
 
-While the answer is written only the sentences the checks passed are sent (``mtrag_graph.nodes.release``);
+While the answer is written only the sentences the checks passed are sent (``mtrag_graph.nodekit.release``);
 the rest of the final answer (its last sentence, or the whole of an abstention, a clarifying question,
 an ensemble's pick) is sent now. When the final answer does not begin with what was shown, what was
 shown is withdrawn first (``events.RETRACT``) and the answer follows whole.
@@ -22,8 +22,8 @@ from langgraph.runtime import Runtime
 
 from mtrag_graph.citations import CitedAnswer, passage_origin
 from mtrag_graph.context import Context
-from mtrag_graph.events import RETRACT, emit
-from mtrag_graph.nodes.release import show
+from mtrag_graph.nodekit.events import RETRACT, emit
+from mtrag_graph.nodekit.release import show
 from mtrag_graph.state import Citation, ReplyMetadata, Source, State
 
 

@@ -13,14 +13,15 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from mtrag_graph.answers import parse_evidence_first
-from mtrag_graph.candidates import Candidate
 from mtrag_graph.context import Context
 from mtrag_graph.messages import answer_messages
 from mtrag_graph.models import get_chat_model, invoke_text
-from mtrag_graph.nodes._common import guarded
-from mtrag_graph.nodes.release import Release
+from mtrag_graph.nodekit.release import Release
+from mtrag_graph.nodekit.wrapper import guarded
+from mtrag_graph.nodes.ground_answer import standing_text
+from mtrag_graph.stages.candidates import Candidate
 from mtrag_graph.state import State
+from mtrag_graph.text.answers import parse_evidence_first
 
 
 def active_candidate(state: Mapping[str, Any], context: Context) -> Candidate:
@@ -35,9 +36,13 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     candidate = active_candidate(state, context)
     evidence_first = context.answer_mode == "evidence_first" and not state.get("answer_problems")
-    # what stands of the draft is sent as it is written (mtrag_graph.nodes.release); an evidence-first reply
+    # what stands of the draft is sent as it is written (mtrag_graph.nodekit.release); an evidence-first reply
     # (quotes, then the answer) comes whole at the end
-    release = Release(state, context, lambda text: candidate.finish(text, context.citation_markers))
+    release = Release(
+        state,
+        lambda draft: standing_text(draft, state, context),
+        lambda text: candidate.finish(text, context.citation_markers),
+    )
     reply = invoke_text(
         get_chat_model(candidate.model),
         answer_messages(state, context, candidate),

@@ -16,13 +16,13 @@ from typing import Any
 from langchain_core.language_models.chat_models import BaseChatModel
 from langgraph.runtime import Runtime
 
-from mtrag_graph.answers import answer_problems, clean_answer
 from mtrag_graph.context import Context
 from mtrag_graph.messages import answer_messages
 from mtrag_graph.models import get_chat_model, invoke_text, model_name
-from mtrag_graph.nodes._common import guarded
+from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.state import State
 from mtrag_graph.text import declines
+from mtrag_graph.text.answers import answer_problems, clean_answer
 
 # Replies the judge cannot use at all; other flaws are for the judge and check_answer to weigh.
 UNUSABLE = {"empty answer", "echoes the prompt"}

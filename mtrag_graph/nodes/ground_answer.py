@@ -24,7 +24,8 @@ from mtrag_graph.judging.grounding import grounded_answer, sentence_support, sup
 from mtrag_graph.messages import format_conversation, verify_messages
 from mtrag_graph.models import get_chat_model
 from mtrag_graph.models.logprobs import score_choice
-from mtrag_graph.nodes._common import guarded
+from mtrag_graph.nodekit.wrapper import guarded
+from mtrag_graph.nodes.check_answer import check_draft
 from mtrag_graph.nodes.evidence_precheck import retrieved_setting
 from mtrag_graph.state import AbstainReason, State
 
@@ -92,3 +93,17 @@ def verify_answer(state: Mapping[str, Any], context: Context, answer: str) -> di
         return {**record, "raw": raws[-1] if raws else ""}
     p_yes = probabilities["yes"]
     return {**record, "p_yes": round(p_yes, 4), "kept": p_yes >= context.verify_threshold}
+
+
+def standing_text(draft: str, state: Mapping[str, Any], context: Context) -> str:
+    """The answer the checks would give if the run's draft were ``draft`` ('' when they would hold it)."""
+    if verifies(state, context):  # the model confirms the answer at the end: nothing stands before
+        return ""
+    outcome = check_draft({**state, "draft": draft, "draft_finish_reason": "stop"}, context)
+    answer = outcome.get("answer")
+    if not answer or outcome.get("abstain_reason") is not None or answer == context.idk_answer:
+        return ""
+    if context.grounding == "off":
+        return answer
+    kept, _ = ground(answer, state, context)
+    return kept or ""

@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.config import get_config
 from langgraph.types import Overwrite
 
-from mtrag_graph.nodes._common import guarded
+from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.state import State, accumulated_keys, run_keys
 from mtrag_graph.tasks import TaskError, parse_task
 

@@ -1,7 +1,7 @@
 """The one summary of what a run cost and decided, as the prediction's ``route``, the trace and the bench see it.
 
 Model calls are recorded once, by a ``CallLog`` callback handler that the node wrapper
-(``nodes/_common.guarded``) attaches to each node; the wrapper also times the node. Both land in the
+(``nodekit/wrapper.guarded``) attaches to each node; the wrapper also times the node. Both land in the
 state (``model_calls``, ``node_seconds``). ``cost_summary`` turns them into totals; ``route_of`` adds
 the decisions (every state key but the inputs and ``MATERIAL``: ``state.decision_keys``); the trace metadata (``tracing.node_metadata``) and the bench table
 (``bench.preset_stats``) are built from these.

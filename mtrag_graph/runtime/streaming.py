@@ -1,7 +1,7 @@
 """Streaming a run to a person: the steps, then only the answer text that stands.
 
-The graph sends custom stream events (``mtrag_graph.events``): a status line when a stage starts, and
-answer text once the checks that could withdraw it have passed it (``mtrag_graph.nodes.release``; the
+The graph sends custom stream events (``mtrag_graph.nodekit.events``): a status line when a stage starts, and
+answer text once the checks that could withdraw it have passed it (``mtrag_graph.nodekit.release``; the
 rest comes from the ``finish`` node). Joined in order, the text events are the final answer; a
 ``retract`` event (rare) withdraws what was shown and the answer follows whole. ``iter_events`` turns a
 run (the answering graph, or the chat graph that runs it inside a node) into those events;
@@ -21,7 +21,7 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 
-from mtrag_graph.events import RETRACT, STEP, TEXT
+from mtrag_graph.nodekit.events import RETRACT, STEP, TEXT
 from mtrag_graph.runtime.chat import pending_question, snapshot_question
 from mtrag_graph.text import sentences
 

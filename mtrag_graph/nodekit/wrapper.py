@@ -1,18 +1,18 @@
-"""What every node shares: the node wrapper (bookkeeping and failures), and conversation pairs."""
+"""The one node wrapper every node runs in: its status line, its model calls and time, its failures."""
 
 from __future__ import annotations
 
 import functools
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Overwrite
 
-from mtrag_graph.events import STEP, emit
 from mtrag_graph.models.calls import CallLog, recording
+from mtrag_graph.nodekit.events import STEP, emit
 from mtrag_graph.stages import label_of
 from mtrag_graph.state import AbstainReason, State, declare, plain, state_keys
 from mtrag_graph.tasks import TaskError
@@ -80,31 +80,3 @@ def guarded(node: Node | None = None, *, writes: type | None = None) -> Any:
         }
 
     return wrapper
-
-
-def user_and_agent_pairs(history: Sequence[dict[str, str]]) -> list[tuple[str, str]]:
-    """The conversation as (user question, agent answer) pairs, oldest first."""
-    pairs: list[tuple[str, str]] = []
-    question: str | None = None
-    for turn in history:
-        if turn["speaker"] == "user":
-            if question is not None:
-                pairs.append((question, ""))
-            question = turn["text"]
-        elif question is not None:
-            pairs.append((question, turn["text"]))
-            question = None
-        elif pairs:  # consecutive agent turns: join them to the last answer
-            pairs[-1] = (pairs[-1][0], f"{pairs[-1][1]}\n{turn['text']}".strip())
-    if question is not None:
-        pairs.append((question, ""))
-    return pairs
-
-
-def pairs_to_turns(pairs: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
-    turns: list[dict[str, str]] = []
-    for question, answer in pairs:
-        turns.append({"speaker": "user", "text": question})
-        if answer:
-            turns.append({"speaker": "agent", "text": answer})
-    return turns

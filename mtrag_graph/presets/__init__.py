@@ -3,7 +3,7 @@
 Two kinds: pipeline presets (``presets/<name>.json``: ``{"description": ..., "context": {field: value}}``,
 loaded by ``Context.from_preset``) and candidate presets for the answer ensemble
 (``presets/candidates/<name>.json``: ``{"description": ..., "candidates": [...]}``, loaded by
-``mtrag_graph.candidates.load_candidates``).
+``mtrag_graph.stages.candidates.load_candidates``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mtrag_graph.budget import cut
+from mtrag_graph.prompts.budget import cut
 from mtrag_graph.tasks import answerability_of
 from mtrag_graph.text import sentence_spans, words
 

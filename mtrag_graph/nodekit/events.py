@@ -6,7 +6,7 @@ Three kinds, each a dict with an ``"mtrag"`` key:
   line, ``stages.label_of``); nodes without a label say nothing.
 - ``{"mtrag": "text", "text": CHUNK}``: answer text that stands. The chunks, in order, are the final
   answer: a sentence is sent once the checks that could withdraw it have passed it
-  (``mtrag_graph.nodes.release``), and the rest when the run ends (the ``finish`` node).
+  (``mtrag_graph.nodekit.release``), and the rest when the run ends (the ``finish`` node).
 - ``{"mtrag": "retract"}``: what was sent of this answer is withdrawn and the answer follows whole. The
   checks of the sent sentences are the final checks, so this happens only when a later part of the
   answer makes the whole of it fail (rare; counted in benchmarks/results/ by ``bench``).

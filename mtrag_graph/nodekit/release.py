@@ -1,6 +1,7 @@
 """Stream only what stands: which part of a draft may be shown while the model is still writing it.
 
-A sentence of the draft is shown once the checks that could withdraw it have passed it: the answer
+A sentence of the draft is shown once the checks that could withdraw it have passed it
+(``nodes.ground_answer.standing_text``, which the generating node hands to ``Release``): the answer
 check (``nodes.check_answer.check_draft``: a decline, a draft with problems, an echoed prompt are
 held, and so is a "how many" answer still without its number) and the grounding check
 (``nodes.ground_answer.ground``: a sentence the passages do not back is never shown). Each check runs
@@ -28,10 +29,7 @@ from langgraph.config import get_config
 # LangGraph's handler behind stream_mode="messages"; it has no public name (langgraph.pregel._messages)
 from langgraph.pregel._messages import StreamMessagesHandler
 
-from mtrag_graph.context import Context
-from mtrag_graph.events import TEXT, emit
-from mtrag_graph.nodes.check_answer import check_draft
-from mtrag_graph.nodes.ground_answer import ground, verifies
+from mtrag_graph.nodekit.events import TEXT, emit
 from mtrag_graph.text import sentence_spans
 
 
@@ -69,33 +67,23 @@ def complete_sentences(draft: str) -> str:
     return draft[: spans[-2][1]] if len(spans) >= 2 else ""
 
 
-def standing_text(draft: str, state: Mapping[str, Any], context: Context) -> str:
-    """The answer the checks would give if the run's draft were ``draft`` ('' when they would hold it)."""
-    if verifies(state, context):  # the model confirms the answer at the end: nothing stands before
-        return ""
-    outcome = check_draft({**state, "draft": draft, "draft_finish_reason": "stop"}, context)
-    answer = outcome.get("answer")
-    if not answer or outcome.get("abstain_reason") is not None or answer == context.idk_answer:
-        return ""
-    if context.grounding == "off":
-        return answer
-    kept, _ = ground(answer, state, context)
-    return kept or ""
-
-
 class Release:
     """Receives the draft's tokens (``invoke_text(on_token=...)``) and sends what stands (``events.TEXT``).
 
-    ``shown``: what earlier drafts of this run already showed; a retry's text is shown only where it
-    continues it. ``finish``: the node's own post-processing of the reply (the candidate's citation
-    markers), applied to the draft before it is checked.
+    ``standing``: what the checks would keep of a draft ('' when they would hold it; the node's checks,
+    ``nodes.ground_answer.standing_text``). ``shown``: what earlier drafts of this run already showed; a
+    retry's text is shown only where it continues it. ``finish``: the node's own post-processing of the
+    reply (the candidate's citation markers), applied to the draft before it is checked.
     """
 
     def __init__(
-        self, state: Mapping[str, Any], context: Context, finish: Callable[[str], str] = lambda text: text
+        self,
+        state: Mapping[str, Any],
+        standing: Callable[[str], str],
+        finish: Callable[[str], str] = lambda text: text,
     ) -> None:
         self.state = state
-        self.context = context
+        self.standing = standing
         self.finish = finish
         self.shown = str(state.get("shown") or "")
         self.draft = ""
@@ -110,7 +98,7 @@ class Release:
         if len(prefix) <= len(self.checked):
             return
         self.checked = prefix
-        standing = standing_text(self.finish(prefix), self.state, self.context)
+        standing = self.standing(self.finish(prefix))
         if len(standing) > len(self.shown) and standing.startswith(self.shown):
             show(standing[len(self.shown) :], self.state)
             self.shown = standing
