@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from mtrag_graph import Context, build_graph
-from mtrag_graph.citations import answer_citations, cited_answer
+from mtrag_graph.citations import CitedAnswer
 from mtrag_graph.runtime.streaming import iter_events
 from mtrag_graph.testing import fake_context
 
@@ -62,8 +62,7 @@ for task in tasks if args.jsonl else tasks[:1]:
         continue
     print()
     # which passage backs which sentence
-    text, numbered = cited_answer(answer_citations(state))
-    print("answer:", text or state["answer"])
-    for number, index in enumerate(numbered, start=1):
-        passage = state["kept_passages"][index]
-        print(f"  [{number}] {passage.get('title') or passage['document_id']}")
+    cited = CitedAnswer.of(state)
+    print("answer:", cited.text)
+    for source in cited.sources:
+        print(f"  [{source.number}] {source.title or source.document_id}")
