@@ -13,26 +13,17 @@ Each sentence: ``{"text", "supported", "passages" (indices into kept_passages, b
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from mtrag_graph.judging.grounding import DEFAULT_MIN_SUPPORT, sentence_support, support_entries
+from mtrag_graph.judging.grounding import sentence_support, support_entries
 from mtrag_graph.messages import format_conversation
+from mtrag_graph.stages.ground import DEFAULT_MIN_SUPPORT
+from mtrag_graph.tasks import document_source
 
 MIN_SUPPORT = DEFAULT_MIN_SUPPORT  # the grounding check's default (Context.grounding_min_support)
-
-# The id of a passage cut from a document (ingest/build.py): ``guide.pdf#page=2&chunk=5``, ``notes.md#chunk=3``
-_DOCUMENT_ID = re.compile(r"^(?P<source>.+?)#(?:page=(?P<page>\d+)&)?chunk=\d+$")
-
-
-def document_source(document_id: str) -> tuple[str, str | None] | None:
-    """The file and page (None off a PDF) a document passage's id names (``guide.pdf#page=2&chunk=5``);
-    None for an id that is not a document passage's (a corpus passage)."""
-    match = _DOCUMENT_ID.match(document_id)
-    return None if match is None else (match["source"], match["page"])
 
 
 def source_label(passage: Mapping[str, Any]) -> str:

@@ -1,9 +1,11 @@
-"""MTRAG task input: parsing and validation at the boundary, with errors that name task and field."""
+"""MTRAG task input: parsing and validation at the boundary, with errors that name task and field; what
+the id of a passage cut from a user's document names (``document_source``)."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -32,6 +34,17 @@ class Passage(BaseModel):
     title: str = ""
     text: str
     score: float | None = None
+
+
+# The id of a passage cut from a document (ingest/build.py): ``guide.pdf#page=2&chunk=5``, ``notes.md#chunk=3``
+_DOCUMENT_ID = re.compile(r"^(?P<source>.+?)#(?:page=(?P<page>\d+)&)?chunk=\d+$")
+
+
+def document_source(document_id: str) -> tuple[str, str | None] | None:
+    """The file and page (None off a PDF) a document passage's id names (``guide.pdf#page=2&chunk=5``);
+    None for an id that is not a document passage's (a corpus passage)."""
+    match = _DOCUMENT_ID.match(document_id)
+    return None if match is None else (match["source"], match["page"])
 
 
 class Task(BaseModel):

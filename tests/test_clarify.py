@@ -7,16 +7,16 @@ from langgraph.types import Command
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
-from mtrag_graph.models.fake import ScriptedChatModel
-from mtrag_graph.nodes import clarify
-from mtrag_graph.nodes.clarify import (
-    clarifying_question,
+from mtrag_graph.judging import clarify
+from mtrag_graph.judging.clarify import (
     is_underspecified,
     passage_things,
     restates,
     unresolved_reference,
     untitled_name,
 )
+from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.nodes.clarify import clarifying_question
 from mtrag_graph.testing import fake_context, make_task
 
 LIBRARIES = ["The Alameda library opens at 9 am.", "The Monterey library opens at 10 am."]

@@ -47,10 +47,6 @@ _REASON = re.compile(
     re.IGNORECASE,
 )
 MIN_REASON_STEMS = 2  # "because of it": too short to be a claim of its own
-# content-word support a sentence needs (Context.grounding_min_support): the highest threshold that turns
-# at most 3% of the tuning split's reference answers into "I don't know" and cuts a sentence from at most
-# 25% of them (research/grounding_fit.py, benchmarks/results/trust.md)
-DEFAULT_MIN_SUPPORT = 0.5
 
 
 @dataclass

@@ -5,9 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from mtrag_graph.judging.grounding import DEFAULT_MIN_SUPPORT
 from mtrag_graph.prompts import grounded
 from mtrag_graph.stages import Stage, register, setting
+
+# content-word support a sentence needs (Context.grounding_min_support): the highest threshold that turns
+# at most 3% of the tuning split's reference answers into "I don't know" and cuts a sentence from at most
+# 25% of them (research/grounding_fit.py, benchmarks/results/trust.md)
+DEFAULT_MIN_SUPPORT = 0.5
 
 register(
     Stage("ground", "Drops answer sentences the passages do not back.", nodes=("ground_answer",),

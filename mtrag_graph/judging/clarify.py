@@ -1,0 +1,450 @@
+"""Whether a turn is underspecified: the clarify stage's decision and the English reference heuristics
+it is made of.
+
+Does the user's turn point at one specific thing ("this library", "her") that the conversation never
+named, while the passages speak of several different things? ``is_underspecified`` decides, each
+signal in turn (``SIGNALS``; the model's probability only with ``Context.clarify_threshold`` set), and
+``kind_and_names`` finds the options a clarifying question names. The node that decides and asks is
+``nodes/clarify.py``; the decision benchmark (``measure/decisions``) and the research tree call these
+functions directly. What tuning these moved: ``benchmarks/results/clarify.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence, Set
+from os.path import commonprefix
+from typing import Any, get_args
+
+from mtrag_graph.context import Context
+from mtrag_graph.messages import clarify_messages
+from mtrag_graph.models import get_chat_model
+from mtrag_graph.models.logprobs import score_choice
+from mtrag_graph.stages.clarify import ClarifySignal
+from mtrag_graph.tasks import document_source
+from mtrag_graph.text import STOPWORDS, stem, words
+
+# Closed-class words only (determiners, pronouns, auxiliaries): no list of topic nouns. A phrase
+# "this/that/these/those <word>" or "the <word>'s" points at one particular thing; when that word
+# does not occur in the last exchange, nothing in the conversation says which one.
+# "that" is left out: it is mostly a relative pronoun or conjunction ("sources that affect ...")
+_DEMONSTRATIVE = re.compile(r"\b(this|these|those)\s+([a-z][\w-]*)", re.IGNORECASE)
+# a third-person pronoun on a first turn points at something nobody has named yet
+_NAMES_ONE = re.compile(r"(?<=[a-z,] )[A-Z]")  # a capitalised word inside the sentence
+_PRONOUN = re.compile(r"\b(it|its|he|him|his|she|her|they|them|their)\b", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"\bthe\s+([a-z][\w-]*)'s\b", re.IGNORECASE)
+_A_SPECIFIC = re.compile(r"\ba specific\s+[a-z]+", re.IGNORECASE)
+LAST_EXCHANGE_TURNS = 2  # what the model signal is shown of the conversation
+# "this week", "these days": a demonstrative of time points at now, not at a thing to choose
+_TIME_WORDS = frozenset(
+    "time times moment day days week weeks weekend month months year years season morning evening night".split()
+)
+_NOT_A_NOUN = STOPWORDS | _TIME_WORDS | {"means", "mean", "be", "been"}
+REFERRING_WORD = re.compile(
+    r"\b(the|this|that|these|those|it|its|they|them|their|he|him|his|she|her|one|a specific)\b", re.IGNORECASE
+)
+
+
+def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> str | None:
+    """A phrase of the question that points at one thing the conversation never names, or None."""
+    named = _named(history)
+    for match in _DEMONSTRATIVE.finditer(question):
+        noun = match.group(2)
+        if noun.lower() not in _NOT_A_NOUN and stem(noun) not in named:
+            return f"{match.group(1)} {noun}"
+    for match in _POSSESSIVE.finditer(question):
+        if stem(match.group(1)) not in named:
+            return match.group(0)
+    found = _A_SPECIFIC.search(question)
+    if found:
+        return found.group(0)
+    # ... unless the question names someone itself ("Were Shakespeare's plays popular when he was alive?")
+    pronoun = _PRONOUN.search(question) if not history and not _NAMES_ONE.search(question) else None
+    if pronoun is None or _resolved_in_turn(question, pronoun):
+        return None
+    return pronoun.group(0)
+
+
+_GENDERED = re.compile(r"\b(she|her|hers|he|him|his)\b", re.IGNORECASE)
+_FEMININE = frozenset({"she", "her", "hers", "herself"})
+_MASCULINE = frozenset({"he", "him", "his", "himself"})
+_NAME_BEFORE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")  # "Who was Willy Brandt and what did he do?"
+
+
+def unresolved_person(history: Sequence[dict[str, str]], question: str) -> str | None:
+    """A later turn's "she"/"his" with nobody of that gender before it: no capitalised name earlier in
+    the turn and no pronoun of that gender anywhere in the conversation ("women astronauts ... her"
+    after an exchange about an instrument)."""
+    pronoun = _GENDERED.search(question)
+    if pronoun is None or _NAME_BEFORE.search(question[: pronoun.start()]):
+        return None
+    gender = _FEMININE if pronoun.group(1).lower() in _FEMININE else _MASCULINE
+    if any(w in gender for turn in history for w in words(turn["text"])):
+        return None
+    return pronoun.group(0)
+
+
+# "it" that points at nothing: "is it worth having ...", "it is important to ..." (extraposition)
+_DUMMY_IT = re.compile(
+    r"\bit\s+(?:is|was|'s)\s+(?:\w+\s+)?\w+\s+(?:to|that|if|when)\b"
+    r"|\bis\s+it\s+(?:\w+\s+)?\w+\s+(?:to|that|if|when)\b|\bit\s+worth\b",
+    re.IGNORECASE,
+)
+_PLURAL_NOUN = re.compile(r"\b[a-z]{3,}[^s\W]s\b")  # "stocks", "plans"; not "class", "his"
+
+
+def _resolved_in_turn(question: str, pronoun: re.Match[str]) -> bool:
+    """The turn itself gives the pronoun its sense: a dummy "it", or "they" after a plural noun
+    ("Do common stocks ... they represent?")."""
+    word = pronoun.group(0).lower()
+    if word in ("it", "its"):
+        return bool(_DUMMY_IT.search(question))
+    return word in ("they", "them", "their") and bool(_PLURAL_NOUN.search(question[: pronoun.start()]))
+
+
+def unresolved_pronoun(history: Sequence[dict[str, str]], question: str, things: Sequence[str]) -> str | None:
+    """A pronoun of the question when neither it nor the conversation names any of ``things`` (what
+    the passages speak of, by title: ``passage_things``): nothing ties "it" to one of them."""
+    pronoun = _PRONOUN.search(question)
+    if pronoun is None or _resolved_in_turn(question, pronoun):
+        return None
+    said = _said(history, question)
+    if any(_mentioned(thing, said) for thing in things):
+        return None
+    return pronoun.group(0)
+
+
+def named_in_full(history: Sequence[dict[str, str]], question: str, names: Sequence[str]) -> str | None:
+    """The first of the names (of at least two content words) that the conversation says in full, in
+    any case ("the great wall of china" for "Great Wall of China"): "the wall" is that one."""
+    said = _said(history, question)
+    for name in names:
+        content = [w for w in words(name.split(" (")[0]) if w not in STOPWORDS]
+        if len(content) >= MIN_FULL_NAME_WORDS and all(stem(w) in said for w in content):
+            return name
+    return None
+
+
+MIN_FULL_NAME_WORDS = 2  # one common word ("Friends", "Football") is no sign the user meant that one
+
+
+def names_one_of(phrase: str, things: Sequence[str]) -> bool:
+    """The phrase's noun is a word of exactly one of the things: the user named that one ("the README's
+    table" with a README and a contributing guide); a noun that several carry names none of them.
+    Applied to a user's documents only, whose titles name the documents themselves: on the MTRAG dev
+    slice's given passages it cost 2 of 10 caught UNDERSPECIFIED turns (titles there name a topic)."""
+    noun = phrase.split()[-1].removesuffix("'s") if " " in phrase else ""
+    if not noun:
+        return False
+    carrying = [thing for thing in things if stem(noun.lower()) in {stem(w) for w in words(thing)}]
+    return len(carrying) == 1
+
+
+def _mentioned(thing: str, said: set[str]) -> bool:
+    return any(stem(w) in said for w in words(thing) if w not in STOPWORDS and len(w) > 2)
+
+
+# adjectives that rank or compare: "the best players" speaks of players
+_RANKING = frozenset(
+    "best worst most least first last same different other following main whole entire right wrong latest "
+    "next previous only oldest newest largest biggest smallest highest lowest".split()
+)
+_DEFINITE = re.compile(r"\bthe\s+([a-z][a-z-]+)\b(?!\s+of\b)(?!'s)")
+_CAPITALISED = r"[A-Z][\w'.&-]*[\w]"
+_TITLE_HEAD = re.compile(r"\s+[|\u2013-]\s+")
+MAX_NAME_WORDS = 6
+
+
+def unresolved_definite(history: Sequence[dict[str, str]], question: str) -> list[str]:
+    """Nouns of "the <noun>" phrases that the conversation never names ("the clinic", "the park"); after
+    an adjective that only ranks or compares, the next word ("the oldest trophy": "trophy")."""
+    named = _named(history)
+    nouns = []
+    for match in _DEFINITE.finditer(question):
+        noun = match.group(1).lower()
+        if noun in _RANKING:
+            following = re.match(r"\s+([a-z][a-z-]+)\b", question[match.end() :])
+            noun = following.group(1) if following else noun
+        if noun not in _NOT_A_NOUN and stem(noun) not in named and noun not in nouns:
+            nouns.append(noun)
+    return nouns
+
+
+def _named(history: Sequence[dict[str, str]]) -> set[str]:
+    """Stems of the whole conversation: a thing named three turns ago ("the novel") is still named."""
+    return {stem(w) for turn in history for w in words(turn["text"])}
+
+
+def _said(history: Sequence[dict[str, str]], question: str) -> set[str]:
+    """Stems of the conversation and the question."""
+    return _named(history) | {stem(w) for w in words(question)}
+
+
+_SITE_PAGE = (".html", ".htm", ".xhtml")
+MIN_DOCUMENT_PASSAGES = 2  # a document with one stray kept passage is no rival referent
+
+
+def document_of(passage: Mapping[str, Any]) -> str | None:
+    """The document a passage was cut from (``mtrag-graph index``), or None for a corpus passage: the
+    file, or for a page of a site (HTML) its folder. Pages and sections of one manual are one thing
+    the user asks about, not rival referents ("Introduction" and "Environment Configuration Settings"
+    of one manual)."""
+    found = document_source(str(passage.get("document_id") or passage.get("_id") or ""))
+    if found is None:
+        return None
+    source = found[0]
+    folder, _, name = source.rpartition("/")
+    return (folder or source) if name.lower().endswith(_SITE_PAGE) else source
+
+
+def document_groups(passages: Sequence[dict[str, Any]] | None) -> dict[str, list[dict[str, Any]]]:
+    """The kept passages cut from users' documents, by document (see ``document_of``)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for passage in passages or []:
+        document = document_of(passage)
+        if document is not None:
+            groups.setdefault(document, []).append(passage)
+    return groups
+
+
+def passage_things(passages: Sequence[dict[str, Any]] | None) -> list[str]:
+    """The different things the passages speak of, by title: its first part and, in brackets, its
+    second ("Adults (Monterey Park, CA)"), once per first part (one name inside another: the same).
+    An untitled passage (a fiqa post) by the name it uses most; one that names nothing is left out.
+    Passages cut from a user's documents count once per document (``document_of``), by the title of its
+    first kept passage, and only a document that holds ``MIN_DOCUMENT_PASSAGES`` of them."""
+    groups = document_groups(passages)
+    representatives = [
+        group[0] for group in groups.values() if len(group) >= min(MIN_DOCUMENT_PASSAGES, len(passages or []))
+    ]
+    passages = [*representatives, *(p for p in passages or [] if document_of(p) is None)]
+    things: list[str] = []
+    heads: list[str] = []
+    for passage in passages:
+        title = " ".join(str(passage.get("title") or "").split())
+        title = title or untitled_name(str(passage.get("text", "")))
+        parts = [p for p in _TITLE_HEAD.split(title) if p]
+        if parts and not any(_is_same(parts[0], head) for head in heads):
+            heads.append(parts[0])
+            things.append(parts[0] if len(parts) == 1 else f"{parts[0]} ({parts[1]})")
+    return things
+
+
+def alternatives(noun: str, passages: Sequence[dict[str, Any]] | None) -> list[str]:
+    """Names in the passages that carry the noun as a capitalised word ("Hibbing VA Clinic",
+    "Hurricane Katrina" for "clinic", "hurricane"): the things of that kind, each once, in order."""
+    # the part the noun shares with its stem: "librar" of "library" (stem "librari") matches "Libraries"
+    head = commonprefix([noun.lower(), stem(noun)]) or noun.lower()
+    word = rf"{head[0].upper()}{re.escape(head[1:])}\w*"
+    name = re.compile(rf"((?:{_CAPITALISED}\s+){{0,4}}{word}(?:\s+(?:of\s+)?{_CAPITALISED}){{0,3}})")
+    found: list[str] = []
+    for passage in passages or []:
+        for source in (str(passage.get("title") or ""), str(passage.get("text", ""))[:PASSAGE_HEAD_CHARS]):
+            for piece in _TITLE_HEAD.split(source):
+                for match in name.finditer(piece):
+                    name_words = match.group(1).split()
+                    if 2 <= len(name_words) <= MAX_NAME_WORDS and not any(
+                        _is_same(" ".join(name_words), seen) for seen in found
+                    ):
+                        found.append(" ".join(name_words))
+    return found
+
+
+PASSAGE_HEAD_CHARS = 300
+# a name inside a sentence: capitalised words (and "of"), not the sentence's first word
+_NAME_IN_TEXT = re.compile(rf"(?<=[\w,;()] )({_CAPITALISED}(?:\s+(?:of\s+)?{_CAPITALISED}){{0,3}})")
+
+
+_CONTRACTION = re.compile(r"\w+'(?!s$)\w+")  # "I'm", "WON'T": a sentence's start, not a name
+
+
+def untitled_name(text: str, least: int = 1) -> str:
+    """What an untitled passage (a fiqa post) speaks of: the name it uses most often inside its
+    sentences ("Roth IRA", "Vanguard"), the first one on a tie; "" when it names nothing (nothing
+    at least ``least`` times)."""
+    counts: dict[str, int] = {}
+    for match in _NAME_IN_TEXT.finditer(text):
+        name = match.group(1)
+        first = name.split()[0]
+        if first.lower() not in STOPWORDS and not _CONTRACTION.fullmatch(first) and len(name) > 1:
+            counts[name] = counts.get(name, 0) + 1
+    best = max(counts, key=lambda name: counts[name], default="")
+    return best if best and counts[best] >= least else ""
+
+
+UNTITLED_NAME_USES = 3  # an untitled post's name counts for the pronoun signal when used this often
+
+
+def _strongly_named(passages: Sequence[dict[str, Any]] | None) -> list[str]:
+    """The names untitled passages use at least ``UNTITLED_NAME_USES`` times, each once."""
+    names = [
+        untitled_name(str(p.get("text", "")), UNTITLED_NAME_USES)
+        for p in passages or []
+        if not str(p.get("title") or "").strip()
+    ]
+    return [name for name in dict.fromkeys(names) if name]
+
+
+def _is_same(a: str, b: str) -> bool:
+    """One name inside the other ("State Library" in "California State Library"): the same thing."""
+    a, b = a.lower(), b.lower()
+    return a in b or b in a
+
+
+def unclear_probability(
+    history: Sequence[dict[str, str]], question: str, context: Context
+) -> tuple[float | None, str]:
+    """The model's probability that the message points at something nobody named, and its raw reply."""
+    messages = clarify_messages(
+        context.clarify_instruction, list(history)[-LAST_EXCHANGE_TURNS:], question, None, context
+    )
+    _, probabilities, raws = score_choice(
+        get_chat_model(context.clarify_model), messages, ["yes", "no"], retries=context.parse_retries
+    )
+    if probabilities is None:
+        return None, raws[-1] if raws else ""
+    return probabilities["yes"], raws[-1]
+
+
+SIGNALS: tuple[ClarifySignal, ...] = get_args(ClarifySignal)
+
+
+def is_underspecified(
+    history: Sequence[dict[str, str]],
+    question: str,
+    passages: Sequence[dict[str, Any]] | None,
+    context: Context,
+    *,
+    retrieved: bool = False,
+) -> tuple[bool | None, list[str]]:
+    """The clarify decision alone: True = underspecified, None when the model gave no usable reply.
+
+    A reference the conversation does not resolve, and passages that speak of several different
+    things, is the sign that the user must say which. Each evidence line starts with the signal that
+    decided (``rule``, ``passages``, ``model``), so the benchmark can report each signal's share:
+
+    1. ``rule``: a demonstrative or possessive phrase whose word the conversation never mentions
+       ("this library" after a conversation about a clinic, "the hurricane's" on a first turn; not a
+       time: "this week"), "a specific ...", or a first turn's pronoun, and passages about at least
+       ``Context.clarify_min_things`` different things (distinct titles; an untitled passage by the
+       name it uses most). Without such passages the turn is answered (or declined) as usual: a
+       question with nothing to choose from helps no one, and an UNANSWERABLE turn has no passages.
+    2. ``pronoun``: a later turn's pronoun ("Did it air abroad?") when neither the turn nor the
+       conversation names a word of any title of the passages, which speak of at least
+       ``clarify_min_things`` different titled things.
+    3. ``passages``: "the <noun>" that the conversation never names, and passages naming at least
+       ``clarify_min_things`` different things of that kind ("the clinic" with "Hibbing VA Clinic",
+       "Hayward VA Clinic"), none of which the conversation names in full.
+    4. ``person``: a later turn's "she"/"his" with nobody of that gender before it (no name earlier in
+       the turn, no pronoun of that gender in the conversation), over at least ``clarify_min_things``
+       titled things.
+    5. ``definite``: "the <noun>" that the conversation never names, over at least
+       ``clarify_min_things`` titled things none of which the conversation or the turn names ("the
+       country" after an exchange about Cahokia, passages about Israel and Egypt).
+    ``Context.clarify_signals`` says which of these may decide (all by default).
+    6. ``model``: only with ``Context.clarify_threshold`` set, one yes/no ("does it point at something
+       neither it nor the conversation identifies?") on a message with a determiner or pronoun. Off
+       by default: on the 1.5B model that probability did not separate the classes
+       (benchmarks/results/decisions.md).
+    Returns the decision and the evidence.
+    """
+    on = set(context.clarify_signals)
+    if on - set(SIGNALS):
+        raise ValueError(f"clarify_signals: unknown {sorted(on - set(SIGNALS))}; known: {', '.join(SIGNALS)}")
+    if passages and all(document_of(p) is not None for p in passages):
+        return _underspecified_over_documents(history, question, passages, context, on)
+    things = passage_things(passages)
+    phrase = unresolved_reference(history, question)
+    if (
+        "rule" in on
+        and phrase is not None
+        and len(things) >= context.clarify_min_things
+        and not (document_groups(passages) and names_one_of(phrase, things))
+    ):
+        return True, [f"rule: unresolved reference '{phrase}', {len(things)} things in the passages"]
+    # a later turn's pronoun: only titles say what a passage speaks of reliably enough (an untitled
+    # post's most used name is often incidental)
+    titled = passage_things([p for p in passages or [] if str(p.get("title") or "").strip()])
+    # given passages (not retrieved ones): an untitled post that names one thing again and again
+    # ("Roth IRA" three times) says what it speaks of as a title would
+    named = titled if retrieved else [*titled, *_strongly_named(passages)]
+    pronoun = unresolved_pronoun(history, question, named) if history and "pronoun" in on else None
+    if pronoun is not None and len(named) >= context.clarify_min_things:
+        return True, [f"pronoun: '{pronoun}', none of the {len(named)} titled or often-named things named"]
+    definite = unresolved_definite(history, question)
+    # names of one kind inside one manual ("the server": "REST API Server", "Patroni Server") are its
+    # parts, not rival referents: with every passage from one user document, this signal is off
+    one_document = len(document_groups(passages)) == 1 and all(document_of(p) for p in passages or [])
+    for noun in definite if "passages" in on and not one_document else []:
+        found = alternatives(noun, passages)
+        if len(found) >= context.clarify_min_things and named_in_full(history, question, found) is None:
+            return True, [f"passages: 'the {noun}' with {len(found)} of that kind: {'; '.join(found[:3])}"]
+    if len(titled) >= context.clarify_min_things:
+        person = unresolved_person(history, question) if history and "person" in on else None
+        if person is not None:
+            return True, [
+                f"person: '{person}', nobody of that gender in the conversation, {len(titled)} titled things"
+            ]
+        if "definite" in on and definite:
+            # the noun itself names none of them ("the play" and "Richard III (play)")
+            said = _said(history, question) - {stem(definite[0])}
+            if not any(_mentioned(thing, said) for thing in titled):
+                return True, [f"definite: 'the {definite[0]}', none of the {len(titled)} titled things named"]
+    if context.clarify_threshold is None or not REFERRING_WORD.search(question):
+        return False, ["no unresolved reference" if phrase is None else f"'{phrase}', too few things"]
+    probability, raw = unclear_probability(history, question, context)
+    if probability is None:
+        return None, [raw]
+    return probability >= context.clarify_threshold, [f"model: p_unclear={probability:.3f}"]
+
+
+def _underspecified_over_documents(
+    history: Sequence[dict[str, str]],
+    question: str,
+    passages: Sequence[dict[str, Any]],
+    context: Context,
+    on: Set[str],
+) -> tuple[bool, list[str]]:
+    """Over a user's documents (every passage cut by ``mtrag-graph index``) the titles are documents,
+    pages and sections, not the things a conversation refers to: "it" after a turn about the REST API is
+    the REST API, whatever pages come back, and "the RFC" needs no choosing when only one RFC is named.
+    A turn is asked back only when its unresolved noun ("this option", "the server") has names of that
+    kind in two or more of the documents and the conversation names none of them in full."""
+    phrase = unresolved_reference(history, question) if "rule" in on else None
+    nouns = [phrase.split()[-1].removesuffix("'s").lower()] if phrase and " " in phrase else []
+    nouns += unresolved_definite(history, question) if {"passages", "definite"} & on else []
+    for noun in dict.fromkeys(nouns):
+        by_document = {doc: alternatives(noun, group) for doc, group in document_groups(passages).items()}
+        names = list(dict.fromkeys(name for found in by_document.values() for name in found))
+        documents = [doc for doc, found in by_document.items() if found]
+        if (
+            len(documents) >= 2
+            and len(names) >= context.clarify_min_things
+            and named_in_full(history, question, names) is None
+        ):
+            return True, [f"documents: '{noun}' names {len(names)} things in {len(documents)} documents"]
+    return False, ["documents: no unresolved noun with names in two documents"]
+
+
+def kind_and_names(
+    history: Sequence[dict[str, str]], question: str, passages: Sequence[dict[str, Any]] | None
+) -> tuple[str, list[str]]:
+    """The reference's noun and the names of that kind in the passages ("clinic", [...]); without two
+    such names, "one" and the passages' titles."""
+    phrase = unresolved_reference(history, question)
+    nouns = [phrase.split()[-1].removesuffix("'s").lower()] if phrase and " " in phrase else []
+    for noun in [*nouns, *unresolved_definite(history, question)]:
+        names = alternatives(noun, passages)
+        if len(names) >= 2:
+            return noun, names
+    return "one", passage_things(passages)
+
+
+ASKING_WORDS = frozenset("mean meant referring refer asking specify specific clarify which one".split())
+
+
+def restates(asked: str, question: str) -> bool:
+    """A question that adds no content word to the user's only repeats it ("Does this clinic ...?")."""
+    said = {stem(w) for w in words(question)}
+    added = {stem(w) for w in words(asked) if len(w) > 2}
+    return not (added - said - {stem(w) for w in _NOT_A_NOUN | ASKING_WORDS})
