@@ -162,10 +162,27 @@ def answer_instruction(candidate: Candidate, question: str, context: Context) ->
     return context.generate_instruction.format(question=question, idk=idk)
 
 
+def offers_decline(state: Mapping[str, Any], context: Context, candidate: Candidate) -> bool | None:
+    """Does the draft's prompt offer "I don't know"? False: it is asked without that way out (the retry
+    after a decline that followed a gate "yes", or, with ``first_draft="answer"``, the first draft after
+    a gate "yes"); None: a prompt that says nothing either way (a retry after other problems)."""
+    if not context.decline_retry_instruction:
+        return True if not state.get("answer_problems") else None
+    if state.get("retry_reason") == RetryReason.DECLINED:
+        return False
+    if state.get("answer_problems"):
+        return None
+    first_answers = (
+        context.first_draft == "answer" and state.get("gate") == "yes" and candidate.variant == "default"
+        and context.answer_mode == "direct"
+    )  # fmt: skip
+    return not first_answers
+
+
 def answer_messages(state: Mapping[str, Any], context: Context, candidate: Candidate) -> list[BaseMessage]:
     """A first answer with ``candidate``'s variant, or, after rejected drafts, the stricter retry."""
     question = question_for_answering(state)
-    if state.get("retry_reason") == RetryReason.DECLINED and context.decline_retry_instruction:
+    if offers_decline(state, context, candidate) is False:
         tail = context.decline_retry_instruction.format(question=question)
     elif state.get("answer_problems"):
         tail = context.strict_generate_instruction.format(

@@ -141,6 +141,7 @@ class State(InputState, total=False):
     retry_reason: RetryReason  # why the last check asked for another draft
     evidence_quotes: dict[str, Any]  # answer_mode "evidence_first": the quotes, those not found, the outcome
     decline_retried: bool  # check_answer asked once more after a whole-answer decline
+    decline_offered: bool  # the last draft's prompt offered "I don't know" (first_draft "may_decline")
     # grounding check: per-sentence support ({"text", "supported", "score", "passages", "document_ids",
     # "unsupported_facts", ...}), sentences dropped, the answer before the check
     grounding: dict[str, Any]

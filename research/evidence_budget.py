@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph.models import get_embedder
-from mtrag_graph.retrieval.evidence import CHARS_PER_TOKEN, excerpts, score_sentences
+from mtrag_graph.retrieval.evidence import estimate_tokens, excerpts, score_sentences
 from mtrag_graph.tasks import answerability_of
 from mtrag_graph.text import content_stems
 
@@ -79,7 +79,7 @@ def measure(tasks: list[dict[str, Any]], rewrites: dict[str, str], embed: Any) -
         tokens, kept = [], []
         for task, texts, scored in prepared:
             cut = excerpts(texts, scored, budget) if budget else texts
-            tokens.append(sum(len(e) for e in cut) / CHARS_PER_TOKEN)
+            tokens.append(sum(estimate_tokens(e) for e in cut))
             share = kept_share(task["targets"][0]["text"], texts, cut)
             if share is not None:
                 kept.append(share)

@@ -162,7 +162,9 @@ def test_bad_answer_after_the_retry_abstains():
 
 
 def test_generator_declining_twice_is_recorded_as_an_abstention():
-    context = fake_context(generate=["I don't know the answer based on the provided documents."])
+    context = fake_context(
+        generate=["I don't know the answer based on the provided documents."], first_draft="may_decline"
+    )
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert state["abstain_reason"] == "generator_declined"
     assert len(context.generate_model.calls) == 2  # asked once more for the part the passages support
@@ -170,7 +172,9 @@ def test_generator_declining_twice_is_recorded_as_an_abstention():
 
 def test_a_decline_after_a_gate_yes_is_retried_for_the_supported_part():
     idk = "I don't know the answer based on the provided documents."
-    context = fake_context(generate=[idk, "Bees find flowers by following the waggle dance."])
+    context = fake_context(
+        generate=[idk, "Bees find flowers by following the waggle dance."], first_draft="may_decline"
+    )
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert state["answer"] == "Bees find flowers by following the waggle dance."
     retry = str(context.generate_model.calls[1]["messages"][-1].content)
@@ -183,6 +187,25 @@ def test_the_decline_retry_can_use_the_strict_instruction_instead():
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert state["abstain_reason"] == "generator_declined"
     assert "give the part they state" in str(context.generate_model.calls[1]["messages"][-1].content)
+
+
+def test_one_draft_asks_without_the_way_out_at_once_after_a_gate_yes():
+    context = fake_context(
+        generate=["Bees find flowers by following the waggle dance."], first_draft="answer"
+    )
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["answer"] == "Bees find flowers by following the waggle dance."
+    first = str(context.generate_model.calls[0]["messages"][-1].content)
+    assert "hold at least part of the answer" in first and "I don't know" not in first
+    assert state["decline_offered"] is False and not state["decline_retried"]
+
+
+def test_one_draft_takes_a_decline_without_asking_again():
+    idk = "I don't know the answer based on the provided documents."
+    context = fake_context(generate=[idk, "an answer nobody asked for"], first_draft="answer")
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["abstain_reason"] == "generator_declined"
+    assert len(context.generate_model.calls) == 1
 
 
 def test_a_decline_is_final_when_decline_retries_are_off():

@@ -173,7 +173,12 @@ FORCED = "The national anthem has been played before NFL games since the Second 
 def _retried(verify_reply: str, **overrides):
     """A run whose first answer declines and whose retry (no "I don't know" way out) answers."""
     task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
-    context = fake_context(grounding="facts", generate=["I don't know.", FORCED, verify_reply], **overrides)
+    context = fake_context(
+        grounding="facts",
+        generate=["I don't know.", FORCED, verify_reply],
+        first_draft="may_decline",
+        **overrides,
+    )
     return context, GRAPH.invoke({"task": task, "retrieve": False}, context=context)
 
 
@@ -198,7 +203,9 @@ def test_retrieved_scope_leaves_answers_from_given_passages_unchecked():
 
 def test_an_answer_written_at_the_first_try_is_not_verified():
     task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
-    context = fake_context(grounding="facts", generate=[FORCED, "no"], verify_retried_answers="always")
+    context = fake_context(
+        grounding="facts", generate=[FORCED, "no"], verify_retried_answers="always", first_draft="may_decline"
+    )
     state = GRAPH.invoke({"task": task}, context=context)
     assert state["answer"] == FORCED
     assert "verify" not in state["grounding"]

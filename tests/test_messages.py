@@ -41,7 +41,8 @@ def test_every_graph_prompt_is_the_default_of_a_context_field():
     ],
 )
 def test_a_prompt_override_reaches_the_model(field, role):
-    context = fake_context(**{field: "OVERRIDDEN"})
+    # the first draft's own instruction is read when the first draft may decline (first_draft "may_decline")
+    context = fake_context(**{field: "OVERRIDDEN"}, first_draft="may_decline")
     build_graph(output="state").invoke(
         {"task": make_task(["How do bees talk?", "They dance.", "Why?"], PASSAGES)}, context=context
     )

@@ -41,6 +41,24 @@ def test_shared_prompt_prefix_is_not_processed_twice():
     assert meta["prompt_tokens_processed"] < meta["prompt_tokens"] / 2
 
 
+def test_a_call_starts_from_the_saved_state_of_its_system_text_after_another_call():
+    # the 1.5B model judges a follow-up's relation, then writes the answer: the answer's system text is
+    # not processed again, and the reply is the one a fresh context gives
+    model = get_chat_model(SMALL)
+    answer_system = [SystemMessage(content="You answer from the documents only. " * 12)]
+    judge_system = [SystemMessage(content="You judge whether two questions are related. " * 6)]
+    model.invoke([*answer_system, HumanMessage(content="Say hello to Ann.")], max_tokens=8)
+    model.invoke([*judge_system, HumanMessage(content="Is the sky blue?")], max_tokens=2)
+    kept = model.invoke([*answer_system, HumanMessage(content="Say hello to Bob.")], max_tokens=8)
+    model.invoke([*judge_system, HumanMessage(content="Is grass green?")], max_tokens=2)
+    fresh_model = model.model_copy(update={"keep_prefix_states": False})
+    fresh_model._llama, fresh_model._lock = model._llama, model._lock
+    fresh = fresh_model.invoke([*answer_system, HumanMessage(content="Say hello to Bob.")], max_tokens=8)
+    assert kept.content == fresh.content
+    assert kept.response_metadata["prompt_tokens_processed"] < 20
+    assert fresh.response_metadata["prompt_tokens_processed"] > 80
+
+
 def test_graph_answers_a_short_task_from_its_passage_with_the_small_model():
     task = make_task(
         ["When did the Eiffel Tower open to the public?"],

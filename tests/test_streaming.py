@@ -63,7 +63,10 @@ def test_a_sentence_the_passages_do_not_back_is_never_shown():
 
 def test_a_decline_and_an_invented_fee_after_it_are_never_shown():
     # the gate says yes, the model declines, the decline retry invents a fee the passages do not hold
-    context = grounded(generate=["I don't know.", "Texas charges a $100 filing fee for every appeal."])
+    context = grounded(
+        generate=["I don't know.", "Texas charges a $100 filing fee for every appeal."],
+        first_draft="may_decline",
+    )
     seen, state = shown(FEE, context)
     assert state["answer"] == IDK and state["abstain_reason"] == "ungrounded"
     assert seen == [IDK]

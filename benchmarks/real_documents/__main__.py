@@ -32,7 +32,7 @@ from benchmarks.real_documents.data import SPLITS, QuestionSet, SetError, load_s
 from benchmarks.real_documents.fetch import FetchError, cache_dir, fetch_split
 from benchmarks.real_documents.score import Verdict, facts_found, score_record, table
 from mtrag_graph import settings
-from mtrag_graph.context import Context
+from mtrag_graph.commands._options import add_model_options, context_from_args
 from mtrag_graph.ingest.build import ingest
 from mtrag_graph.ingest.chunk import CHUNK_OVERLAP, CHUNK_TOKENS, chunk_sections
 from mtrag_graph.ingest.extract import read_document
@@ -138,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         "--score-only", action="store_true", help="score what is answered so far; answer nothing"
     )
     parser.add_argument("--results", default=str(RESULTS), help="the results page the table is written into")
+    parser.add_argument("--preset", default=None, help="a preset instead of the default pipeline")
+    add_model_options(parser)  # every setting flag of `mtrag-graph answer` (--evidence-tokens ...)
     args = parser.parse_args(argv)
     command = "python -m benchmarks.real_documents " + shlex.join(
         [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--score-only"]
@@ -170,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.score_only:
         report = ingest([folder], index, embedder=settings.embedder(), show_progress=False)
         print(report.summary(), file=sys.stderr)
-        context = Context(index_dir=str(index))
+        context = context_from_args(args, index_dir=str(index))
         summary = answer_tasks(tasks_path, predictions, context, retrieve=True, stream=True)
         print(summary.render(), file=sys.stderr)
 

@@ -3,12 +3,21 @@
 One ``Llama`` instance per (model file, context size) per process. llama.cpp keeps the tokens of the
 last call and re-evaluates only what differs, so calls that share a prompt prefix are cheap; the
 number of prompt tokens actually processed is reported in ``response_metadata``.
+
+One model often serves calls with different system texts in turn (on a follow-up the 1.5B model judges
+the turn's relation, then writes the answer): each call would find the other's tokens in the context
+and process its whole prompt again. So the context's state after a call is kept per system text
+(``PrefixStates``, a few of them, only the cells in use), and a call whose system text differs from the
+one the context holds starts from its own saved state instead: the answer's system text and the start
+of its documents are not processed again on every turn.
 """
 
 from __future__ import annotations
 
 import atexit
+import ctypes
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
@@ -25,6 +34,7 @@ from mtrag_graph.models.chunks import whole_reply
 _INSTANCES: dict[tuple[str, int], Any] = {}
 _RECENT_PROMPTS = 32  # prompts remembered per model to count tokens no earlier prompt shared
 _LOCKS: dict[tuple[str, int], threading.Lock] = {}
+_STATES: dict[tuple[str, int], PrefixStates] = {}
 _REGISTRY_LOCK = threading.Lock()
 
 
@@ -49,7 +59,58 @@ def load_llama(model_path: str, n_ctx: int, n_threads: int | None) -> tuple[Any,
                 model_path=model_path, n_ctx=n_ctx, n_threads=n_threads, verbose=False, seed=0
             )
             _LOCKS[key] = threading.Lock()
+            _STATES[key] = PrefixStates()
         return _INSTANCES[key], _LOCKS[key]
+
+
+def prefix_states(model_path: str, n_ctx: int) -> PrefixStates:
+    """The saved states of the process-wide ``Llama`` for this file and context size (``load_llama``)."""
+    with _REGISTRY_LOCK:
+        return _STATES.setdefault((model_path, n_ctx), PrefixStates())
+
+
+class PrefixStates:
+    """Saved llama.cpp context states of one ``Llama``, keyed by the system text of the call that left
+    them (least recently used dropped past ``capacity``), and the key of what the context holds now."""
+
+    def __init__(self, capacity: int = 3):
+        self.capacity = capacity
+        self.saved: OrderedDict[str, tuple[np.ndarray, int, bytes]] = OrderedDict()
+        self.holding: str | None = None
+
+    def restore(self, llama: Any, key: str) -> None:
+        """Before a call with system text ``key``: load its saved state unless the context holds it."""
+        if self.holding == key or key not in self.saved:
+            return
+        from llama_cpp import llama_state_set_data  # noqa: PLC0415 - as in load_llama
+
+        ids, n_tokens, data = self.saved[key]
+        buffer = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+        if llama_state_set_data(llama._ctx.ctx, buffer, len(data)) != len(data):
+            llama.reset()  # a state that did not load whole: start afresh rather than from half of it
+            self.holding = None
+            return
+        llama.input_ids[:n_tokens] = ids
+        llama.n_tokens = n_tokens
+        self.saved.move_to_end(key)
+        self.holding = key
+
+    def save(self, llama: Any, key: str) -> None:
+        """After a call with system text ``key``: keep the context's state (its used cells) for it."""
+        from llama_cpp import llama_state_get_data, llama_state_get_size  # noqa: PLC0415 - as in load_llama
+
+        size = int(llama_state_get_size(llama._ctx.ctx))
+        buffer = (ctypes.c_uint8 * size)()
+        written = int(llama_state_get_data(llama._ctx.ctx, buffer, size))
+        self.saved[key] = (llama.input_ids[: llama.n_tokens].copy(), llama.n_tokens, bytes(buffer[:written]))
+        self.saved.move_to_end(key)
+        while len(self.saved) > self.capacity:
+            self.saved.popitem(last=False)
+        self.holding = key
+
+    def forget(self) -> None:
+        self.saved.clear()
+        self.holding = None
 
 
 def choice_grammar(choices: Sequence[str]) -> str:
@@ -85,6 +146,9 @@ class ChatLlamaCpp(BaseChatModel):
     max_tokens: int = 256
     temperature: float = 0.0
     reuse_prefix: bool = True  # False: re-evaluate every prompt from scratch (for measuring the cache)
+    # keep the context's state per system text (PrefixStates) and start a call from its own; False: only
+    # the last call's tokens are reused
+    keep_prefix_states: bool = True
     # JSON-schema grammars make llama.cpp check the whole 151k-token Qwen vocabulary at every step:
     # measured here at minutes per call. Off by default: replies are parsed and validated strictly and
     # retried instead. Choice grammars (yes/no) stay on: they are one or two tokens.
@@ -111,6 +175,26 @@ class ChatLlamaCpp(BaseChatModel):
     def _ensure_loaded(self) -> None:
         if self._llama is None:
             self._llama, self._lock = load_llama(self.model_path, self.n_ctx, self.n_threads)
+
+    def _prepare(self, chat: list[dict[str, str]]) -> str:
+        """With the lock held, before a call: reset (no reuse), or the saved state of its system text."""
+        key = chat[0]["content"] if chat and chat[0]["role"] == "system" else ""
+        states = prefix_states(self.model_path, self.n_ctx)
+        if not self.reuse_prefix:
+            self._llama.reset()
+            states.forget()
+        elif self.keep_prefix_states:
+            states.restore(self._llama, key)
+        states.holding = None  # until the call ends whole (_keep): a call cut short leaves no known state
+        return key
+
+    def _keep(self, key: str) -> None:
+        """With the lock held, after a call: save the context's state for its system text."""
+        states = prefix_states(self.model_path, self.n_ctx)
+        if self.reuse_prefix and self.keep_prefix_states:
+            states.save(self._llama, key)
+        else:
+            states.holding = None
 
     def _first_token_logprobs(self, chat: list[dict[str, str]], options: dict[str, Any], top: int) -> dict:
         """The model's own distribution over the reply's first token (before any grammar), OpenAI format.
@@ -181,8 +265,7 @@ class ChatLlamaCpp(BaseChatModel):
         options = self._options(stop, kwargs)
         chat = [{"role": _role(m), "content": str(m.content)} for m in messages]
         with self._lock:
-            if not self.reuse_prefix:
-                self._llama.reset()
+            key = self._prepare(chat)
             before = list(self._llama._input_ids)
             first_token = None
             if kwargs.get("logprobs"):
@@ -195,6 +278,7 @@ class ChatLlamaCpp(BaseChatModel):
                 int(out["usage"]["completion_tokens"]),
                 choice.get("finish_reason"),
             )
+            self._keep(key)
         if first_token is not None:
             metadata["logprobs"] = {"content": [first_token]}
         message = AIMessage(
@@ -223,8 +307,7 @@ class ChatLlamaCpp(BaseChatModel):
         options = self._options(stop, kwargs)
         chat = [{"role": _role(m), "content": str(m.content)} for m in messages]
         with self._lock:
-            if not self.reuse_prefix:
-                self._llama.reset()
+            key = self._prepare(chat)
             before = list(self._llama._input_ids)
             prompt_sizes: list[int] = []
             evaluate = self._llama.generate
@@ -252,6 +335,7 @@ class ChatLlamaCpp(BaseChatModel):
             # cut at max_tokens (sampled, never evaluated)
             generated = len(self._llama._input_ids) - prompt_tokens + (finish_reason == "length")
             metadata = self._token_metadata(before, prompt_tokens, generated, finish_reason)
+            self._keep(key)
         yield ChatGenerationChunk(
             message=AIMessageChunk(
                 content="",

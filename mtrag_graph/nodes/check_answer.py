@@ -40,7 +40,9 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     if declines(answer):
         # the gate judged the passages relevant: ask once for the part they support before declining
         retry = context.retry_declines_retrieved if retrieved_setting(state) else context.retry_declines
-        if retry and state.get("gate") == "yes" and retries < context.max_generate_retries:
+        # (not when the draft was already asked without the "I don't know" way out: first_draft "answer")
+        offered = state.get("decline_offered", True)
+        if retry and offered and state.get("gate") == "yes" and retries < context.max_generate_retries:
             return {"answer_problems": [DECLINED_DESPITE_EVIDENCE], "retries": retries + 1,
                     "retry_reason": RetryReason.DECLINED, "decline_retried": True}  # fmt: skip
         return {

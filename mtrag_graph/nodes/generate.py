@@ -14,7 +14,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.messages import answer_messages
+from mtrag_graph.messages import answer_messages, offers_decline
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.nodekit.release import Release
 from mtrag_graph.nodekit.wrapper import guarded
@@ -53,6 +53,7 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     update: dict[str, Any] = {
         "draft_finish_reason": (reply.response_metadata or {}).get("finish_reason"),
         "shown": release.shown,
+        "decline_offered": offers_decline(state, context, candidate) is not False,
     }
     if evidence_first:
         passages = [p.get("text", "") for p in state.get("kept_passages") or []]

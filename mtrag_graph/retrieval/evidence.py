@@ -34,10 +34,15 @@ import numpy as np
 
 from mtrag_graph.text import content_stems, sentence_spans
 
-EVIDENCE_TOKENS = (
-    800  # the default budget (Context.evidence_tokens): research/evidence_budget.py, tuning split
-)
-CHARS_PER_TOKEN = 4.0  # English prose with the Qwen tokenizer: about 4 characters a token
+# the default budget (Context.evidence_tokens), in estimate_tokens: research/evidence_keyfacts.py on the
+# real-documents tuning split (research/data/evidence_keyfacts.json)
+EVIDENCE_TOKENS = 300
+# tokens of a text for the budget (estimate_tokens): about 4.2 letters a token, but a digit is a token of
+# its own with Qwen's tokenizer and punctuation costs more than a letter; fitted on the real-documents
+# tuning passages (155 passages: estimate / Qwen2.5 count, median 1.05, 80% within 0.86-1.25, where
+# characters / 4 ranged from 0.25 on a table of numbers to 1.8)
+LETTERS_PER_TOKEN = 4.2
+PUNCTUATION_TOKENS = 0.6
 RANK_LEAD = 0.05  # a sentence of the passage ranked r gets RANK_LEAD / (r + 1) more
 LEXICAL_WEIGHT = 0.5
 _REFERRING_OPENERS = frozenset(
@@ -162,21 +167,30 @@ def _with_neighbours(sentences: Sequence[Sentence], position: int) -> list[int]:
     return wanted
 
 
-def choose_evidence(scored: Sequence[Sequence[Sentence]], budget_chars: int) -> list[list[int]]:
-    """Best sentences first, with their neighbours, while ``budget_chars`` lasts: the chosen positions
-    of each passage, in text order. The best sentence is always taken, whatever its length."""
+def estimate_tokens(text: str) -> float:
+    """About how many tokens ``text`` costs the answering model (no tokenizer needed): letters at
+    ``LETTERS_PER_TOKEN``, a digit one token, a punctuation mark ``PUNCTUATION_TOKENS``."""
+    digits = sum(c.isdigit() for c in text)
+    marks = sum(not c.isalnum() and not c.isspace() for c in text)
+    return (len(text) - digits - marks) / LETTERS_PER_TOKEN + digits + marks * PUNCTUATION_TOKENS
+
+
+def choose_evidence(scored: Sequence[Sequence[Sentence]], budget_tokens: float) -> list[list[int]]:
+    """Best sentences first, with their neighbours, while ``budget_tokens`` (``estimate_tokens``) lasts:
+    the chosen positions of each passage, in text order. The best sentence is always taken, whatever its
+    length."""
     chosen: list[set[int]] = [set() for _ in scored]
     used = 0
     ranked = sorted((s for sents in scored for s in sents), key=lambda s: (-s.score, s.passage, s.position))
     for best in ranked:
         sents = scored[best.passage]
         wanted = [k for k in _with_neighbours(sents, best.position) if k not in chosen[best.passage]]
-        cost = sum(len(sents[k].text) + 1 for k in wanted)
-        if used and used + cost > budget_chars:
+        cost = sum(estimate_tokens(sents[k].text) + 0.25 for k in wanted)
+        if used and used + cost > budget_tokens:
             continue
         chosen[best.passage].update(wanted)
         used += cost
-        if used >= budget_chars:
+        if used >= budget_tokens:
             break
     return [sorted(c) for c in chosen]
 
@@ -245,7 +259,7 @@ def select_evidence(
 
 
 def _fit(texts: Sequence[str], budget_tokens: int) -> bool:
-    return sum(len(t) for t in texts) <= int(budget_tokens * CHARS_PER_TOKEN)
+    return sum(estimate_tokens(t) for t in texts) <= budget_tokens
 
 
 def excerpts(texts: Sequence[str], scored: Sequence[Sequence[Sentence]], budget_tokens: int) -> list[str]:
@@ -253,5 +267,5 @@ def excerpts(texts: Sequence[str], scored: Sequence[Sequence[Sentence]], budget_
     several budgets (``research/evidence_budget.py``)."""
     if _fit(texts, budget_tokens):
         return list(texts)
-    chosen = choose_evidence(scored, int(budget_tokens * CHARS_PER_TOKEN))
+    chosen = choose_evidence(scored, budget_tokens)
     return [render_evidence(s, c, t) if c else "" for s, c, t in zip(scored, chosen, texts, strict=True)]

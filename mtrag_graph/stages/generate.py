@@ -32,6 +32,14 @@ class GenerateSettings:
         description="'direct': answer at once; 'evidence_first': quote the answering passage sentences, "
         "then answer from them (a quote the passages do not hold makes it a decline).",
     )
+    first_draft: Literal["may_decline", "answer"] = setting(
+        "answer",
+        stage="generate",
+        flag=True,
+        description="After a gate 'yes': 'may_decline': the first draft may reply I don't know, and such a "
+        "decline is asked once more without that way out (two drafts); 'answer': the first draft is asked "
+        "with the decline retry's instruction at once (one draft; a decline it still writes is taken).",
+    )
     generate_instruction: str = setting(
         grounded.GENERATE, stage="generate", description="Asks for the answer."
     )

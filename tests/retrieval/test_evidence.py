@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtrag_graph.retrieval.evidence import choose_evidence, evidence_spans, score_sentences, select_evidence
+from mtrag_graph.retrieval.evidence import (
+    choose_evidence,
+    estimate_tokens,
+    evidence_spans,
+    score_sentences,
+    select_evidence,
+)
 
 BEES = {
     "title": "Honey bees",
@@ -60,7 +66,7 @@ def test_the_embedder_scores_a_paraphrase_the_words_miss():
     scored = score_sentences("what do bees do when flowers are very close", passages, embed)
     best = max((s for sents in scored for s in sents), key=lambda s: s.score)
     assert "round dance" in best.text
-    assert choose_evidence(scored, budget_chars=80)[0] == [1]
+    assert choose_evidence(scored, budget_tokens=20)[0] == [1]
 
 
 def test_a_table_row_brings_the_table_header():
@@ -107,3 +113,11 @@ def test_a_sentence_a_pdf_line_break_wraps_is_chosen_whole():
     filler = {"text": " ".join(f"Mode {i} is described elsewhere." for i in range(60))}
     excerpt = select_evidence("which file holds the matrix A", [page, filler], budget_tokens=25)[0]
     assert "The matrix A goes in the file\nproject.mat and the right-hand side in\nproject.rhs." in excerpt
+
+
+def test_the_budget_counts_digits_as_the_tokens_they_cost():
+    # Qwen's tokenizer gives each digit a token: a row of numbers costs about one token a character,
+    # prose about one per four letters
+    assert estimate_tokens("1234567890") == 10
+    assert 3 < estimate_tokens("Bees dance to show where flowers are") < 10
+    assert estimate_tokens("| 2.887 | 530 MB/s |") > len("| 2.887 | 530 MB/s |") / 4 * 2

@@ -28,7 +28,11 @@ def test_gate_yes_then_a_generator_decline_is_recorded_as_declined(gate_set):
 
 def test_a_decline_after_a_gate_yes_is_retried_as_in_the_graph(gate_set):
     idk = "I don't know the answer based on the provided documents."
-    context = fake_context(gate=["yes"], generate=[idk, "Bees perform a round dance when flowers are near."])
+    context = fake_context(
+        gate=["yes"],
+        generate=[idk, "Bees perform a round dance when flowers are near."],
+        first_draft="may_decline",
+    )
     outcome = run.decide_gate(gate_set[0], context)
     assert outcome["declined"] is False and outcome["retries"] == 1
     assert "hold at least part of the answer" in str(context.generate_model.calls[1]["messages"][-1].content)
