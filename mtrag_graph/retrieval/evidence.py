@@ -180,7 +180,7 @@ def choose_evidence(scored: Sequence[Sequence[Sentence]], budget_tokens: float) 
     the chosen positions of each passage, in text order. The best sentence is always taken, whatever its
     length."""
     chosen: list[set[int]] = [set() for _ in scored]
-    used = 0
+    used = 0.0
     ranked = sorted((s for sents in scored for s in sents), key=lambda s: (-s.score, s.passage, s.position))
     for best in ranked:
         sents = scored[best.passage]
