@@ -59,7 +59,6 @@ def load_llama(model_path: str, n_ctx: int, n_threads: int | None) -> tuple[Any,
                 model_path=model_path, n_ctx=n_ctx, n_threads=n_threads, verbose=False, seed=0
             )
             _LOCKS[key] = threading.Lock()
-            _STATES[key] = PrefixStates()
         return _INSTANCES[key], _LOCKS[key]
 
 
@@ -102,7 +101,10 @@ class PrefixStates:
         size = int(llama_state_get_size(llama._ctx.ctx))
         buffer = (ctypes.c_uint8 * size)()
         written = int(llama_state_get_data(llama._ctx.ctx, buffer, size))
-        self.saved[key] = (llama.input_ids[: llama.n_tokens].copy(), llama.n_tokens, bytes(buffer[:written]))
+        # string_at copies the bytes at C speed; slicing a ctypes array builds a list of ints first (0.19 s
+        # against 0.005 s for the 15 MB state of a 500-token 1.5B context)
+        state = ctypes.string_at(buffer, written)
+        self.saved[key] = (llama.input_ids[: llama.n_tokens].copy(), llama.n_tokens, state)
         self.saved.move_to_end(key)
         while len(self.saved) > self.capacity:
             self.saved.popitem(last=False)
@@ -190,11 +192,8 @@ class ChatLlamaCpp(BaseChatModel):
 
     def _keep(self, key: str) -> None:
         """With the lock held, after a call: save the context's state for its system text."""
-        states = prefix_states(self.model_path, self.n_ctx)
-        if self.reuse_prefix and self.keep_prefix_states:
-            states.save(self._llama, key)
-        else:
-            states.holding = None
+        if self.reuse_prefix and self.keep_prefix_states:  # else _prepare left nothing held
+            prefix_states(self.model_path, self.n_ctx).save(self._llama, key)
 
     def _first_token_logprobs(self, chat: list[dict[str, str]], options: dict[str, Any], top: int) -> dict:
         """The model's own distribution over the reply's first token (before any grammar), OpenAI format.
