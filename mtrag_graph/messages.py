@@ -7,7 +7,10 @@ Prompt *text* lives in ``mtrag_graph/prompts/`` and reaches this module through 
 
 The gate, the generator (every answer variant) and the candidate judge share one prefix (system
 text, documents, conversation) and differ only in the instruction after it, so llama.cpp reuses its
-KV cache between those calls.
+KV cache between those calls. One exception: a draft asked without the "I don't know" way out (the
+default first draft after a gate "yes") has its rules at the end of its system text, where they stay
+computed from one question to the next; with a model-judged gate (``gate_classifier=None``) that draft
+then processes the documents again.
 """
 
 from __future__ import annotations
@@ -84,12 +87,15 @@ def format_passages(passages: Sequence[Mapping[str, Any]], max_chars: int, *, nu
             continue
         heading = " - ".join(str(x) for x in (passage.get("title"), passage.get("section")) if x)
         header = f"[Document {i}]" + (f" {heading}" if heading else "")
-        blocks.append(f"{header}\n{body}\n[End of document {i}]")
+        blocks.append(f"{header}\n{body}")
     return "\n\n".join(blocks)
 
 
-def _chat(system: str, body: str) -> list[BaseMessage]:
-    return [SystemMessage(content=system), HumanMessage(content=body)]
+def _chat(system: str, body: str, rules: str = "") -> list[BaseMessage]:
+    """System text (``rules``, the same on every call of this kind, at its end), then ``body``: a local
+    model keeps what stays the same computed (models/llama.PrefixStates), so static rules cost no prompt
+    tokens after the first call."""
+    return [SystemMessage(content=f"{system}\n\n{rules}" if rules else system), HumanMessage(content=body)]
 
 
 # ---- the large model: gate, answer variants, retry, candidate judge (one shared prefix) -------------
@@ -101,17 +107,20 @@ def question_for_answering(state: Mapping[str, Any]) -> str:
     return cut(question, QUESTION_CHARS)
 
 
-def grounded_messages(state: Mapping[str, Any], context: Context, tail: str) -> list[BaseMessage]:
-    """System text, then documents and conversation fitted to the context window, then ``tail``."""
+def grounded_messages(
+    state: Mapping[str, Any], context: Context, tail: str, rules: str = ""
+) -> list[BaseMessage]:
+    """System text (and ``rules``), then documents and conversation fitted to the window, then ``tail``."""
     budget = prompt_char_budget(context.context_window_tokens, context.answer_max_tokens)
     history = trim_history(state.get("selected_history") or [], int(budget * HISTORY_SHARE))
     used = sum(len(turn["text"]) for turn in history) + len(tail) + len(context.grounded_system_prompt)
+    used += len(rules)
     passages = fit_passages(state.get("kept_passages") or [], context.passage_max_chars, budget - used)
     prefix = context.grounded_context_template.format(
         documents=format_passages(passages, context.passage_max_chars),
         conversation=format_conversation(history) or context.no_conversation_text,
     )
-    return _chat(context.grounded_system_prompt, prefix + tail)
+    return _chat(context.grounded_system_prompt, prefix + tail, rules)
 
 
 def gate_messages(state: Mapping[str, Any], context: Context) -> list[BaseMessage]:
@@ -184,13 +193,15 @@ def answer_messages(state: Mapping[str, Any], context: Context, candidate: Candi
     question = question_for_answering(state)
     if offers_decline(state, context, candidate) is False:
         tail = context.decline_retry_instruction.format(question=question)
-    elif state.get("answer_problems"):
+        return grounded_messages(state, context, tail, context.decline_retry_rules)
+    if state.get("answer_problems"):
         tail = context.strict_generate_instruction.format(
             question=question, problems="; ".join(state["answer_problems"]), idk=context.idk_answer
         )
-    else:
-        tail = answer_instruction(candidate, question, context)
-    return grounded_messages(state, context, tail)
+        # the retry of a draft asked with the rules keeps its system text: the documents stay computed
+        rules = context.decline_retry_rules if state.get("decline_offered") is False else ""
+        return grounded_messages(state, context, tail, rules)
+    return grounded_messages(state, context, answer_instruction(candidate, question, context))
 
 
 def candidate_judge_messages(
@@ -250,7 +261,10 @@ def relation_messages(question: str, pair: tuple[str, str], context: Context) ->
             previous_answer=cut(previous_answer, AGENT_TURN_CHARS) or rewrite.NO_ANSWER, question=question
         ),
     }
-    return {target: _chat(context.rewrite_system_prompt, body) for target, body in bodies.items()}
+    rules = {"question": context.related_to_question_rules, "answer": context.related_to_answer_rules}
+    return {
+        target: _chat(context.rewrite_system_prompt, body, rules[target]) for target, body in bodies.items()
+    }
 
 
 # ---- clarify ----------------------------------------------------------------------------------------

@@ -62,7 +62,7 @@ def test_the_conversation_formatter_names_the_speakers_user_and_agent():
 def test_the_passage_formatter_numbers_documents_or_lists_their_starts():
     passages = [{"title": "Bees", "text": "They dance."}, {"text": "Flowers bloom."}]
     assert format_passages(passages, 100) == (
-        "[Document 1] Bees\nThey dance.\n[End of document 1]\n\n[Document 2]\nFlowers bloom.\n[End of document 2]"
+        "[Document 1] Bees\nThey dance.\n\n[Document 2]\nFlowers bloom."
     )
     assert format_passages(passages, 100, numbered=False) == "- Bees: They dance.\n- Flowers bloom."
 
@@ -71,6 +71,6 @@ def test_a_documents_lines_stay_lines_in_the_prompt():
     # a table flattened onto one line cannot be read by column (the real-documents set: "the ratio of
     # zstd at level -1 is 530 MB/s", the next column); a list or a command keeps its own lines too
     table = "| Compressor    | Ratio | Speed    |\n|---|---|---|\n| zstd -1       | 2.887 | 530 MB/s |\n\n\n\nRun:\n  zstd -19 file"
-    body = format_passages([{"title": "README", "text": table}], 500).splitlines()[1:-1]
+    body = format_passages([{"title": "README", "text": table}], 500).splitlines()[1:]
     assert body == ["| Compressor | Ratio | Speed |", "|---|---|---|", "| zstd -1 | 2.887 | 530 MB/s |", "",
                     "Run:", "zstd -19 file"]  # fmt: skip

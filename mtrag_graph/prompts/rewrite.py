@@ -16,17 +16,18 @@ GLOBAL_REWRITE = (
     "Reply with only the rewritten question."
 )
 
-RELATED_TO_QUESTION = (
-    "Earlier question: {previous_question}\n"
-    "New question: {question}\n\n"
-    "Is the new question a follow-up on the same subject as the earlier question? Reply with only yes or no."
+# The relation judgements' rules end their system text (the same on every turn, so llama.cpp keeps
+# them computed: models/llama.PrefixStates); only the two texts and a short question follow.
+RELATED_TO_QUESTION_RULES = (
+    "Task: tell whether a new question is a follow-up on the same subject as an earlier question. "
+    "Reply with only yes or no."
 )
+RELATED_TO_QUESTION = "Earlier question: {previous_question}\nNew question: {question}\n\nSame subject?"
 
-RELATED_TO_ANSWER = (
-    "Text: {previous_answer}\n"
-    "Question: {question}\n\n"
-    "Does the question ask about something mentioned in the text? Reply with only yes or no."
+RELATED_TO_ANSWER_RULES = (
+    "Task: tell whether a question asks about something mentioned in a text. Reply with only yes or no."
 )
+RELATED_TO_ANSWER = "Text: {previous_answer}\nQuestion: {question}\n\nAsks about something in the text?"
 
 LOCAL_REWRITE = (
     "Conversation:\n{conversation}\n\n"
