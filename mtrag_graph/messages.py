@@ -7,10 +7,7 @@ Prompt *text* lives in ``mtrag_graph/prompts/`` and reaches this module through 
 
 The gate, the generator (every answer variant) and the candidate judge share one prefix (system
 text, documents, conversation) and differ only in the instruction after it, so llama.cpp reuses its
-KV cache between those calls. One exception: a draft asked without the "I don't know" way out (the
-default first draft after a gate "yes") has its rules at the end of its system text, where they stay
-computed from one question to the next; with a model-judged gate (``gate_classifier=None``) that draft
-then processes the documents again.
+KV cache between those calls.
 """
 
 from __future__ import annotations
@@ -107,20 +104,17 @@ def question_for_answering(state: Mapping[str, Any]) -> str:
     return cut(question, QUESTION_CHARS)
 
 
-def grounded_messages(
-    state: Mapping[str, Any], context: Context, tail: str, rules: str = ""
-) -> list[BaseMessage]:
-    """System text (and ``rules``), then documents and conversation fitted to the window, then ``tail``."""
+def grounded_messages(state: Mapping[str, Any], context: Context, tail: str) -> list[BaseMessage]:
+    """System text, then documents and conversation fitted to the context window, then ``tail``."""
     budget = prompt_char_budget(context.context_window_tokens, context.answer_max_tokens)
     history = trim_history(state.get("selected_history") or [], int(budget * HISTORY_SHARE))
     used = sum(len(turn["text"]) for turn in history) + len(tail) + len(context.grounded_system_prompt)
-    used += len(rules)
     passages = fit_passages(state.get("kept_passages") or [], context.passage_max_chars, budget - used)
     prefix = context.grounded_context_template.format(
         documents=format_passages(passages, context.passage_max_chars),
         conversation=format_conversation(history) or context.no_conversation_text,
     )
-    return _chat(context.grounded_system_prompt, prefix + tail, rules)
+    return _chat(context.grounded_system_prompt, prefix + tail)
 
 
 def gate_messages(state: Mapping[str, Any], context: Context) -> list[BaseMessage]:
@@ -193,15 +187,13 @@ def answer_messages(state: Mapping[str, Any], context: Context, candidate: Candi
     question = question_for_answering(state)
     if offers_decline(state, context, candidate) is False:
         tail = context.decline_retry_instruction.format(question=question)
-        return grounded_messages(state, context, tail, context.decline_retry_rules)
-    if state.get("answer_problems"):
+    elif state.get("answer_problems"):
         tail = context.strict_generate_instruction.format(
             question=question, problems="; ".join(state["answer_problems"]), idk=context.idk_answer
         )
-        # the retry of a draft asked with the rules keeps its system text: the documents stay computed
-        rules = context.decline_retry_rules if state.get("decline_offered") is False else ""
-        return grounded_messages(state, context, tail, rules)
-    return grounded_messages(state, context, answer_instruction(candidate, question, context))
+    else:
+        tail = answer_instruction(candidate, question, context)
+    return grounded_messages(state, context, tail)
 
 
 def candidate_judge_messages(
@@ -238,7 +230,7 @@ def global_rewrite_messages(turns: Sequence[Turn], question: str, context: Conte
         conversation=format_conversation(_fit_for_rewrite(turns, context), AGENT_TURN_CHARS),
         question=cut(question, QUESTION_CHARS),
     )
-    return _chat(context.rewrite_system_prompt, body)
+    return _chat(context.rewrite_system_prompt, body, context.global_rewrite_rules)
 
 
 def local_rewrite_messages(turns: Sequence[Turn], question: str, context: Context) -> list[BaseMessage]:

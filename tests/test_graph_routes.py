@@ -177,9 +177,8 @@ def test_a_decline_after_a_gate_yes_is_retried_for_the_supported_part():
     )
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert state["answer"] == "Bees find flowers by following the waggle dance."
-    system, retry = (str(m.content) for m in context.generate_model.calls[1]["messages"])
-    # no way out this time: the rules (at the end of the system text) say the documents hold some of it
-    assert "hold at least part of its answer" in system and idk not in system + retry
+    retry = str(context.generate_model.calls[1]["messages"][-1].content)
+    assert "hold at least part of the answer" in retry and idk not in retry  # no way out this time
 
 
 def test_the_decline_retry_can_use_the_strict_instruction_instead():
@@ -196,8 +195,8 @@ def test_one_draft_asks_without_the_way_out_at_once_after_a_gate_yes():
     )
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert state["answer"] == "Bees find flowers by following the waggle dance."
-    system, first = (str(m.content) for m in context.generate_model.calls[0]["messages"])
-    assert "hold at least part of its answer" in system and "I don't know" not in system + first
+    first = str(context.generate_model.calls[0]["messages"][-1].content)
+    assert "hold at least part of the answer" in first and "I don't know" not in first
     assert state["decline_offered"] is False and not state["decline_retried"]
 
 
@@ -282,9 +281,7 @@ def test_rerank_keeps_the_top_k_passages_in_score_order():
 
 
 def test_gate_and_generate_prompts_share_their_prefix():
-    # a first draft that may decline; the default one-draft path puts its rules in its system text
-    # (messages.py's docstring: with a model-judged gate its documents are processed again)
-    context = fake_context(first_draft="may_decline")
+    context = fake_context()
     run(make_task(["How do bees find flowers?"], PASSAGES), context)
     gate_prompt = context.gate_model.calls[0]["messages"]
     generate_prompt = context.generate_model.calls[0]["messages"]
@@ -375,15 +372,3 @@ def test_a_rewrite_that_drops_every_content_word_of_the_question_is_rejected():
     assert clean_rewrite(copied, question) is None
     assert clean_rewrite("Can I restore a database backup to a different region?", question) is not None
     assert clean_rewrite("What do honey bees do then?", "What about them?") is not None  # nothing to keep
-
-
-def test_the_retry_of_a_draft_asked_with_the_rules_keeps_its_system_text():
-    # a draft with problems is asked again with the strict tail; its system text stays the one the first
-    # draft used, so a local model does not process the documents again
-    context = fake_context(generate=["Bees.", "Bees find flowers by following the waggle dance."])
-    run(make_task(["How do bees find flowers?"], PASSAGES), context)
-    first, retry = (call["messages"] for call in context.generate_model.calls)
-    assert "was rejected" in str(retry[-1].content)
-    assert retry[0].content == first[0].content and "hold at least part of its answer" in str(
-        first[0].content
-    )

@@ -8,7 +8,12 @@ import pytest
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
-from mtrag_graph.messages import format_conversation, format_passages
+from mtrag_graph.messages import (
+    format_conversation,
+    format_passages,
+    global_rewrite_messages,
+    relation_messages,
+)
 from mtrag_graph.prompts import answer_variants, candidate_judge, clarify, grounded, rewrite
 from mtrag_graph.testing import fake_context, make_task
 
@@ -74,3 +79,19 @@ def test_a_documents_lines_stay_lines_in_the_prompt():
     body = format_passages([{"title": "README", "text": table}], 500).splitlines()[1:]
     assert body == ["| Compressor | Ratio | Speed |", "|---|---|---|", "| zstd -1 | 2.887 | 530 MB/s |", "",
                     "Run:", "zstd -19 file"]  # fmt: skip
+
+
+def test_the_small_models_static_rules_end_the_system_text_and_only_the_turn_follows():
+    # what is the same on every follow-up sits in the system text, which a local model keeps computed
+    context = Context()
+    turns = [{"speaker": "user", "text": "What is borg?"}, {"speaker": "agent", "text": "A backup tool."}]
+    rewrite = global_rewrite_messages(turns, "Is it free?", context)
+    relation = relation_messages("Is it free?", ("What is borg?", "A backup tool."), context)
+    for messages, rules in [
+        (rewrite, context.global_rewrite_rules),
+        (relation["question"], context.related_to_question_rules),
+        (relation["answer"], context.related_to_answer_rules),
+    ]:
+        system, body = str(messages[0].content), str(messages[1].content)
+        assert system.startswith(context.rewrite_system_prompt) and system.endswith(rules)
+        assert rules not in body and "Is it free?" in body

@@ -38,17 +38,17 @@ GENERATE_STRICT = (
     "contain the answer, reply exactly: {idk}"
 )
 
-# a draft asked without the "I don't know" way out: the first draft after a gate "yes" (Context.first_draft
+# the draft asked without the "I don't know" way out: the first draft after a gate "yes" (Context.first_draft
 # "answer"), or the retry after a decline that followed one (a decline it still writes is taken). Its
-# rules are the end of the system text (GENERATE_AFTER_DECLINE_RULES), the same on every question, so
-# llama.cpp keeps them computed (models/llama.PrefixStates); only the question is asked after the
-# documents. Rules after the documents instead cost ~45 prompt tokens a question (issue 35).
-GENERATE_AFTER_DECLINE_RULES = (
-    "The documents given with each question hold at least part of its answer. In one to three complete "
-    "sentences, state what they say about the question, reusing their own words. Start with the facts "
-    "themselves; do not mention the documents."
+# rules stay after the documents: moved to the end of the system text (where llama.cpp keeps them
+# computed, ~45 prompt tokens a question less) the real-documents tuning split lost 3 right answers and
+# 2 declined unanswerable questions (benchmarks/results/throughput.md)
+GENERATE_AFTER_DECLINE = (
+    "Question: {question}\n\n"
+    "The documents above hold at least part of the answer to this question. In one to three complete "
+    "sentences, state what they say about it, reusing their own words. Start with the facts themselves; "
+    "do not mention the documents."
 )
-GENERATE_AFTER_DECLINE = "Question: {question}\n\nAnswer from the documents above."
 
 # evidence first (Context.answer_mode="evidence_first"): quotes copied from the documents, then the answer
 # from them only; a quote the documents do not hold, or none, is taken as a decline (answers.py)

@@ -8,13 +8,14 @@ SYSTEM = (
     "Follow the task instruction exactly and never answer the user's question yourself."
 )
 
-GLOBAL_REWRITE = (
-    "Conversation:\n{conversation}\n\n"
-    "Last user question: {question}\n\n"
-    "Rewrite the last user question so that it can be understood without the conversation: replace "
+# The global rewrite's rules end its system text (the same on every follow-up, so llama.cpp keeps them
+# computed: models/llama.PrefixStates); the conversation and the question follow.
+GLOBAL_REWRITE_RULES = (
+    "Task: rewrite the last user question so that it can be understood without the conversation: replace "
     "pronouns and vague references with what they refer to. Do not answer it and do not add facts. "
     "Reply with only the rewritten question."
 )
+GLOBAL_REWRITE = "Conversation:\n{conversation}\n\nLast user question: {question}\n\nRewritten question:"
 
 # The relation judgements' rules end their system text (the same on every turn, so llama.cpp keeps
 # them computed: models/llama.PrefixStates); only the two texts and a short question follow.

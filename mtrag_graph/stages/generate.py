@@ -59,12 +59,6 @@ class GenerateSettings:
         description="Asks for a draft without the I-don't-know way out: the first draft after a gate 'yes' "
         "(first_draft 'answer') or the retry after a decline that followed one ('': the strict instruction).",
     )
-    decline_retry_rules: str = setting(
-        grounded.GENERATE_AFTER_DECLINE_RULES,
-        stage="generate",
-        description="The rules of that draft, added to the end of its system text (the same every question, "
-        "so a local model keeps them computed).",
-    )
     extractive_instruction: str = setting(
         answer_variants.EXTRACTIVE,
         stage="generate",
