@@ -372,3 +372,17 @@ def test_a_rewrite_that_drops_every_content_word_of_the_question_is_rejected():
     assert clean_rewrite(copied, question) is None
     assert clean_rewrite("Can I restore a database backup to a different region?", question) is not None
     assert clean_rewrite("What do honey bees do then?", "What about them?") is not None  # nothing to keep
+
+
+def test_retrieved_passages_are_kept_by_the_fusion_of_retrieval_and_reranker_orders():
+    from mtrag_graph.nodes.rerank import rerank_passages  # noqa: PLC0415 - the stage's decision alone
+
+    # the retrieval's first passage is the reranker's third: alone the reranker drops it, fused it leads
+    passages = [{"text": t} for t in ("bees hive", "nothing here", "bees dance", "bees dance waggle")]
+    question = "Why do bees dance the waggle dance?"
+    alone = rerank_passages(question, passages, reranker="lexical", embedder="minilm", top_k=2)
+    fused = rerank_passages(
+        question, passages, reranker="lexical", embedder="minilm", top_k=2, retrieval_weight=1.0
+    )
+    assert [p["text"] for p in alone] == ["bees dance waggle", "bees dance"]
+    assert [p["text"] for p in fused] == ["bees hive", "bees dance waggle"]

@@ -23,6 +23,14 @@ class RerankSettings:
         description="Reranker spec: embedding (MiniLM cosine), cross-encoder:/path, or lexical (no model).",
     )
     top_k: int = setting(5, stage="rerank", flag=True, description="Passages kept after reranking.")
+    rerank_retrieval_weight: float = setting(
+        1.0,
+        stage="rerank",
+        flag=True,
+        description="Retrieved passages are kept by the reciprocal-rank fusion of the reranker's order and "
+        "the retrieval's, the retrieval's with this weight (0: the reranker's order alone). Passages given "
+        "with the task are ordered by the reranker alone.",
+    )
     evidence_tokens: int = setting(
         EVIDENCE_TOKENS,
         stage="rerank",
