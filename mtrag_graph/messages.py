@@ -84,15 +84,12 @@ def format_passages(passages: Sequence[Mapping[str, Any]], max_chars: int, *, nu
             continue
         heading = " - ".join(str(x) for x in (passage.get("title"), passage.get("section")) if x)
         header = f"[Document {i}]" + (f" {heading}" if heading else "")
-        blocks.append(f"{header}\n{body}")
+        blocks.append(f"{header}\n{body}\n[End of document {i}]")
     return "\n\n".join(blocks)
 
 
-def _chat(system: str, body: str, rules: str = "") -> list[BaseMessage]:
-    """System text (``rules``, the same on every call of this kind, at its end), then ``body``: a local
-    model keeps what stays the same computed (models/llama.PrefixStates), so static rules cost no prompt
-    tokens after the first call."""
-    return [SystemMessage(content=f"{system}\n\n{rules}" if rules else system), HumanMessage(content=body)]
+def _chat(system: str, body: str) -> list[BaseMessage]:
+    return [SystemMessage(content=system), HumanMessage(content=body)]
 
 
 # ---- the large model: gate, answer variants, retry, candidate judge (one shared prefix) -------------
@@ -230,7 +227,7 @@ def global_rewrite_messages(turns: Sequence[Turn], question: str, context: Conte
         conversation=format_conversation(_fit_for_rewrite(turns, context), AGENT_TURN_CHARS),
         question=cut(question, QUESTION_CHARS),
     )
-    return _chat(context.rewrite_system_prompt, body, context.global_rewrite_rules)
+    return _chat(context.rewrite_system_prompt, body)
 
 
 def local_rewrite_messages(turns: Sequence[Turn], question: str, context: Context) -> list[BaseMessage]:
@@ -253,10 +250,7 @@ def relation_messages(question: str, pair: tuple[str, str], context: Context) ->
             previous_answer=cut(previous_answer, AGENT_TURN_CHARS) or rewrite.NO_ANSWER, question=question
         ),
     }
-    rules = {"question": context.related_to_question_rules, "answer": context.related_to_answer_rules}
-    return {
-        target: _chat(context.rewrite_system_prompt, body, rules[target]) for target, body in bodies.items()
-    }
+    return {target: _chat(context.rewrite_system_prompt, body) for target, body in bodies.items()}
 
 
 # ---- clarify ----------------------------------------------------------------------------------------

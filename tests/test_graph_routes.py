@@ -8,6 +8,7 @@ from langchain_core.messages import HumanMessage
 from mtrag_graph.context import Context
 from mtrag_graph.graph import DESTINATIONS, ROUTES, Insertion, build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.nodes.rerank import rerank_passages
 from mtrag_graph.nodes.rewrite import clean_rewrite, needs_another_rewrite
 from mtrag_graph.state import RelationClass
 from mtrag_graph.tasks import TaskError
@@ -375,8 +376,6 @@ def test_a_rewrite_that_drops_every_content_word_of_the_question_is_rejected():
 
 
 def test_retrieved_passages_are_kept_by_the_fusion_of_retrieval_and_reranker_orders():
-    from mtrag_graph.nodes.rerank import rerank_passages  # noqa: PLC0415 - the stage's decision alone
-
     # the retrieval's first passage is the reranker's third: alone the reranker drops it, fused it leads
     passages = [{"text": t} for t in ("bees hive", "nothing here", "bees dance", "bees dance waggle")]
     question = "Why do bees dance the waggle dance?"

@@ -8,12 +8,7 @@ import pytest
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
-from mtrag_graph.messages import (
-    format_conversation,
-    format_passages,
-    global_rewrite_messages,
-    relation_messages,
-)
+from mtrag_graph.messages import format_conversation, format_passages
 from mtrag_graph.prompts import answer_variants, candidate_judge, clarify, grounded, rewrite
 from mtrag_graph.testing import fake_context, make_task
 
@@ -67,7 +62,7 @@ def test_the_conversation_formatter_names_the_speakers_user_and_agent():
 def test_the_passage_formatter_numbers_documents_or_lists_their_starts():
     passages = [{"title": "Bees", "text": "They dance."}, {"text": "Flowers bloom."}]
     assert format_passages(passages, 100) == (
-        "[Document 1] Bees\nThey dance.\n\n[Document 2]\nFlowers bloom."
+        "[Document 1] Bees\nThey dance.\n[End of document 1]\n\n[Document 2]\nFlowers bloom.\n[End of document 2]"
     )
     assert format_passages(passages, 100, numbered=False) == "- Bees: They dance.\n- Flowers bloom."
 
@@ -76,22 +71,6 @@ def test_a_documents_lines_stay_lines_in_the_prompt():
     # a table flattened onto one line cannot be read by column (the real-documents set: "the ratio of
     # zstd at level -1 is 530 MB/s", the next column); a list or a command keeps its own lines too
     table = "| Compressor    | Ratio | Speed    |\n|---|---|---|\n| zstd -1       | 2.887 | 530 MB/s |\n\n\n\nRun:\n  zstd -19 file"
-    body = format_passages([{"title": "README", "text": table}], 500).splitlines()[1:]
+    body = format_passages([{"title": "README", "text": table}], 500).splitlines()[1:-1]
     assert body == ["| Compressor | Ratio | Speed |", "|---|---|---|", "| zstd -1 | 2.887 | 530 MB/s |", "",
                     "Run:", "zstd -19 file"]  # fmt: skip
-
-
-def test_the_small_models_static_rules_end_the_system_text_and_only_the_turn_follows():
-    # what is the same on every follow-up sits in the system text, which a local model keeps computed
-    context = Context()
-    turns = [{"speaker": "user", "text": "What is borg?"}, {"speaker": "agent", "text": "A backup tool."}]
-    rewrite = global_rewrite_messages(turns, "Is it free?", context)
-    relation = relation_messages("Is it free?", ("What is borg?", "A backup tool."), context)
-    for messages, rules in [
-        (rewrite, context.global_rewrite_rules),
-        (relation["question"], context.related_to_question_rules),
-        (relation["answer"], context.related_to_answer_rules),
-    ]:
-        system, body = str(messages[0].content), str(messages[1].content)
-        assert system.startswith(context.rewrite_system_prompt) and system.endswith(rules)
-        assert rules not in body and "Is it free?" in body

@@ -72,9 +72,7 @@ class PrefixStates:
     """Saved llama.cpp context states of one ``Llama``, keyed by the system text of the call that left
     them (least recently used dropped past ``capacity``), and the key of what the context holds now."""
 
-    # the default pipeline's 1.5B model calls with five system texts (the two relation judgements, the
-    # rewrite retry, history selection, the answer's shared prefix): one state each, and one to spare
-    def __init__(self, capacity: int = 6):
+    def __init__(self, capacity: int = 3):
         self.capacity = capacity
         self.saved: OrderedDict[str, tuple[np.ndarray, int, bytes]] = OrderedDict()
         self.holding: str | None = None

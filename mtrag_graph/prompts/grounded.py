@@ -38,11 +38,8 @@ GENERATE_STRICT = (
     "contain the answer, reply exactly: {idk}"
 )
 
-# the draft asked without the "I don't know" way out: the first draft after a gate "yes" (Context.first_draft
-# "answer"), or the retry after a decline that followed one (a decline it still writes is taken). Its
-# rules stay after the documents: moved to the end of the system text (where llama.cpp keeps them
-# computed, ~45 prompt tokens a question less) the real-documents tuning split lost 3 right answers and
-# 2 declined unanswerable questions (benchmarks/results/throughput.md)
+# the retry after a decline that followed a gate "yes": no "I don't know" escape, since the gate has
+# already judged that the documents hold at least part of the answer (a second decline is still taken)
 GENERATE_AFTER_DECLINE = (
     "Question: {question}\n\n"
     "The documents above hold at least part of the answer to this question. In one to three complete "

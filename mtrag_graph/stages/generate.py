@@ -56,8 +56,7 @@ class GenerateSettings:
     decline_retry_instruction: str = setting(
         grounded.GENERATE_AFTER_DECLINE,
         stage="generate",
-        description="Asks for a draft without the I-don't-know way out: the first draft after a gate 'yes' "
-        "(first_draft 'answer') or the retry after a decline that followed one ('': the strict instruction).",
+        description="Asks again after a decline that followed a gate 'yes' ('': the strict instruction).",
     )
     extractive_instruction: str = setting(
         answer_variants.EXTRACTIVE,

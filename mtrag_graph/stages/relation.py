@@ -36,18 +36,8 @@ class RelationSettings:
         stage="relation",
         description="Asks whether the question relates to Q(t-1).",
     )
-    related_to_question_rules: str = setting(
-        rewrite.RELATED_TO_QUESTION_RULES,
-        stage="relation",
-        description="That judgement's rules, added to the end of its system text.",
-    )
     related_to_answer_instruction: str = setting(
         rewrite.RELATED_TO_ANSWER,
         stage="relation",
         description="Asks whether the question relates to A(t-1).",
-    )
-    related_to_answer_rules: str = setting(
-        rewrite.RELATED_TO_ANSWER_RULES,
-        stage="relation",
-        description="That judgement's rules, added to the end of its system text.",
     )

@@ -62,11 +62,6 @@ class RewriteSettings:
     global_rewrite_instruction: str = setting(
         rewrite.GLOBAL_REWRITE, stage="rewrite", description="Asks for a standalone rewrite of the question."
     )
-    global_rewrite_rules: str = setting(
-        rewrite.GLOBAL_REWRITE_RULES,
-        stage="rewrite",
-        description="That rewrite's rules, added to the end of its system text.",
-    )
     local_rewrite_instruction: str = setting(
         rewrite.LOCAL_REWRITE,
         stage="rewrite",

@@ -44,10 +44,7 @@ def _schema_reply(schema: dict[str, Any], digest: int) -> dict[str, Any]:
     return reply
 
 
-# a document's text runs to the next document's header or to the conversation after the documents
-_FIRST_DOCUMENT = re.compile(
-    r"\[Document 1\][^\n]*\n(.*?)\n\n(?:\[Document \d+\]|Conversation so far:)", re.DOTALL
-)
+_FIRST_DOCUMENT = re.compile(r"\[Document 1\][^\n]*\n(.*?)\n\[End of document 1\]", re.DOTALL)
 _SENTENCE = re.compile(r"[^.!?]+[.!?]")
 
 
