@@ -91,3 +91,20 @@ def test_in_chat_the_reply_to_a_full_rag_clarification_retrieves_again(tiny_inde
     assert state["question"].endswith("(the Cardinals)")
     assert state["answer"] == "The Cardinals play home games in Glendale."
     assert len(context.generate_model.calls) == 1  # asked once, answered once, not clarified again
+
+
+def test_retrieved_passages_alone_are_kept_by_the_fusion_with_the_search_order(tiny_index: Path, monkeypatch):
+    import mtrag_graph.nodes.rerank as rerank_node  # noqa: PLC0415 - the module whose call is watched
+
+    weights, real = [], rerank_node.rerank_passages
+
+    def watched(*args, **kwargs):
+        weights.append(kwargs["retrieval_weight"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rerank_node, "rerank_passages", watched)
+    context = fake_context(index_dir=str(tiny_index), generate=["Cloudant is a JSON document database."])
+    build_graph(output="state").invoke({"task": TASK}, context=context)
+    given = {**TASK, "contexts": [{"document_id": "a", "text": "Cloudant is a database."}]}
+    build_graph(output="state").invoke({"task": given}, context=fake_context(generate=["It is."]))
+    assert weights == [context.rerank_retrieval_weight, 0.0] and context.rerank_retrieval_weight > 0
