@@ -200,3 +200,13 @@ def test_calls_started_after_the_first_shown_text_are_not_counted():
         "completion": 30,
         "seconds": 4.5,
     }
+
+
+def test_a_call_that_starts_in_the_millisecond_its_text_is_shown_counts_before_it():
+    # times are rounded to the millisecond; a fast (scripted) draft can be shown in the one it started in
+    route = {"first_shown_seconds": 0.004, "calls": [
+        {"node": "rerank", "start": 0.001, "seconds": 0.001},
+        {"node": "generate", "start": 0.004, "seconds": 0.002},
+        {"node": "ground_answer", "start": 0.005, "seconds": 0.001},
+    ]}  # fmt: skip
+    assert [c["node"] for c in bench.calls_before_shown(route)] == ["rerank", "generate"]

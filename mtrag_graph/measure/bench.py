@@ -96,10 +96,11 @@ def first_token_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def calls_before_shown(route: dict[str, Any]) -> list[dict[str, Any]]:
     """The model calls a person waited for: those that started before the first text was shown (all of
-    them when nothing was shown before the end)."""
+    them when nothing was shown before the end). Both times are rounded to the millisecond, and with a
+    fast model the draft that is shown can start in the same millisecond: a call that starts then counts."""
     shown = route.get("first_shown_seconds")
     calls = route.get("calls") or []
-    return [c for c in calls if shown is None or c["start"] < shown]
+    return [c for c in calls if shown is None or c["start"] <= shown]
 
 
 def calls_by_node(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
