@@ -15,6 +15,7 @@ from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.nodes.evidence_precheck import retrieved_setting
 from mtrag_graph.retrieval.corpus import passage_text
 from mtrag_graph.retrieval.evidence import select_evidence
+from mtrag_graph.retrieval.search import rrf_fuse
 from mtrag_graph.state import State
 
 
@@ -44,10 +45,10 @@ def rerank_passages(
     scores = timed_model_call(scorer.name, lambda: scorer.score(question, texts))
     ranked = sorted(zip(scores, range(len(passages)), strict=True), key=lambda item: (-item[0], item[1]))
     if retrieval_weight > 0:
-        fused = {i: 1 / (rrf_k + rank) for rank, (_, i) in enumerate(ranked)}
-        ranked = sorted(
-            ranked, key=lambda item: (-(fused[item[1]] + retrieval_weight / (rrf_k + item[1])), item[1])
-        )
+        # ranks counted from 0 here (what was measured), from 1 in rrf_fuse: k - 1 gives the same scores;
+        # the retrieval's order first, so ties keep it
+        order = rrf_fuse([range(len(passages)), [i for _, i in ranked]], [retrieval_weight, 1.0], k=rrf_k - 1)
+        ranked = [(scores[i], i) for i, _ in order]
     return [{**passages[i], "score": round(float(score), 6)} for score, i in ranked[:top_k]]
 
 
