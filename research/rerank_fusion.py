@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import math
 import random
 import sys
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from benchmarks.real_documents.score import passage_holds
 from mtrag_graph import settings
 from mtrag_graph.nodes.rerank import rerank_passages
 from mtrag_graph.retrieval.index import index_for
+from mtrag_graph.retrieval.metrics import load_qrels, normalise_qid, score_queries
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
 
 ORDERS = ("search", "reranker", "fusion")
@@ -74,9 +74,12 @@ def real_documents(run: Path, index_dir: str) -> None:
         print(f"| {kind} | {n} | " + " | ".join(str(found[kind][name]) for name in ORDERS) + " |")
 
 
-def _ndcg5(order: Sequence[str], relevant: set[str]) -> float:
-    gain = sum(1 / math.log2(i + 2) for i, doc in enumerate(order[:5]) if doc in relevant)
-    return gain / sum(1 / math.log2(i + 2) for i in range(min(5, len(relevant))))
+def order_scores(orders: dict[str, list[str]], relevant: dict[str, int]) -> dict[str, tuple[float, float]]:
+    """Recall@5 and nDCG@5 of each order of passage ids against one query's qrels (``retrieval.metrics``,
+    what ``mtrag-graph eval-retrieval`` scores with)."""
+    run = {name: {doc: -float(rank) for rank, doc in enumerate(ids)} for name, ids in orders.items()}
+    scored = score_queries(run, dict.fromkeys(orders, relevant), ks=(5,))
+    return {name: (scored[name]["Recall@5"], scored[name]["nDCG@5"]) for name in orders}
 
 
 def mtrag(data: Path, index_dir: str, per_domain: int, seed: int) -> None:
@@ -84,21 +87,19 @@ def mtrag(data: Path, index_dir: str, per_domain: int, seed: int) -> None:
     scores: dict[tuple[str, str], list[tuple[float, float]]] = collections.defaultdict(list)
     for domain in DOMAINS:
         index, folder = index_for(index_dir, domain), data / "retrieval" / "mtrag" / domain
-        relevant: dict[str, set[str]] = collections.defaultdict(set)
-        for line in (folder / "qrels.tsv").read_text(encoding="utf-8").splitlines():
-            fields = line.split()
-            if len(fields) >= 3 and fields[0] != "query-id" and fields[2] != "0":
-                relevant[fields[0]].add(fields[1])
+        qrels = load_qrels(folder / "qrels.tsv")
         queries = [
             json.loads(line) for line in (folder / "rewrite.jsonl").read_text(encoding="utf-8").splitlines()
         ]
-        queries = [q for q in queries if q["_id"] in relevant]
+        queries = [q for q in queries if any(qrels.get(normalise_qid(q["_id"]), {}).values())]
         for query in rng.sample(queries, min(per_domain, len(queries))):
             text = query["text"].replace("|user|:", "").strip()
             passages = as_passages(index, multi_query_search(index, [text], top_k=DEPTH, mode="hybrid"))
-            for name, order in three_orders(text, passages).items():
-                ids, gold = [p["document_id"] for p in order], relevant[query["_id"]]
-                row = (len(set(ids[:5]) & gold) / len(gold), _ndcg5(ids, gold))
+            orders = {
+                name: [p["document_id"] for p in order]
+                for name, order in three_orders(text, passages).items()
+            }
+            for name, row in order_scores(orders, qrels[normalise_qid(query["_id"])]).items():
                 scores[(domain, name)].append(row)
                 scores[("all", name)].append(row)
     print("| domain | queries | " + " | ".join(f"{name} R@5 / nDCG@5" for name in ORDERS) + " |")

@@ -1,4 +1,4 @@
-"""research/rerank_fusion.py: the three orders it compares, and its nDCG@5."""
+"""research/rerank_fusion.py: the three orders it compares, and how an order is scored."""
 
 from __future__ import annotations
 
@@ -7,10 +7,16 @@ import pytest
 from research import rerank_fusion
 
 
-def test_ndcg_at_5_is_one_for_a_perfect_order_and_less_for_a_late_hit():
-    assert rerank_fusion._ndcg5(["a", "b", "x"], {"a", "b"}) == pytest.approx(1.0)
-    assert 0 < rerank_fusion._ndcg5(["x", "y", "a"], {"a"}) < rerank_fusion._ndcg5(["a", "y", "x"], {"a"})
-    assert rerank_fusion._ndcg5(["x", "y", "z", "w", "v", "a"], {"a"}) == 0
+def test_an_order_scores_one_when_perfect_and_less_for_a_late_hit():
+    scores = rerank_fusion.order_scores(
+        {"perfect": ["a", "b", "x"], "late": ["x", "y", "a"], "early": ["a", "y", "x"],
+         "missed": ["x", "y", "z", "w", "v", "a"]},
+        {"a": 1, "b": 1},
+    )  # fmt: skip
+    recall, ndcg = scores["perfect"]
+    assert recall == pytest.approx(1.0) and ndcg == pytest.approx(1.0)
+    assert 0 < scores["late"][1] < scores["early"][1]
+    assert scores["missed"] == (0, 0)
 
 
 def test_the_three_orders_hold_the_same_candidates(monkeypatch):
