@@ -56,6 +56,38 @@ def test_relation_class_follows_the_two_judgements(related_q, related_a, expecte
     assert state["relation_class"] == expected
 
 
+@pytest.mark.parametrize(("related_a", "history_kept"), [("yes", 2), ("no", 2)])
+def test_with_one_earlier_exchange_a_related_question_needs_no_answer_judgement(related_a, history_kept):
+    # classes 1 and 2 keep the same turns when there is nothing older to walk back over
+    classify = ScriptedChatModel(responses=["yes", related_a])
+    context = fake_context(classify_model=classify, relation_judge_when_needed=True)
+    state = run(make_task(conversation(1), PASSAGES), context)
+    assert len(classify.calls) == 1
+    assert len(state["selected_history"]) == history_kept
+    assert state["relation_class"] == RelationClass.CONTINUATION
+    assert state["relation_votes"][0]["related_to_answer"] is None
+
+
+def test_an_unrelated_question_still_gets_the_answer_judgement():
+    classify = ScriptedChatModel(responses=["no", "yes"])
+    context = fake_context(classify_model=classify, relation_judge_when_needed=True)
+    state = run(make_task(conversation(1), PASSAGES), context)
+    assert len(classify.calls) == 2
+    assert state["relation_class"] == RelationClass.ANSWER_FOLLOW_UP
+
+
+def test_the_walk_back_asks_no_answer_judgement_for_an_unrelated_older_exchange():
+    # last pair: continuation (both asked: older pairs exist); pair -2: unrelated question -> stop
+    # calls: last pair question, last pair answer, pair -2 question (no: its answer is not asked)
+    classify = ScriptedChatModel(responses=["yes", "yes", "no", "yes"])
+    context = fake_context(classify_model=classify, relation_judge_when_needed=True)
+    state = run(make_task(conversation(4), PASSAGES), context)
+    assert len(classify.calls) == 3
+    users = [t["text"] for t in state["selected_history"] if t["speaker"] == "user"]
+    assert users == ["Question number 3?"]
+    assert state["relation_votes"][-1]["related_to_answer"] is None
+
+
 def test_continuation_walks_back_until_an_older_turn_is_not_a_continuation():
     # last pair: continuation; pair -2: continuation; pair -3: not related to its answer -> stop
     context = fake_context(related_to_question=["yes"], related_to_answer=["yes", "yes", "no"])

@@ -31,6 +31,14 @@ class RelationSettings:
         description="Classify the relation to pick the history by class; off: keep the last "
         "history_pairs_without_classifier exchanges.",
     )
+    relation_judge_when_needed: bool = setting(
+        True,
+        stage="relation",
+        description="Ask the answer judgement only when its verdict changes the history kept: not after a "
+        "yes on the question when there is no older exchange (classes 1 and 2 then keep the same turns, "
+        "recorded as 1), nor for an older exchange the question is not related to. Off: both "
+        "judgements every time (the four classes told apart).",
+    )
     related_to_question_instruction: str = setting(
         rewrite.RELATED_TO_QUESTION,
         stage="relation",

@@ -62,6 +62,9 @@ def fake_context(
         "grounding": "off",
         # routing tests script every model call; tests/test_clarify.py switches clarify on (the default)
         "clarify": False,
+        # the scripts interleave the two relation judgements (question, answer) for every exchange:
+        # both are asked; tests/test_graph_routes.py scripts the order of the default, which skips one
+        "relation_judge_when_needed": False,
     }
     merged = {**defaults, **overrides}
     # the rewrite model itself: no second rewrite unless a test scripts a model for it
