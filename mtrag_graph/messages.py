@@ -239,7 +239,7 @@ def global_rewrite_messages(turns: Sequence[Turn], question: str, context: Conte
         conversation=format_conversation(_fit_for_rewrite(turns, context), AGENT_TURN_CHARS),
         question=cut(question, QUESTION_CHARS),
     )
-    return _chat(context.rewrite_system_prompt, body)
+    return _chat(context.global_rewrite_system_prompt, body)
 
 
 def local_rewrite_messages(turns: Sequence[Turn], question: str, context: Context) -> list[BaseMessage]:

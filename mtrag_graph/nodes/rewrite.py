@@ -72,10 +72,13 @@ class LocalRewrite(BaseModel):
 
 
 def _global_rewrite_turns(state: State, context: Context) -> list[dict[str, str]]:
+    return global_rewrite_turns(state["question"], state.get("history", []), context)
+
+
+def global_rewrite_turns(question: str, history: list[dict[str, str]], context: Context) -> list[dict[str, str]]:
     """The turns the global rewrite is written from: the last exchange when the question points back
     with a pronoun, else the whole conversation."""
-    history = state.get("history", [])
-    if mentions_earlier_turn(state["question"], context.pronouns):
+    if mentions_earlier_turn(question, context.pronouns):
         return pairs_to_turns(user_and_agent_pairs(history)[-1:])
     return list(history)
 
@@ -85,15 +88,27 @@ def global_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context, question, history = runtime.context, state["question"], state.get("history", [])
     if not history or not context.rewrite_question:
         return {"global_rewrite": question, "pronoun_detected": False}
-    pronoun = mentions_earlier_turn(question, context.pronouns)
-    turns = _global_rewrite_turns(state, context)
+    rewritten, fallbacks = rewrite_question(question, _global_rewrite_turns(state, context), context)
+    update: dict[str, Any] = {
+        "pronoun_detected": mentions_earlier_turn(question, context.pronouns),
+        "global_rewrite": rewritten,
+    }
+    if fallbacks:
+        update["fallbacks"] = fallbacks
+    return update
+
+
+def rewrite_question(
+    question: str, turns: list[dict[str, str]], context: Context
+) -> tuple[str, list[dict[str, Any]]]:
+    """The global rewrite of ``question`` from ``turns`` (the rewrite model, then the retry model when
+    that one's rewrite is no use), and the fallbacks taken; the question itself when neither is usable."""
     question = cut(question, QUESTION_CHARS)
     messages = global_rewrite_messages(turns, question, context)
     reply = invoke_text(
         get_chat_model(context.rewrite_model), messages, max_tokens=context.rewrite_max_tokens
     )
     rewritten = clean_rewrite(str(reply.content), question)
-    update: dict[str, Any] = {"pronoun_detected": pronoun}
     fallbacks: list[dict[str, Any]] = []
     retry = context.rewrite_retry_model
     if retry != context.rewrite_model and needs_another_rewrite(rewritten, question, context.pronouns):
@@ -105,13 +120,9 @@ def global_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             )
             rewritten, reply = second, again
     if rewritten is None:
-        update["global_rewrite"] = question
         fallbacks.append({"node": "global_rewrite", "used": "original question", "raw": str(reply.content)})
-    else:
-        update["global_rewrite"] = rewritten
-    if fallbacks:
-        update["fallbacks"] = fallbacks
-    return update
+        return question, fallbacks
+    return rewritten, fallbacks
 
 
 @guarded

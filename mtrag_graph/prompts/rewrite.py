@@ -8,13 +8,18 @@ SYSTEM = (
     "Follow the task instruction exactly and never answer the user's question yourself."
 )
 
-GLOBAL_REWRITE = (
-    "Conversation:\n{conversation}\n\n"
-    "Last user question: {question}\n\n"
+# The global rewrite's rules end its own system text, where llama.cpp keeps them computed from one
+# question to the next (models/llama.PrefixStates); only the conversation and the question follow. With
+# the rules after the question (the prompt until issue 35; research/rewrite_retrieval.py "rules after")
+# each rewrite processed them again: about 40 tokens of every follow-up's rewrite, twice when the retry
+# model rewrites again.
+GLOBAL_REWRITE_RULES = (
     "Rewrite the last user question so that it can be understood without the conversation: replace "
     "pronouns and vague references with what they refer to. Do not answer it and do not add facts. "
     "Reply with only the rewritten question."
 )
+GLOBAL_REWRITE_SYSTEM = f"{SYSTEM}\n\nYour task: {GLOBAL_REWRITE_RULES}"
+GLOBAL_REWRITE = "Conversation:\n{conversation}\n\nLast user question: {question}"
 
 RELATED_TO_QUESTION = (
     "Earlier question: {previous_question}\n"

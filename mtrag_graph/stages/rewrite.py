@@ -57,10 +57,17 @@ class RewriteSettings:
     rewrite_system_prompt: str = setting(
         rewrite.SYSTEM,
         stage="rewrite",
-        description="System text of the small model's rewrite and relation prompts.",
+        description="System text of the local rewrite and the relation judgements.",
+    )
+    global_rewrite_system_prompt: str = setting(
+        rewrite.GLOBAL_REWRITE_SYSTEM,
+        stage="rewrite",
+        description="System text of the global rewrite, its rules included.",
     )
     global_rewrite_instruction: str = setting(
-        rewrite.GLOBAL_REWRITE, stage="rewrite", description="Asks for a standalone rewrite of the question."
+        rewrite.GLOBAL_REWRITE,
+        stage="rewrite",
+        description="The global rewrite's prompt ({conversation}, {question}) after its system text.",
     )
     local_rewrite_instruction: str = setting(
         rewrite.LOCAL_REWRITE,
