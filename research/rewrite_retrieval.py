@@ -51,6 +51,9 @@ VARIANTS: dict[str, dict[str, str]] = {
         "global_rewrite_instruction": RULES_AFTER_QUESTION,
     },
     "rules in system": {},
+    "rules in system, cue after": {
+        "global_rewrite_instruction": rewrite.GLOBAL_REWRITE + "\n\nRewritten question:",
+    },
 }
 COLLECTIONS = {"clapnq": "clapnq", "ibmcloud": "cloud", "cloud": "cloud", "fiqa": "fiqa", "govt": "govt"}
 
