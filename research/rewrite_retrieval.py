@@ -15,8 +15,9 @@ organisers' rewrite and the last turn alone are scored beside them as bounds. ``
 answerable follow-ups of a task file of the set (tune on the tuning split only); a hit is a top-5
 passage that holds the turn's key facts or sits at its gold page or section.
 
-Variants: ``rules after`` (the rules after the conversation and question, the prompt before issue 35)
-and ``rules in system`` (the rules at the end of the system text, the default since). Each item's
+Variants: ``rules after`` (the rules after the conversation and question, the prompt before issue 35),
+``rules in system`` (the rules at the end of the system text, nothing after the question) and ``rules in
+system, cue after`` (the same, then "Rewritten question:", the default since). Each item's
 rewrites and scores go to ``OUT.jsonl`` as they are made; a rerun resumes from it.
 """
 
@@ -42,18 +43,14 @@ from mtrag_graph.retrieval.metrics import load_qrels, normalise_qid
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
 from research.rerank_fusion import DEPTH, DOMAINS, order_scores, three_orders
 
-RULES_AFTER_QUESTION = (
-    "Conversation:\n{conversation}\n\nLast user question: {question}\n\n" + rewrite.GLOBAL_REWRITE_RULES
-)
+CONVERSATION_AND_QUESTION = "Conversation:\n{conversation}\n\nLast user question: {question}"
 VARIANTS: dict[str, dict[str, str]] = {
     "rules after": {
         "global_rewrite_system_prompt": rewrite.SYSTEM,
-        "global_rewrite_instruction": RULES_AFTER_QUESTION,
+        "global_rewrite_instruction": f"{CONVERSATION_AND_QUESTION}\n\n{rewrite.GLOBAL_REWRITE_RULES}",
     },
-    "rules in system": {},
-    "rules in system, cue after": {
-        "global_rewrite_instruction": rewrite.GLOBAL_REWRITE + "\n\nRewritten question:",
-    },
+    "rules in system": {"global_rewrite_instruction": CONVERSATION_AND_QUESTION},
+    "rules in system, cue after": {},  # the default
 }
 COLLECTIONS = {"clapnq": "clapnq", "ibmcloud": "cloud", "cloud": "cloud", "fiqa": "fiqa", "govt": "govt"}
 

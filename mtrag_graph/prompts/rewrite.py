@@ -9,7 +9,7 @@ SYSTEM = (
 )
 
 # The global rewrite's rules end its own system text, where llama.cpp keeps them computed from one
-# question to the next (models/llama.PrefixStates); only the conversation and the question follow. With
+# question to the next (models/llama.PrefixStates); only the conversation, the question and a cue follow. With
 # the rules after the question (the prompt until issue 35; research/rewrite_retrieval.py "rules after")
 # each rewrite processed them again: about 40 tokens of every follow-up's rewrite, twice when the retry
 # model rewrites again.
@@ -19,7 +19,7 @@ GLOBAL_REWRITE_RULES = (
     "Reply with only the rewritten question."
 )
 GLOBAL_REWRITE_SYSTEM = f"{SYSTEM}\n\nYour task: {GLOBAL_REWRITE_RULES}"
-GLOBAL_REWRITE = "Conversation:\n{conversation}\n\nLast user question: {question}"
+GLOBAL_REWRITE = "Conversation:\n{conversation}\n\nLast user question: {question}\n\nRewritten question:"
 
 RELATED_TO_QUESTION = (
     "Earlier question: {previous_question}\n"
