@@ -61,7 +61,9 @@ def domain_of(collection: str) -> str:
 
 def kept(index: Any, question: str, rewritten: str) -> list[dict[str, Any]]:
     """The five passages the graph keeps when it retrieves with ``question`` and ``rewritten``."""
-    passages = as_passages(index, multi_query_search(index, [question, rewritten], top_k=DEPTH, mode="hybrid"))
+    passages = as_passages(
+        index, multi_query_search(index, [question, rewritten], top_k=DEPTH, mode="hybrid")
+    )
     return three_orders(rewritten, passages)["fusion"][:5]
 
 
@@ -116,7 +118,9 @@ def score_real_documents(index_dir: str) -> Callable[[dict[str, Any], str], dict
     return score
 
 
-def run(items: list[dict[str, Any]], score: Callable[[dict[str, Any], str], dict[str, Any]], out: Path) -> None:
+def run(
+    items: list[dict[str, Any]], score: Callable[[dict[str, Any], str], dict[str, Any]], out: Path
+) -> None:
     done: dict[tuple[str, str], dict[str, Any]] = {}
     if out.exists():
         for line in out.read_text(encoding="utf-8").splitlines():
@@ -152,14 +156,20 @@ def run(items: list[dict[str, Any]], score: Callable[[dict[str, Any], str], dict
 def table(rows: dict[str, list[dict[str, Any]]]) -> None:
     metrics = [key for key in next(iter(rows.values()))[0] if key in ("Recall@5", "nDCG@5", "holds")]
     domains = sorted({row["domain"] for group in rows.values() for row in group})
-    print("| rewrite | " + " | ".join(f"{d}: {m}" for d in [*domains, "all"] for m in metrics) + " | rewritten again by the retry model |")
+    print(
+        "| rewrite | "
+        + " | ".join(f"{d}: {m}" for d in [*domains, "all"] for m in metrics)
+        + " | rewritten again by the retry model |"
+    )
     print("|---|" + "---|" * (len(metrics) * (len(domains) + 1) + 1))
     for name, group in rows.items():
         cells = []
         for domain in [*domains, "all"]:
             chosen = [r for r in group if domain in ("all", r["domain"])]
             cells += [f"{sum(r[m] for r in chosen) / len(chosen):.3f}" for m in metrics]
-        retried = sum("rewrite retry model" in r.get("fallbacks", ()) for r in group) if name in VARIANTS else "-"
+        retried = (
+            sum("rewrite retry model" in r.get("fallbacks", ()) for r in group) if name in VARIANTS else "-"
+        )
         print(f"| {name} (n={len(group)}) | " + " | ".join(cells) + f" | {retried} |")
 
 
@@ -168,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("set", choices=["mtrag", "real-documents"])
     parser.add_argument("tasks", nargs="?", type=Path, help="real-documents: a task file of the set")
     parser.add_argument("--index", required=True)
-    parser.add_argument("--data", type=Path, default=settings.data_dir(), help="mtrag: the MTRAG data (MTRAG_DATA)")
+    parser.add_argument(
+        "--data", type=Path, default=settings.data_dir(), help="mtrag: the MTRAG data (MTRAG_DATA)"
+    )
     parser.add_argument("--per-domain", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--output", type=Path, required=True, help="per-item results (resumed)")
@@ -178,7 +190,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("real-documents needs a task file")
         run(list(real_document_items(args.tasks)), score_real_documents(args.index), args.output)
     else:
-        run(list(mtrag_items(Path(args.data), args.per_domain, args.seed)), score_mtrag(args.index), args.output)
+        run(
+            list(mtrag_items(Path(args.data), args.per_domain, args.seed)),
+            score_mtrag(args.index),
+            args.output,
+        )
     return 0
 
 

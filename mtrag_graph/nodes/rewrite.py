@@ -75,7 +75,9 @@ def _global_rewrite_turns(state: State, context: Context) -> list[dict[str, str]
     return global_rewrite_turns(state["question"], state.get("history", []), context)
 
 
-def global_rewrite_turns(question: str, history: list[dict[str, str]], context: Context) -> list[dict[str, str]]:
+def global_rewrite_turns(
+    question: str, history: list[dict[str, str]], context: Context
+) -> list[dict[str, str]]:
     """The turns the global rewrite is written from: the last exchange when the question points back
     with a pronoun, else the whole conversation."""
     if mentions_earlier_turn(question, context.pronouns):

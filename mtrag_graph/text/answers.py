@@ -34,6 +34,20 @@ RESTATEMENT_EXTRA_WORDS = 3  # ... when it is at most this many words longer tha
 INJECTION_SPAN_CHARS = 300  # text after an injection cue searched for what it asks the model to say
 INJECTION_OVERLAP = 0.8  # share of the answer's words found in an injected payload: it repeats it
 _TERMINAL = (".", "!", "?", '"', "'", ")", "]", ":", "*", "`")
+# a list's last item ends an answer without a full stop ("- libgmp-devel"); a draft cut off by the token
+# limit is caught by ``truncated``
+_LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S")
+# a word with a digit in it (a number, a version, a file name such as "ppi3.mat")
+_FIGURE = re.compile(r"[^\s,;:!?()\[\]\"']*\d[^\s,;:!?()\[\]\"']*")
+
+
+def _new_figures(answer: str, question: str) -> set[str]:
+    """The answer's words with a digit that the question does not have: an answer that adds one ("prune
+    keeps 6 monthly archives", "The file ppi3.mat holds the matrix A") gives a fact, it does not restate
+    the question (the real-documents tuning split: such drafts were rejected and retried, and the retry
+    wrote the same answer or declined). Whether the figure is in the documents is grounding's question."""
+    asked = {f.strip(".").lower() for f in _FIGURE.findall(question)}
+    return {f.strip(".").lower() for f in _FIGURE.findall(answer)} - asked
 
 
 def clean_answer(text: str) -> str:
@@ -116,9 +130,11 @@ def answer_problems(answer: str, question: str, truncated: bool, min_words: int)
     question_words = words(question)
     if question_words and len(answer_words) <= len(question_words) + RESTATEMENT_EXTRA_WORDS:
         overlap = len(set(answer_words) & set(question_words)) / max(len(set(answer_words)), 1)
-        if overlap >= RESTATEMENT_OVERLAP:
+        if overlap >= RESTATEMENT_OVERLAP and not _new_figures(answer, question):
             problems.append("restates the question")
-    if truncated or not answer.rstrip().endswith(_TERMINAL):
+    if truncated or not (
+        answer.rstrip().endswith(_TERMINAL) or _LIST_ITEM.match(answer.rstrip().rsplit("\n", 1)[-1])
+    ):
         problems.append("cut off mid-sentence")
     if re.search(r"\bhow (many|much)\b", question, re.IGNORECASE) and not (
         re.search(r"\d", answer) or any(w in _NUMBER_WORDS for w in answer_words)

@@ -7,17 +7,26 @@ from mtrag_graph.messages import global_rewrite_messages
 from mtrag_graph.prompts import rewrite
 from research.rewrite_retrieval import VARIANTS, domain_of, table
 
-TURNS = [{"speaker": "user", "text": "How do I create a borg repository?"}, {"speaker": "agent", "text": "Run borg init."}]
+TURNS = [
+    {"speaker": "user", "text": "How do I create a borg repository?"},
+    {"speaker": "agent", "text": "Run borg init."},
+]
 
 
 def test_rules_after_is_the_prompt_before_issue_35_and_the_default_moves_the_rules_into_the_system_text():
-    before = global_rewrite_messages(TURNS, "And how do I list its archives?", Context(**VARIANTS["rules after"]))
-    now = global_rewrite_messages(TURNS, "And how do I list its archives?", Context(**VARIANTS["rules in system, cue after"]))
+    before = global_rewrite_messages(
+        TURNS, "And how do I list its archives?", Context(**VARIANTS["rules after"])
+    )
+    now = global_rewrite_messages(
+        TURNS, "And how do I list its archives?", Context(**VARIANTS["rules in system, cue after"])
+    )
     assert before[0].content == rewrite.SYSTEM
     assert str(before[1].content).endswith("Last user question: And how do I list its archives?\n\n"
                                            + rewrite.GLOBAL_REWRITE_RULES)  # fmt: skip
     assert str(now[0].content).endswith(rewrite.GLOBAL_REWRITE_RULES)
-    assert str(now[1].content).endswith("Last user question: And how do I list its archives?\n\nRewritten question:")
+    assert str(now[1].content).endswith(
+        "Last user question: And how do I list its archives?\n\nRewritten question:"
+    )
     # the same conversation and question either way; only where the rules stand differs
     assert str(before[1].content).startswith(str(now[1].content).removesuffix("\n\nRewritten question:"))
 
