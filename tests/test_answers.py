@@ -55,6 +55,13 @@ def test_an_answer_that_adds_a_figure_the_question_lacks_does_not_restate_it():
                                                       False, 3)  # fmt: skip
     assert answer_problems("The script keeps 6 monthly archives.", "How many monthly archives does the script keep?",
                            False, 3) == []  # fmt: skip
+    # with the passages given, the figure counts only when they hold it
+    passages = "borg prune --keep-monthly=6 /path/to/repo"
+    assert answer_problems("The script keeps 6 monthly archives.", "How many monthly archives does the script keep?",
+                           False, 3, passages) == []  # fmt: skip
+    largest = "What is the largest matrix 4ti2 can handle?"
+    assert "restates the question" in answer_problems("The largest matrix 4ti2 can handle is 4x4.", largest, False, 3,
+                                                      "4ti2 computes Markov bases of a matrix A.")  # fmt: skip
 
 
 def test_cut_off_answer_is_bad():

@@ -171,6 +171,10 @@ def test_a_person_asks_follows_a_citation_answers_a_question_back_and_finds_the_
     thread_id = browser.execute_script("return location.hash.slice(1)")
     browser.refresh()
     wait_for(browser, "return document.querySelectorAll('.msg.bot').length === 4")
+    # the thread list comes from its own request: under load it can land after the messages
+    wait_for(
+        browser, "return document.querySelector(arguments[0])", f"#threads li[data-thread='{thread_id}']"
+    )
     assert browser.find_element("css selector", f"#threads li[data-thread='{thread_id}']").text.startswith(
         "Why do bees dance?"
     )
