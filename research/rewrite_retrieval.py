@@ -44,7 +44,7 @@ from mtrag_graph.retrieval.search import as_passages, multi_query_search
 from research.rerank_fusion import DEPTH, DOMAINS, order_scores, three_orders
 
 CONVERSATION_AND_QUESTION = "Conversation:\n{conversation}\n\nLast user question: {question}"
-VARIANTS: dict[str, dict[str, str]] = {
+VARIANTS: dict[str, dict[str, Any]] = {
     "rules after": {
         "global_rewrite_system_prompt": rewrite.SYSTEM,
         "global_rewrite_instruction": f"{CONVERSATION_AND_QUESTION}\n\n{rewrite.GLOBAL_REWRITE_RULES}",
