@@ -84,18 +84,8 @@ def format_passages(passages: Sequence[Mapping[str, Any]], max_chars: int, *, nu
             continue
         heading = " - ".join(str(x) for x in (passage.get("title"), passage.get("section")) if x)
         header = f"[Document {i}]" + (f" {heading}" if heading else "")
-        body = _without_repeated_heading(body, passage.get("section"))
         blocks.append(f"{header}\n{body}\n[End of document {i}]")
     return "\n\n".join(blocks)
-
-
-def _without_repeated_heading(body: str, section: Any) -> str:
-    """``body`` less its first line when that line is only the section heading the document's header
-    already names ("## Benchmarks" under "[Document 2] README - Benchmarks")."""
-    first, _, rest = body.partition("\n")
-    if section and rest.strip() and first.lstrip("#").strip().rstrip(":").strip() == str(section).strip():
-        return rest.lstrip("\n")
-    return body
 
 
 def _chat(system: str, body: str) -> list[BaseMessage]:
@@ -117,12 +107,10 @@ def grounded_messages(state: Mapping[str, Any], context: Context, tail: str) -> 
     history = trim_history(state.get("selected_history") or [], int(budget * HISTORY_SHARE))
     used = sum(len(turn["text"]) for turn in history) + len(tail) + len(context.grounded_system_prompt)
     passages = fit_passages(state.get("kept_passages") or [], context.passage_max_chars, budget - used)
-    documents = format_passages(passages, context.passage_max_chars)
-    if history:
-        conversation = format_conversation(history)
-        prefix = context.grounded_context_template.format(documents=documents, conversation=conversation)
-    else:
-        prefix = context.grounded_first_turn_template.format(documents=documents)
+    prefix = context.grounded_context_template.format(
+        documents=format_passages(passages, context.passage_max_chars),
+        conversation=format_conversation(history) or context.no_conversation_text,
+    )
     return _chat(context.grounded_system_prompt, prefix + tail)
 
 

@@ -15,9 +15,10 @@ organisers' rewrite and the last turn alone are scored beside them as bounds. ``
 answerable follow-ups of a task file of the set (tune on the tuning split only); a hit is a top-5
 passage that holds the turn's key facts or sits at its gold page or section.
 
-Variants: ``rules after`` (the rules after the conversation and question, the prompt before issue 35),
-``rules in system`` (the rules at the end of the system text, nothing after the question) and ``rules in
-system, cue after`` (the same, then "Rewritten question:", the default since). Each item's
+Variants: ``rules after`` (the rules after the conversation and question: the default), ``rules in
+system`` (the rules at the end of the system text, where llama.cpp keeps them computed between
+questions, nothing after the question) and ``rules in system, cue after`` (the same, then "Rewritten
+question:"). Each item's
 rewrites and scores go to ``OUT.jsonl`` as they are made; a rerun resumes from it.
 """
 
@@ -44,13 +45,17 @@ from mtrag_graph.retrieval.search import as_passages, multi_query_search
 from research.rerank_fusion import DEPTH, DOMAINS, order_scores, three_orders
 
 CONVERSATION_AND_QUESTION = "Conversation:\n{conversation}\n\nLast user question: {question}"
+RULES_IN_SYSTEM = f"{rewrite.SYSTEM}\n\nYour task: {rewrite.GLOBAL_REWRITE_RULES}"
 VARIANTS: dict[str, dict[str, Any]] = {
-    "rules after": {
-        "global_rewrite_system_prompt": rewrite.SYSTEM,
-        "global_rewrite_instruction": f"{CONVERSATION_AND_QUESTION}\n\n{rewrite.GLOBAL_REWRITE_RULES}",
+    "rules after": {},  # the default
+    "rules in system": {
+        "global_rewrite_system_prompt": RULES_IN_SYSTEM,
+        "global_rewrite_instruction": CONVERSATION_AND_QUESTION,
     },
-    "rules in system": {"global_rewrite_instruction": CONVERSATION_AND_QUESTION},
-    "rules in system, cue after": {},  # the default
+    "rules in system, cue after": {
+        "global_rewrite_system_prompt": RULES_IN_SYSTEM,
+        "global_rewrite_instruction": f"{CONVERSATION_AND_QUESTION}\n\nRewritten question:",
+    },
 }
 COLLECTIONS = {"clapnq": "clapnq", "ibmcloud": "cloud", "cloud": "cloud", "fiqa": "fiqa", "govt": "govt"}
 

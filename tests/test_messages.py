@@ -8,7 +8,7 @@ import pytest
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
-from mtrag_graph.messages import format_conversation, format_passages, grounded_messages
+from mtrag_graph.messages import format_conversation, format_passages
 from mtrag_graph.prompts import answer_variants, candidate_judge, clarify, grounded, rewrite
 from mtrag_graph.testing import fake_context, make_task
 
@@ -75,24 +75,3 @@ def test_a_documents_lines_stay_lines_in_the_prompt():
     body = format_passages([{"title": "README", "text": table}], 500).splitlines()[1:-1]
     assert body == ["| Compressor | Ratio | Speed |", "|---|---|---|", "| zstd -1 | 2.887 | 530 MB/s |", "",
                     "Run:", "zstd -19 file"]  # fmt: skip
-
-
-def test_a_first_turn_prompt_shows_the_documents_without_a_conversation_section():
-    context = fake_context()
-    state = {"question": "How do bees talk?", "kept_passages": [{"document_id": "d0", "text": PASSAGES[0]}]}
-    first = str(grounded_messages(state, context, "Question: How do bees talk?")[1].content)
-    assert first.startswith("Documents:\n[Document 1]") and "Conversation so far" not in first
-    history = [{"speaker": "user", "text": "Hi"}, {"speaker": "agent", "text": "Hello."}]
-    later = str(grounded_messages({**state, "selected_history": history}, context, "Q")[1].content)
-    assert "Conversation so far:\nUser: Hi\nAgent: Hello." in later
-
-
-def test_a_body_line_that_only_repeats_the_section_heading_is_left_out():
-    passage = {"title": "README", "section": "Benchmarks", "text": "## Benchmarks\nzstd -1 reaches 2.887."}
-    assert format_passages([passage], 500).splitlines()[:2] == ["[Document 1] README - Benchmarks",
-                                                                "zstd -1 reaches 2.887."]  # fmt: skip
-    # a heading alone, or another heading, stays
-    alone = {**passage, "text": "## Benchmarks"}
-    assert "## Benchmarks" in format_passages([alone], 500)
-    other = {**passage, "text": "## Results\nzstd -1 reaches 2.887."}
-    assert "## Results" in format_passages([other], 500)

@@ -52,11 +52,8 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
         }
     if not context.check_answers:
         return {"answer": answer or context.idk_answer, "answer_problems": []}
-    texts = [p.get("text", "") for p in state.get("kept_passages") or []]
-    problems = answer_problems(
-        answer, state["question"], truncated, context.min_answer_words, "\n".join(texts)
-    )
-    payloads = injected_payloads(texts)
+    problems = answer_problems(answer, state["question"], truncated, context.min_answer_words)
+    payloads = injected_payloads([p.get("text", "") for p in state.get("kept_passages") or []])
     if payloads and repeats_injection(answer, payloads):
         problems.append("repeats an instruction found in a passage")
     if not problems:

@@ -13,9 +13,6 @@ SYSTEM = (
 
 # {documents} and {conversation} are filled in; the instruction tail follows.
 CONTEXT = "Documents:\n{documents}\n\nConversation so far:\n{conversation}\n\n"
-# a first turn has no conversation to show: the prefix is the documents alone (a placeholder such as
-# "(this is the first turn)" cost 10 tokens of every first turn's prompt and told the model nothing)
-FIRST_TURN_CONTEXT = "Documents:\n{documents}\n\n"
 
 GATE = (
     "Question: {question}\n\n"

@@ -8,18 +8,16 @@ SYSTEM = (
     "Follow the task instruction exactly and never answer the user's question yourself."
 )
 
-# The global rewrite's rules end its own system text, where llama.cpp keeps them computed from one
-# question to the next (models/llama.PrefixStates); only the conversation, the question and a cue follow. With
-# the rules after the question (the prompt until issue 35; research/rewrite_retrieval.py "rules after")
-# each rewrite processed them again: about 40 tokens of every follow-up's rewrite, twice when the retry
-# model rewrites again.
+# The rules come after the conversation and the question. Moved to the end of the system text (where
+# llama.cpp keeps them computed: about 40 tokens less per rewrite), retrieval with the rewrites was level
+# (research/rewrite_retrieval.py) but the 0.5B model gave more statements back unchanged and MTRAG dev
+# Task C fell (benchmarks/results/throughput.md, "Tried for the token target": the rewrite's rules).
 GLOBAL_REWRITE_RULES = (
     "Rewrite the last user question so that it can be understood without the conversation: replace "
     "pronouns and vague references with what they refer to. Do not answer it and do not add facts. "
     "Reply with only the rewritten question."
 )
-GLOBAL_REWRITE_SYSTEM = f"{SYSTEM}\n\nYour task: {GLOBAL_REWRITE_RULES}"
-GLOBAL_REWRITE = "Conversation:\n{conversation}\n\nLast user question: {question}\n\nRewritten question:"
+GLOBAL_REWRITE = "Conversation:\n{conversation}\n\nLast user question: {question}\n\n" + GLOBAL_REWRITE_RULES
 
 RELATED_TO_QUESTION = (
     "Earlier question: {previous_question}\n"

@@ -59,15 +59,10 @@ class CommonSettings:
         stage="common",
         description="The documents-and-conversation prefix those prompts share ({documents}, {conversation}).",
     )
-    grounded_first_turn_template: str = setting(
-        grounded.FIRST_TURN_CONTEXT,
-        stage="common",
-        description="That prefix when there is no conversation to show ({documents}).",
-    )
     no_conversation_text: str = setting(
         grounded.NO_CONVERSATION,
         stage="common",
-        description="What the clarify prompts say in place of the conversation on a first turn.",
+        description="What the prompts say in place of the conversation on a first turn.",
     )
     embedder: str = setting(
         factory=settings.embedder,

@@ -60,9 +60,9 @@ class RewriteSettings:
         description="System text of the local rewrite and the relation judgements.",
     )
     global_rewrite_system_prompt: str = setting(
-        rewrite.GLOBAL_REWRITE_SYSTEM,
+        rewrite.SYSTEM,
         stage="rewrite",
-        description="System text of the global rewrite, its rules included.",
+        description="System text of the global rewrite (research/rewrite_retrieval.py tries its rules here).",
     )
     global_rewrite_instruction: str = setting(
         rewrite.GLOBAL_REWRITE,

@@ -34,22 +34,6 @@ RESTATEMENT_EXTRA_WORDS = 3  # ... when it is at most this many words longer tha
 INJECTION_SPAN_CHARS = 300  # text after an injection cue searched for what it asks the model to say
 INJECTION_OVERLAP = 0.8  # share of the answer's words found in an injected payload: it repeats it
 _TERMINAL = (".", "!", "?", '"', "'", ")", "]", ":", "*", "`")
-# a list's last item ends an answer without a full stop ("- libgmp-devel"); a draft cut off by the token
-# limit is caught by ``truncated``
-_LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S")
-# a word with a digit in it (a number, a version, a file name such as "ppi3.mat")
-_FIGURE = re.compile(r"[^\s,;:!?()\[\]\"']*\d[^\s,;:!?()\[\]\"']*")
-
-
-def _new_figures(answer: str, question: str, passages: str | None) -> set[str]:
-    """The answer's words with a digit that the question does not have and ``passages`` (when given) do:
-    an answer that adds one ("prune keeps 6 monthly archives", "The file ppi3.mat holds the matrix A")
-    gives a fact from the documents, it does not restate the question (the real-documents tuning split:
-    such drafts were rejected and retried, and the retry wrote the same answer or declined). A figure
-    the passages lack ("The largest matrix 4ti2 can handle is 4x4") adds nothing that stands."""
-    asked = {f.strip(".").lower() for f in _FIGURE.findall(question)}
-    added = {f.strip(".").lower() for f in _FIGURE.findall(answer)} - asked
-    return added if passages is None else {f for f in added if f in passages.lower()}
 
 
 def clean_answer(text: str) -> str:
@@ -118,11 +102,8 @@ def trim_to_sentence(text: str) -> str | None:
     return text[: cut + 1].strip() if cut > 0 else None
 
 
-def answer_problems(
-    answer: str, question: str, truncated: bool, min_words: int, passages: str | None = None
-) -> list[str]:
-    """Why ``answer`` is a bad answer to ``question`` (empty list: it is acceptable). ``passages``: the
-    text the answer should come from; a figure it adds counts only when they hold it."""
+def answer_problems(answer: str, question: str, truncated: bool, min_words: int) -> list[str]:
+    """Why ``answer`` is a bad answer to ``question`` (empty list: it is acceptable)."""
     answer_words = words(answer)
     if not answer_words:
         return ["empty answer"]
@@ -135,11 +116,9 @@ def answer_problems(
     question_words = words(question)
     if question_words and len(answer_words) <= len(question_words) + RESTATEMENT_EXTRA_WORDS:
         overlap = len(set(answer_words) & set(question_words)) / max(len(set(answer_words)), 1)
-        if overlap >= RESTATEMENT_OVERLAP and not _new_figures(answer, question, passages):
+        if overlap >= RESTATEMENT_OVERLAP:
             problems.append("restates the question")
-    if truncated or not (
-        answer.rstrip().endswith(_TERMINAL) or _LIST_ITEM.match(answer.rstrip().rsplit("\n", 1)[-1])
-    ):
+    if truncated or not answer.rstrip().endswith(_TERMINAL):
         problems.append("cut off mid-sentence")
     if re.search(r"\bhow (many|much)\b", question, re.IGNORECASE) and not (
         re.search(r"\d", answer) or any(w in _NUMBER_WORDS for w in answer_words)

@@ -13,22 +13,20 @@ TURNS = [
 ]
 
 
-def test_rules_after_is_the_prompt_before_issue_35_and_the_default_moves_the_rules_into_the_system_text():
-    before = global_rewrite_messages(
-        TURNS, "And how do I list its archives?", Context(**VARIANTS["rules after"])
-    )
-    now = global_rewrite_messages(
-        TURNS, "And how do I list its archives?", Context(**VARIANTS["rules in system, cue after"])
-    )
+def test_the_variants_move_only_the_rules_and_rules_after_is_the_default():
+    question = "And how do I list its archives?"
+    before = global_rewrite_messages(TURNS, question, Context(**VARIANTS["rules after"]))
+    assert [m.content for m in before] == [
+        m.content for m in global_rewrite_messages(TURNS, question, Context())
+    ]
     assert before[0].content == rewrite.SYSTEM
-    assert str(before[1].content).endswith("Last user question: And how do I list its archives?\n\n"
-                                           + rewrite.GLOBAL_REWRITE_RULES)  # fmt: skip
-    assert str(now[0].content).endswith(rewrite.GLOBAL_REWRITE_RULES)
-    assert str(now[1].content).endswith(
-        "Last user question: And how do I list its archives?\n\nRewritten question:"
+    assert str(before[1].content).endswith(
+        f"Last user question: {question}\n\n{rewrite.GLOBAL_REWRITE_RULES}"
     )
-    # the same conversation and question either way; only where the rules stand differs
-    assert str(before[1].content).startswith(str(now[1].content).removesuffix("\n\nRewritten question:"))
+    for name, tail in (("rules in system", ""), ("rules in system, cue after", "\n\nRewritten question:")):
+        moved = global_rewrite_messages(TURNS, question, Context(**VARIANTS[name]))
+        assert str(moved[0].content).endswith(rewrite.GLOBAL_REWRITE_RULES)
+        assert str(moved[1].content) == str(before[1].content).split("\n\nRewrite the last")[0] + tail
 
 
 def test_collections_map_to_the_mini_corpora_domains():
