@@ -37,12 +37,14 @@ from benchmarks.real_documents.data import load_set, turn_of
 from benchmarks.real_documents.score import passage_holds
 from mtrag_graph import settings
 from mtrag_graph.context import Context
+from mtrag_graph.nodes.rerank import rerank_passages
 from mtrag_graph.nodes.rewrite import global_rewrite_turns, rewrite_question
 from mtrag_graph.prompts import rewrite
 from mtrag_graph.retrieval.index import index_for
 from mtrag_graph.retrieval.metrics import load_qrels, normalise_qid
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
-from research.rerank_fusion import DEPTH, DOMAINS, order_scores, three_orders
+from mtrag_graph.tasks import domain_of
+from research.rerank_fusion import DEPTH, DOMAINS, order_scores
 
 CONVERSATION_AND_QUESTION = "Conversation:\n{conversation}\n\nLast user question: {question}"
 RULES_IN_SYSTEM = f"{rewrite.SYSTEM}\n\nYour task: {rewrite.GLOBAL_REWRITE_RULES}"
@@ -57,19 +59,16 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "global_rewrite_instruction": f"{CONVERSATION_AND_QUESTION}\n\nRewritten question:",
     },
 }
-COLLECTIONS = {"clapnq": "clapnq", "ibmcloud": "cloud", "cloud": "cloud", "fiqa": "fiqa", "govt": "govt"}
-
-
-def domain_of(collection: str) -> str:
-    return next(domain for key, domain in COLLECTIONS.items() if key in collection.lower())
 
 
 def kept(index: Any, question: str, rewritten: str) -> list[dict[str, Any]]:
-    """The five passages the graph keeps when it retrieves with ``question`` and ``rewritten``."""
+    """The five passages the graph keeps when it retrieves with ``question`` and ``rewritten``: the
+    rerank fusion of the search order and the reranker's (``rerank_passages`` as the rerank node calls it)."""
     passages = as_passages(
         index, multi_query_search(index, [question, rewritten], top_k=DEPTH, mode="hybrid")
     )
-    return three_orders(rewritten, passages)["fusion"][:5]
+    return rerank_passages(rewritten, passages, reranker="embedding", embedder=settings.embedder(), top_k=5,
+                           retrieval_weight=1.0)  # fmt: skip
 
 
 def mtrag_items(data: Path, per_domain: int, seed: int) -> Iterator[dict[str, Any]]:
@@ -79,7 +78,7 @@ def mtrag_items(data: Path, per_domain: int, seed: int) -> Iterator[dict[str, An
         for line in handle:
             task = json.loads(line)
             if len(task["input"]) > 1:
-                by_domain[domain_of(task["Collection"])].append(task)
+                by_domain[str(domain_of(task["Collection"]))].append(task)
     for domain in DOMAINS:
         folder = data / "retrieval" / "mtrag" / domain
         qrels = load_qrels(folder / "qrels.tsv")

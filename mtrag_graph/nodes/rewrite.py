@@ -71,10 +71,6 @@ class LocalRewrite(BaseModel):
         return value.strip()
 
 
-def _global_rewrite_turns(state: State, context: Context) -> list[dict[str, str]]:
-    return global_rewrite_turns(state["question"], state.get("history", []), context)
-
-
 def global_rewrite_turns(
     question: str, history: list[dict[str, str]], context: Context
 ) -> list[dict[str, str]]:
@@ -90,7 +86,9 @@ def global_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context, question, history = runtime.context, state["question"], state.get("history", [])
     if not history or not context.rewrite_question:
         return {"global_rewrite": question, "pronoun_detected": False}
-    rewritten, fallbacks = rewrite_question(question, _global_rewrite_turns(state, context), context)
+    rewritten, fallbacks = rewrite_question(
+        question, global_rewrite_turns(question, history, context), context
+    )
     update: dict[str, Any] = {
         "pronoun_detected": mentions_earlier_turn(question, context.pronouns),
         "global_rewrite": rewritten,
@@ -131,7 +129,8 @@ def rewrite_question(
 def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context, question = runtime.context, state["question"]
     selected = state.get("selected_history") or []
-    if not selected or not context.rewrite_question or selected == _global_rewrite_turns(state, context):
+    global_turns = global_rewrite_turns(question, state.get("history", []), context)
+    if not selected or not context.rewrite_question or selected == global_turns:
         # nothing to add to the global rewrite, which was written from these very turns: a second call
         # on a follow-up would only delay the answer (issue 35: three sequential calls before it)
         return {"standalone_question": state.get("global_rewrite") or question}

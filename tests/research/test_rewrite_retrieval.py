@@ -5,7 +5,8 @@ from __future__ import annotations
 from mtrag_graph.context import Context
 from mtrag_graph.messages import global_rewrite_messages
 from mtrag_graph.prompts import rewrite
-from research.rewrite_retrieval import VARIANTS, domain_of, table
+from mtrag_graph.tasks import domain_of
+from research.rewrite_retrieval import VARIANTS, table
 
 TURNS = [
     {"speaker": "user", "text": "How do I create a borg repository?"},
