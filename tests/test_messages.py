@@ -8,9 +8,8 @@ import pytest
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
-from mtrag_graph.messages import answer_messages, format_conversation, format_passages
+from mtrag_graph.messages import format_conversation, format_passages
 from mtrag_graph.prompts import answer_variants, candidate_judge, clarify, grounded, rewrite
-from mtrag_graph.stages.candidates import Candidate
 from mtrag_graph.testing import fake_context, make_task
 
 PASSAGES = [
@@ -76,43 +75,3 @@ def test_a_documents_lines_stay_lines_in_the_prompt():
     body = format_passages([{"title": "README", "text": table}], 500).splitlines()[1:-1]
     assert body == ["| Compressor | Ratio | Speed |", "|---|---|---|", "| zstd -1 | 2.887 | 530 MB/s |", "",
                     "Run:", "zstd -19 file"]  # fmt: skip
-
-
-def _answer_state(**extra):
-    passages = [{"document_id": str(i), "text": text} for i, text in enumerate(PASSAGES)]
-    return {"question": "How do bees find flowers?", "kept_passages": passages, "gate": "yes", **extra}
-
-
-def test_a_draft_that_answers_at_once_carries_its_rules_in_the_system_text():
-    context, candidate = Context(), Candidate(model="fake")
-    first = answer_messages(_answer_state(gate_evidence={"score": 0.9}), context, candidate)
-    assert first[0].content == f"{grounded.SYSTEM}\n\n{grounded.ANSWER_RULES}"
-    body = str(first[1].content)
-    assert body.endswith("Question: How do bees find flowers?") and "hold at least part" not in body
-    # the retry after a rejected draft keeps that system text and the documents before its own instruction
-    retry = answer_messages(_answer_state(answer_problems=["it is cut off"]), context, candidate)
-    assert retry[0].content == first[0].content
-    shared = body.split("Question:")[0]
-    assert len(shared) > 100 and str(retry[1].content).startswith(shared)
-    assert "it is cut off" in str(retry[1].content)
-
-
-@pytest.mark.parametrize(
-    ("state", "overrides"),
-    [
-        (_answer_state(gate_evidence={"p_yes": 0.8, "gate_argmax": "yes"}), {}),  # a gate that asked a model
-        (_answer_state(), {"answer_system_rules": ""}),  # rules off: the instruction after the documents
-    ],
-)
-def test_otherwise_the_first_draft_keeps_the_grounded_system_text(state, overrides):
-    messages = answer_messages(state, Context(**overrides), Candidate(model="fake"))
-    assert messages[0].content == grounded.SYSTEM
-    assert str(messages[1].content).endswith(
-        grounded.GENERATE_AFTER_DECLINE.format(question="How do bees find flowers?")
-    )
-
-
-def test_a_draft_that_may_decline_keeps_the_grounded_system_text():
-    messages = answer_messages(_answer_state(), Context(first_draft="may_decline"), Candidate(model="fake"))
-    assert messages[0].content == grounded.SYSTEM
-    assert "reply exactly: I don't know" in str(messages[1].content)
