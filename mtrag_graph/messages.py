@@ -101,21 +101,17 @@ def question_for_answering(state: Mapping[str, Any]) -> str:
     return cut(question, QUESTION_CHARS)
 
 
-def grounded_messages(
-    state: Mapping[str, Any], context: Context, tail: str, system: str | None = None
-) -> list[BaseMessage]:
-    """System text (``system``, else the grounded one), then documents and conversation fitted to the
-    context window, then ``tail``."""
-    system = context.grounded_system_prompt if system is None else system
+def grounded_messages(state: Mapping[str, Any], context: Context, tail: str) -> list[BaseMessage]:
+    """System text, then documents and conversation fitted to the context window, then ``tail``."""
     budget = prompt_char_budget(context.context_window_tokens, context.answer_max_tokens)
     history = trim_history(state.get("selected_history") or [], int(budget * HISTORY_SHARE))
-    used = sum(len(turn["text"]) for turn in history) + len(tail) + len(system)
+    used = sum(len(turn["text"]) for turn in history) + len(tail) + len(context.grounded_system_prompt)
     passages = fit_passages(state.get("kept_passages") or [], context.passage_max_chars, budget - used)
     prefix = context.grounded_context_template.format(
         documents=format_passages(passages, context.passage_max_chars),
         conversation=format_conversation(history) or context.no_conversation_text,
     )
-    return _chat(system, prefix + tail)
+    return _chat(context.grounded_system_prompt, prefix + tail)
 
 
 def gate_messages(state: Mapping[str, Any], context: Context) -> list[BaseMessage]:
@@ -166,15 +162,6 @@ def answer_instruction(candidate: Candidate, question: str, context: Context) ->
     return context.generate_instruction.format(question=question, idk=idk)
 
 
-def _answers_at_once(state: Mapping[str, Any], context: Context, candidate: Candidate) -> bool:
-    """Is the first draft asked without the "I don't know" way out (``first_draft="answer"``, after a
-    gate "yes", default variant, direct answers)? It holds for that draft's retries too."""
-    return bool(context.decline_retry_instruction) and (
-        context.first_draft == "answer" and state.get("gate") == "yes" and candidate.variant == "default"
-        and context.answer_mode == "direct"
-    )  # fmt: skip
-
-
 def offers_decline(state: Mapping[str, Any], context: Context, candidate: Candidate) -> bool | None:
     """Does the draft's prompt offer "I don't know"? False: it is asked without that way out (the retry
     after a decline that followed a gate "yes", or, with ``first_draft="answer"``, the first draft after
@@ -185,43 +172,25 @@ def offers_decline(state: Mapping[str, Any], context: Context, candidate: Candid
         return False
     if state.get("answer_problems"):
         return None
-    return not _answers_at_once(state, context, candidate)
-
-
-def _gate_asked_a_model(state: Mapping[str, Any]) -> bool:
-    evidence = state.get("gate_evidence") or {}
-    return bool(evidence.get("raw")) or any(evidence.get(k) is not None for k in ("gate_argmax", "p_yes"))
-
-
-def answer_system(state: Mapping[str, Any], context: Context, candidate: Candidate) -> str | None:
-    """The system text of a draft that answers at once, and of its retries: the grounded one with
-    ``answer_system_rules`` after it (one text for them all, so a retry reuses the computed documents);
-    None (the grounded system text) for every other draft, without rules, or after a gate that asked
-    a model (the draft then reuses the gate's computed documents under the gate's system text)."""
-    if (
-        context.answer_system_rules
-        and _answers_at_once(state, context, candidate)
-        and not _gate_asked_a_model(state)
-    ):
-        return f"{context.grounded_system_prompt}\n\n{context.answer_system_rules}"
-    return None
+    first_answers = (
+        context.first_draft == "answer" and state.get("gate") == "yes" and candidate.variant == "default"
+        and context.answer_mode == "direct"
+    )  # fmt: skip
+    return not first_answers
 
 
 def answer_messages(state: Mapping[str, Any], context: Context, candidate: Candidate) -> list[BaseMessage]:
     """A first answer with ``candidate``'s variant, or, after rejected drafts, the stricter retry."""
     question = question_for_answering(state)
-    system = answer_system(state, context, candidate)
     if offers_decline(state, context, candidate) is False:
-        # the system text holds the rules of a draft that answers at once: the question alone ends it
-        instruction = context.decline_retry_instruction if system is None else context.answer_question_instruction
-        tail = instruction.format(question=question)
+        tail = context.decline_retry_instruction.format(question=question)
     elif state.get("answer_problems"):
         tail = context.strict_generate_instruction.format(
             question=question, problems="; ".join(state["answer_problems"]), idk=context.idk_answer
         )
     else:
         tail = answer_instruction(candidate, question, context)
-    return grounded_messages(state, context, tail, system)
+    return grounded_messages(state, context, tail)
 
 
 def candidate_judge_messages(

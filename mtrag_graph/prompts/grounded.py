@@ -47,17 +47,6 @@ GENERATE_AFTER_DECLINE = (
     "do not mention the documents."
 )
 
-# The same instruction as system rules (Context.answer_system_rules): on the default path (a gate "yes",
-# first_draft="answer") the first draft and its retries carry it in their system text, which llama.cpp
-# keeps computed between questions, and the prompt ends with the question alone (ANSWER_QUESTION);
-# after the documents it was processed afresh for every answer (about 47 tokens).
-ANSWER_RULES = (
-    "The documents given hold at least part of the answer to the user's question. In one to three "
-    "complete sentences, state what they say about it, reusing their own words. Start with the facts "
-    "themselves; do not mention the documents."
-)
-ANSWER_QUESTION = "Question: {question}"
-
 # evidence first (Context.answer_mode="evidence_first"): quotes copied from the documents, then the answer
 # from them only; a quote the documents do not hold, or none, is taken as a decline (answers.py)
 GENERATE_EVIDENCE_FIRST = (

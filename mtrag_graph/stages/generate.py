@@ -53,18 +53,6 @@ class GenerateSettings:
         stage="generate",
         description="The answer_mode 'evidence_first' instruction.",
     )
-    answer_system_rules: str = setting(
-        grounded.ANSWER_RULES,
-        stage="generate",
-        description="The first draft's rules after a gate 'yes' (first_draft 'answer'), in the system text "
-        "of that draft and its retries, where llama.cpp keeps them computed; the prompt then ends with "
-        "answer_question_instruction ('': the decline retry's instruction after the documents instead).",
-    )
-    answer_question_instruction: str = setting(
-        grounded.ANSWER_QUESTION,
-        stage="generate",
-        description="The end of that first draft's prompt when answer_system_rules is set ({question}).",
-    )
     decline_retry_instruction: str = setting(
         grounded.GENERATE_AFTER_DECLINE,
         stage="generate",
