@@ -134,6 +134,16 @@ def test_local_rewrite_produces_summary_intent_and_standalone_question():
     assert state["fallbacks"] == []
 
 
+def test_a_local_rewrite_that_drops_what_was_asked_gives_way_to_the_global_one():
+    question = "Does deleting an archive free disk space in the repository?"
+    local = '{"summary": "Archives.", "intent": "delete", "standalone_question": "How do I delete an archive?"}'
+    context = fake_context(related_to_question=["yes"], related_to_answer=["no"], rewrite=[question, local])
+    state = run(make_task(conversation(2, question), PASSAGES), context)
+    assert len(context.rewrite_model.calls) == 2  # the local rewrite was asked, and not used
+    assert state["standalone_question"] == question
+    assert [f["used"] for f in state["fallbacks"]] == ["global rewrite"]
+
+
 def test_no_local_rewrite_when_the_global_one_saw_the_same_turns():
     context = fake_context(rewrite=["What do bees do when food is close?"])
     state = run(make_task(conversation(1), PASSAGES), context)

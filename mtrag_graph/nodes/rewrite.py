@@ -58,6 +58,15 @@ def needs_another_rewrite(rewritten: str | None, question: str, pronouns: tuple[
     return bool(asked) and len(asked & set(content_stems(rewritten))) * 2 < len(asked)
 
 
+def keeps_less_of_the_question(rewritten: str, other: str, question: str) -> bool:
+    """Does ``rewritten`` keep fewer of the question's content words (stems) than ``other``? A local
+    rewrite that drops what was asked where the global one kept it ("Does deleting an archive free disk
+    space in the repository?" -> "How do I delete an archive from a repository?"; "Yes, what about
+    children injury?" -> "What are some special schools for obese children?")."""
+    asked = set(content_stems(question))
+    return len(asked & set(content_stems(rewritten))) < len(asked & set(content_stems(other)))
+
+
 class LocalRewrite(BaseModel):
     summary: str = Field(description="one sentence summarising the selected conversation")
     intent: str = Field(description="what the user wants to know now")
@@ -142,13 +151,13 @@ def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         max_tokens=context.local_rewrite_max_tokens,
     )
     rewritten = None if parsed is None else clean_rewrite(parsed.standalone_question, question)
+    global_rewrite = state.get("global_rewrite")
+    global_usable = not needs_another_rewrite(global_rewrite, question, context.pronouns)
     if (
         parsed is None
         or rewritten is None
-        or (
-            needs_another_rewrite(rewritten, question, context.pronouns)
-            and not needs_another_rewrite(state.get("global_rewrite"), question, context.pronouns)
-        )
+        or (global_usable and needs_another_rewrite(rewritten, question, context.pronouns))
+        or (global_usable and keeps_less_of_the_question(rewritten, str(global_rewrite), question))
     ):
         return {
             "standalone_question": state.get("global_rewrite") or question,
