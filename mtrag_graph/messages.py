@@ -281,7 +281,15 @@ def relation_messages(question: str, pair: tuple[str, str], context: Context) ->
             previous_answer=cut(previous_answer, AGENT_TURN_CHARS) or rewrite.NO_ANSWER, question=question
         ),
     }
-    return {target: _chat(context.rewrite_system_prompt, body) for target, body in bodies.items()}
+    rules = {"question": context.related_to_question_rule, "answer": context.related_to_answer_rule}
+    if context.relation_rules_in_system:
+        return {
+            target: _chat(f"{context.rewrite_system_prompt}\n\n{rules[target]}", body)
+            for target, body in bodies.items()
+        }
+    return {
+        target: _chat(context.rewrite_system_prompt, f"{body}\n\n{rules[target]}") for target, body in bodies.items()
+    }
 
 
 # ---- clarify ----------------------------------------------------------------------------------------

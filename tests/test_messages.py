@@ -8,7 +8,7 @@ import pytest
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
-from mtrag_graph.messages import answer_messages, format_conversation, format_passages
+from mtrag_graph.messages import answer_messages, format_conversation, format_passages, relation_messages
 from mtrag_graph.prompts import answer_variants, candidate_judge, clarify, grounded, rewrite
 from mtrag_graph.stages.candidates import Candidate
 from mtrag_graph.testing import fake_context, make_task
@@ -37,6 +37,7 @@ def test_every_graph_prompt_is_the_default_of_a_context_field():
         ("global_rewrite_instruction", "rewrite_model"),
         ("related_to_question_instruction", "classify_model"),
         ("related_to_answer_instruction", "classify_model"),
+        ("related_to_question_rule", "classify_model"),
         ("grounded_context_template", "gate_model"),
         ("gate_instruction", "gate_model"),
         ("generate_instruction", "generate_model"),
@@ -116,3 +117,18 @@ def test_a_draft_that_may_decline_keeps_the_grounded_system_text():
     messages = answer_messages(_answer_state(), Context(first_draft="may_decline"), Candidate(model="fake"))
     assert messages[0].content == grounded.SYSTEM
     assert "reply exactly: I don't know" in str(messages[1].content)
+
+
+def test_the_relation_rules_end_the_system_text_or_follow_the_texts():
+    pair = ("How do bees talk?", "They dance.")
+    inside = relation_messages("Why?", pair, Context())
+    assert inside["question"][0].content == f"{rewrite.SYSTEM}\n\n{rewrite.RELATED_TO_QUESTION_RULE}"
+    assert inside["question"][1].content == "Earlier question: How do bees talk?\nNew question: Why?"
+    assert inside["answer"][0].content.endswith(rewrite.RELATED_TO_ANSWER_RULE)
+    after = relation_messages("Why?", pair, Context(relation_rules_in_system=False))
+    assert after["question"][0].content == after["answer"][0].content == rewrite.SYSTEM
+    # the layout before the rules moved: one system text, the rule after the texts
+    assert after["answer"][1].content == (
+        "Text: They dance.\nQuestion: Why?\n\n"
+        "Does the question ask about something mentioned in the text? Reply with only yes or no."
+    )

@@ -72,7 +72,10 @@ class PrefixStates:
     """Saved llama.cpp context states of one ``Llama``, keyed by the system text of the call that left
     them (least recently used dropped past ``capacity``), and the key of what the context holds now."""
 
-    def __init__(self, capacity: int = 3):
+    # one per system text a model is asked with: the large model's answer, grounded (gate, verify),
+    # two relation judgements, rewrite retry and clarify texts all fit (a state holds only used cells:
+    # about 3 MB for a 100-token 1.5B prompt)
+    def __init__(self, capacity: int = 6):
         self.capacity = capacity
         self.saved: OrderedDict[str, tuple[np.ndarray, int, bytes]] = OrderedDict()
         self.holding: str | None = None

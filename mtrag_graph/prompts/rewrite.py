@@ -19,17 +19,15 @@ GLOBAL_REWRITE_RULES = (
 )
 GLOBAL_REWRITE = "Conversation:\n{conversation}\n\nLast user question: {question}\n\n" + GLOBAL_REWRITE_RULES
 
-RELATED_TO_QUESTION = (
-    "Earlier question: {previous_question}\n"
-    "New question: {question}\n\n"
+# The relation judgements: the texts read, and the question asked about them. By default the question
+# ends the system text (Context.relation_rules_in_system), where llama.cpp keeps it computed between
+# calls, and the prompt holds the texts alone; otherwise it follows the texts in the prompt.
+RELATED_TO_QUESTION = "Earlier question: {previous_question}\nNew question: {question}"
+RELATED_TO_QUESTION_RULE = (
     "Is the new question a follow-up on the same subject as the earlier question? Reply with only yes or no."
 )
-
-RELATED_TO_ANSWER = (
-    "Text: {previous_answer}\n"
-    "Question: {question}\n\n"
-    "Does the question ask about something mentioned in the text? Reply with only yes or no."
-)
+RELATED_TO_ANSWER = "Text: {previous_answer}\nQuestion: {question}"
+RELATED_TO_ANSWER_RULE = "Does the question ask about something mentioned in the text? Reply with only yes or no."
 
 LOCAL_REWRITE = (
     "Conversation:\n{conversation}\n\n"

@@ -42,10 +42,26 @@ class RelationSettings:
     related_to_question_instruction: str = setting(
         rewrite.RELATED_TO_QUESTION,
         stage="relation",
+        description="What the judgement on Q(t-1) reads ({previous_question}, {question}).",
+    )
+    related_to_question_rule: str = setting(
+        rewrite.RELATED_TO_QUESTION_RULE,
+        stage="relation",
         description="Asks whether the question relates to Q(t-1).",
     )
     related_to_answer_instruction: str = setting(
         rewrite.RELATED_TO_ANSWER,
         stage="relation",
+        description="What the judgement on A(t-1) reads ({previous_answer}, {question}).",
+    )
+    related_to_answer_rule: str = setting(
+        rewrite.RELATED_TO_ANSWER_RULE,
+        stage="relation",
         description="Asks whether the question relates to A(t-1).",
+    )
+    relation_rules_in_system: bool = setting(
+        True,
+        stage="relation",
+        description="Each judgement's rule ends its system text, where llama.cpp keeps it computed, and "
+        "the prompt holds the texts alone; off: one system text, the rule after the texts.",
     )
