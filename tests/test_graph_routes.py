@@ -136,7 +136,9 @@ def test_local_rewrite_produces_summary_intent_and_standalone_question():
 
 def test_a_local_rewrite_that_drops_what_was_asked_gives_way_to_the_global_one():
     question = "Does deleting an archive free disk space in the repository?"
-    local = '{"summary": "Archives.", "intent": "delete", "standalone_question": "How do I delete an archive?"}'
+    local = (
+        '{"summary": "Archives.", "intent": "delete", "standalone_question": "How do I delete an archive?"}'
+    )
     context = fake_context(related_to_question=["yes"], related_to_answer=["no"], rewrite=[question, local])
     state = run(make_task(conversation(2, question), PASSAGES), context)
     assert len(context.rewrite_model.calls) == 2  # the local rewrite was asked, and not used
