@@ -160,7 +160,7 @@ def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         or (global_usable and keeps_less_of_the_question(rewritten, str(global_rewrite), question))
     ):
         return {
-            "standalone_question": state.get("global_rewrite") or question,
+            "standalone_question": global_rewrite or question,
             "fallbacks": [
                 {"node": "local_rewrite", "used": "global rewrite", "raw": raws[-1] if raws else ""}
             ],
