@@ -496,12 +496,19 @@ def _vocabulary() -> frozenset[str]:
         return frozenset(w for w in (line.strip() for line in handle) if w.isalpha() and w.islower())
 
 
+_UNMAPPED_BULLET = re.compile(r"^[ \t]*[\x80-\x9f][ \t]+", re.MULTILINE)
+
+
 def clean_pdf_text(text: str, hyphenation: Callable[[str], str] | None = None) -> str:
     """A PDF page's text as the index wants it: Unix line ends, ligatures spelled out, words broken at a
-    line end mended (``_Hyphenation``), no control characters, no trailing blanks."""
+    line end mended (``_Hyphenation``), a bullet the font left unmapped shown as one, no control
+    characters, no trailing blanks."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_LIGATURES)
     text = (hyphenation or _Hyphenation())(text)
-    text = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\xad]", "", text)
+    # a C1 control character opening a line is a list bullet whose glyph the font did not map to text
+    # (the 4ti2 manual's itemize bullets come out as U+0088): a bullet, the way the evidence reads lists
+    text = _UNMAPPED_BULLET.sub("\u2022 ", text)
+    text = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\xad]", "", text)
     return re.sub(r"[ \t]+\n", "\n", text).strip()
 
 
