@@ -142,12 +142,8 @@ def _with_neighbours(sentences: Sequence[Sentence], position: int) -> list[int]:
     wanted = [position]
     if position > 0 and _opens_with_reference(sentences[position].text):
         wanted.insert(0, position - 1)
-    # a line of a list or a command: the lead-in that ends with a colon, a few lines up at most; a
-    # sentence that ends with a full stop reads on its own (a code block between it and a lead-in above
-    # had pulled that lead-in and the block into the excerpt, crowding out the answer)
-    reads_alone = sentences[position].text.rstrip().endswith((".", "!", "?"))
-    first_line = position - 1 if reads_alone else max(position - 1 - _MAX_FOLLOWING_LINES, -1)
-    for k in range(position - 1, first_line, -1):
+    # a line of a list or a command: the lead-in that ends with a colon, a few lines up at most
+    for k in range(position - 1, max(position - 1 - _MAX_FOLLOWING_LINES, -1), -1):
         line = sentences[k].text.rstrip()
         if line.endswith(":"):
             wanted[:0] = [j for j in range(k, position) if j not in wanted]

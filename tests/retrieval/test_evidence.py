@@ -49,20 +49,6 @@ def test_a_line_ending_with_a_colon_brings_the_lines_after_it():
     assert "To turn it on, run:\nctl failsafe enable" in excerpts[0]
 
 
-def test_a_sentence_after_a_command_reads_alone_and_leaves_the_lead_in_above():
-    # borg's quick start: the lead-in and its command block had come with the sentence under them,
-    # filling the budget before "disk space is not freed until you run borg compact" could be kept
-    page = {"text": "Reserve some space by adjusting the setting:\nborg config repo additional_free_space 2G\n"
-            "If Borg runs out of disk space, it frees what it can.\nRepository disk space is not freed "
-            "until you run borg compact."}  # fmt: skip
-    filler = {"text": " ".join(f"Mode {i} is described elsewhere." for i in range(60))}
-    excerpt = select_evidence("what does borg do when it runs out of disk space", [page, filler], 14)[0]
-    assert "If Borg runs out of disk space, it frees what it can." in excerpt
-    assert "additional_free_space" not in excerpt and "adjusting the setting" not in excerpt
-    command = select_evidence("which command sets additional_free_space", [page, filler], 20)[0]
-    assert "adjusting the setting:\nborg config repo additional_free_space 2G" in command
-
-
 def test_gaps_are_marked_and_unchosen_passages_are_empty():
     excerpts = select_evidence("waggle dance direction flowers", [BEES, FILLER], budget_tokens=25)
     assert excerpts[0].startswith("...")
