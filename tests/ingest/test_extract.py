@@ -200,7 +200,10 @@ def test_ligatures_and_windows_line_ends_are_normalised():
 def test_a_bullet_the_font_left_unmapped_becomes_a_bullet_and_other_c1_characters_go():
     # the 4ti2 manual's itemize bullets come out of PDFium as U+0088
     page = "functions:\n\x88 qsolve, rays, circuits\n  \x88 zsolve, graver\nA\x85B costs \x9f3."
-    assert clean_pdf_text(page) == "functions:\n\u2022 qsolve, rays, circuits\n\u2022 zsolve, graver\nAB costs 3."
+    assert (
+        clean_pdf_text(page)
+        == "functions:\n\u2022 qsolve, rays, circuits\n\u2022 zsolve, graver\nAB costs 3."
+    )
 
 
 def test_an_unknown_pdf_reader_is_refused(tmp_path: Path):
