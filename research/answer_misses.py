@@ -23,6 +23,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,9 @@ from mtrag_graph.retrieval.evidence import select_evidence
 ROWS = ("right", "not kept", "cut from the excerpt", "shown, declined", "shown, answered wrong")
 
 
-def outcome(verdict: dict[str, Any], record: dict[str, Any], facts: Any, budget: int, embed: Any) -> str:
+def outcome(
+    verdict: dict[str, Any], record: dict[str, Any], facts: Sequence[Sequence[str]], budget: int, embed: Any
+) -> str:
     """The row of one answerable turn (``ROWS``)."""
     if verdict.get("right"):
         return "right"

@@ -26,7 +26,7 @@ def test_a_fact_shown_to_the_model_is_a_reading_miss_declined_or_wrong():
 
 
 def test_a_fact_the_budget_left_out_of_the_excerpt_is_cut():
-    # the question's words are in the filler's first passage, the fact in a passage that shares none
+    # the question's words are in the first passage, the fact in a second that shares none of them
     record = _record(
         {"text": "Licences are listed in the LICENSE file. " * 8},
         {"text": "Timing: 3 seconds."},
