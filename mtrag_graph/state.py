@@ -120,6 +120,7 @@ class State(InputState, total=False):
     # rewriting and relation classification
     pronoun_detected: bool
     global_rewrite: str
+    fragment: dict[str, Any]  # an elliptic turn asked again as the previous question (text.ellipsis)
     relation_class: int  # a RelationClass
     relation_votes: Annotated[
         list[dict[str, Any]], MATERIAL

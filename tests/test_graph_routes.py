@@ -294,6 +294,26 @@ def test_a_rewrite_that_still_points_back_is_written_again_by_the_retry_model():
     assert {"node": "global_rewrite", "used": "rewrite retry model"}.items() <= state["fallbacks"][0].items()
 
 
+def test_an_elliptic_turn_is_asked_again_as_the_previous_question_without_a_rewrite_call():
+    context = fake_context(related_to_question=["yes"], related_to_answer=["yes"])
+    task = make_task(["How fast does it decompress?", "1700 MB/s.", "How about lz4?"], PASSAGES)
+    state = run(task, context)
+    assert state["global_rewrite"] == state["standalone_question"] == "How fast does lz4 decompress?"
+    assert state["fragment"]["how"] == "pronoun"
+    assert context.rewrite_model.calls == []
+
+
+def test_an_elliptic_turn_without_a_sure_place_goes_to_the_rewrite_model():
+    context = fake_context(
+        related_to_question=["yes"], related_to_answer=["yes"], rewrite=["Which files does qsolve create?"]
+    )
+    task = make_task(["Which files does that call create?", "system.zhom.", "And over Q?"], PASSAGES)
+    state = run(task, context)
+    assert state["global_rewrite"] == "Which files does qsolve create?"
+    assert "fragment" not in state
+    assert len(context.rewrite_model.calls) == 1
+
+
 @pytest.mark.parametrize(
     ("question", "rewritten", "again"),
     [

@@ -10,6 +10,7 @@ from mtrag_graph.graph import build_graph
 from mtrag_graph.models import get_chat_model, get_embedder
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.models.reply_cache import ReplyCache
+from mtrag_graph.nodes.rewrite import resolved_fragment
 from mtrag_graph.testing import make_task
 
 pytestmark = pytest.mark.slow
@@ -24,6 +25,19 @@ def test_bundled_embedder_ranks_the_relevant_passage_first():
     )
     assert vectors.shape == (3, 384)
     assert vectors[1] @ vectors[0] > vectors[2] @ vectors[0]
+
+
+def test_bundled_embedder_puts_an_elliptic_turns_thing_in_the_place_it_stands_for():
+    context = Context()
+    earlier = [
+        {"speaker": "user", "text": "How many monthly archives does the example script keep?"},
+        {"speaker": "agent", "text": "6 monthly archives."},
+    ]
+    resolved = resolved_fragment("And daily ones?", earlier, context)
+    assert resolved is not None
+    assert resolved.question == "How many daily archives does the example script keep?"
+    earlier[0]["text"] = "What build type does the Meson project use by default?"
+    assert resolved_fragment("And over Q?", earlier, context) is None
 
 
 def test_bundled_model_follows_a_yes_no_grammar():

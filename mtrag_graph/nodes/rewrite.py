@@ -10,12 +10,14 @@ from pydantic import BaseModel, Field, field_validator
 
 from mtrag_graph.context import Context
 from mtrag_graph.messages import QUESTION_CHARS, global_rewrite_messages, local_rewrite_messages
-from mtrag_graph.models import ask_json, get_chat_model, invoke_text
+from mtrag_graph.models import ask_json, get_chat_model, get_embedder, invoke_text
+from mtrag_graph.models.calls import timed_model_call
 from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.prompts.budget import cut
 from mtrag_graph.state import State
 from mtrag_graph.tasks import pairs_to_turns, user_and_agent_pairs
 from mtrag_graph.text import content_stems, content_words
+from mtrag_graph.text.ellipsis import Resolution, fragment_thing, resolve_fragment
 
 _WORDS = re.compile(r"[A-Za-z']+")
 _LABEL = re.compile(r"^\s*(rewritten|standalone)?\s*(question)?\s*:\s*", re.IGNORECASE)
@@ -90,11 +92,33 @@ def global_rewrite_turns(
     return list(history)
 
 
+def resolved_fragment(question: str, history: list[dict[str, str]], context: Context) -> Resolution | None:
+    """An elliptic turn asked again as the user's previous question (``text.ellipsis``), scored by the
+    context's embedder; None for any other turn, or when its place in that question is not sure."""
+    if not context.resolve_fragments or fragment_thing(question) is None:
+        return None
+    embedder = get_embedder(context.embedder)
+
+    def similarity(thing: str, spans: Any) -> Any:
+        vectors = timed_model_call(embedder.name, lambda: embedder.embed([thing, *spans]))
+        return vectors[1:] @ vectors[0]
+
+    earlier = [turn["text"] for turn in history if turn["speaker"] == "user"]
+    return resolve_fragment(question, earlier, similarity)
+
+
 @guarded
 def global_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context, question, history = runtime.context, state["question"], state.get("history", [])
     if not history or not context.rewrite_question:
         return {"global_rewrite": question, "pronoun_detected": False}
+    resolution = resolved_fragment(question, history, context)
+    if resolution is not None:
+        return {
+            "global_rewrite": resolution.question,
+            "pronoun_detected": mentions_earlier_turn(question, context.pronouns),
+            "fragment": resolution.as_dict(),
+        }
     rewritten, fallbacks = rewrite_question(
         question, global_rewrite_turns(question, history, context), context
     )
@@ -139,9 +163,10 @@ def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context, question = runtime.context, state["question"]
     selected = state.get("selected_history") or []
     global_turns = global_rewrite_turns(question, state.get("history", []), context)
-    if not selected or not context.rewrite_question or selected == global_turns:
-        # nothing to add to the global rewrite, which was written from these very turns: a second call
-        # on a follow-up would only delay the answer (issue 35: three sequential calls before it)
+    if not selected or not context.rewrite_question or selected == global_turns or state.get("fragment"):
+        # nothing to add to the global rewrite, which was written from these very turns (or is an elliptic
+        # turn asked again as the question before): a second call on a follow-up would only delay the
+        # answer (issue 35: three sequential calls before it)
         return {"standalone_question": state.get("global_rewrite") or question}
     parsed, raws = ask_json(
         get_chat_model(context.rewrite_model),

@@ -44,6 +44,13 @@ class RewriteSettings:
         stage="rewrite",
         description="Rewrite the last question into a standalone one before retrieval and answering.",
     )
+    resolve_fragments: bool = setting(
+        True,
+        stage="rewrite",
+        description="Ask an elliptic turn (\"And daily ones?\", \"How about lz4?\") again as the previous question "
+        "with its thing in place, without a model call, when the place is sure (mtrag_graph.text.ellipsis); "
+        "otherwise the rewrite model rewrites it.",
+    )
     pronouns: tuple[str, ...] = setting(
         DEFAULT_PRONOUNS,
         stage="rewrite",

@@ -1,0 +1,160 @@
+"""Elliptic follow-ups: "And daily ones?", "How about lz4?", "And O:?" asked again as the question before.
+
+Such a turn names only what changes; the rest of its question is the user's previous one. The rewrite
+models handle them badly: on the real-documents sets the 0.5B model gave "And daily ones?" back as the
+question before it ("How many monthly archives does prune keep?"), "And O:?" as "What does the W: flag
+in its output mean?", and took "How about lz4?" to the first question of its conversation (the ratio,
+where the turn before asked how fast it decompresses). Retrieval then searches for the previous
+question's thing, and the answer gives it (benchmarks/results/documents.md, "Elliptic follow-ups").
+
+Here the previous question is taken as the user asked it (itself resolved when it was a fragment too),
+and the fragment's thing is put in place of the words it stands for:
+
+- a name (one token with a digit, a capital or a mark: "lz4", "O:", "CMake") replaces the subject
+  pronoun of the previous question ("how fast does it decompress?" -> "how fast does lz4 decompress?");
+- otherwise the span of one to three words of the previous question most like the fragment's thing
+  (cosine of their embeddings; "daily" -> "monthly") when it reaches ``MIN_SIMILARITY``.
+
+Nothing else is guessed: a previous turn that is no question ("Deductions"), a fragment with neither ("And over Q?" after "Which files does that call
+create?", "And cmake?" beside "Meson") is left to the rewrite model, as every other turn is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+from mtrag_graph.text import STOPWORDS
+
+# the opener of a fragment, then what it names (at most MAX_FRAGMENT_WORDS words)
+_FRAGMENT = re.compile(
+    r"^\s*(?:and\s+(?:what|how)\s+about|what\s+about|how\s+about|and\s+for|and)\s+(?P<thing>.+?)[\s?!.]*$",
+    re.IGNORECASE,
+)
+MAX_FRAGMENT_WORDS = 4
+# a "thing" that opens with these is a question of its own ("And how fast does it decompress?")
+_ASKS_ITSELF = frozenset(
+    "how what which why when where who whom whose is are was were am do does did can could should would "
+    "will may might must shall if i you we they he she it there".split()
+)
+_DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_PRO_FORM = re.compile(r"\s+ones?$", re.IGNORECASE)  # "daily ones" stands for "daily"
+_CONJUNCTION = re.compile(r"^\s*(?:and|so|but|also|then)\s+", re.IGNORECASE)
+# the pronoun a name takes the place of: the subject of the previous question's verb
+_SUBJECT_PRONOUN = re.compile(r"\b(?:does|do|did|can|could|will|would|should)\s+(?P<pronoun>it|they)\b", re.I)
+_NAME = re.compile(r"^(?=\S*[0-9A-Z:_./+#-])\S+$")
+_TOKEN = re.compile(r"[^\s?!,;]+")
+_EDGE_MARKS = "\"'()[]."
+MIN_SIMILARITY = 0.5  # the embedder's cosine between the thing and the words it replaces
+MAX_SPAN_WORDS = 3
+MAX_DEPTH = 3  # fragments after fragments: how far back a base question is looked for
+
+Similarity = Callable[[str, Sequence[str]], Sequence[float]]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """An elliptic turn asked again as a whole question, and how."""
+
+    question: str
+    base: str  # the previous question it was made from
+    replaced: str  # the words of ``base`` the fragment's thing took the place of
+    by: str
+    how: str  # "pronoun" | "similarity"
+    similarity: float | None = None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def fragment_thing(question: str) -> str | None:
+    """What an elliptic turn names ("And daily ones?" -> "daily ones"), or None for any other turn."""
+    match = _FRAGMENT.match(question)
+    if not match:
+        return None
+    thing = match.group("thing").strip()
+    tokens = thing.split()
+    if not tokens or len(tokens) > MAX_FRAGMENT_WORDS or tokens[0].lower() in _ASKS_ITSELF:
+        return None
+    return thing
+
+
+def resolve_fragment(
+    question: str, earlier_questions: Sequence[str], similarity: Similarity
+) -> Resolution | None:
+    """``question`` asked again as the last of ``earlier_questions`` (the user's turns before it, oldest
+    first) with the fragment's thing in place; None when it is no fragment or no place is sure."""
+    return _resolve(question, list(earlier_questions), similarity, MAX_DEPTH)
+
+
+def _resolve(question: str, earlier: list[str], similarity: Similarity, depth: int) -> Resolution | None:
+    thing = fragment_thing(question)
+    if thing is None or not earlier or depth == 0:
+        return None
+    previous = earlier[-1]
+    if fragment_thing(previous) is not None:
+        resolved = _resolve(previous, earlier[:-1], similarity, depth - 1)
+        if resolved is None:
+            return None
+        base = resolved.question
+    else:
+        base = _CONJUNCTION.sub("", previous).strip()
+    if not base.endswith("?"):
+        return None  # a topic named on its own ("Deductions"): no question to ask again
+    core = _DETERMINER.sub("", _PRO_FORM.sub("", thing)).strip()
+    return _in_place_of_pronoun(base, core) or _in_place_of_likest(base, core, similarity)
+
+
+def _in_place_of_pronoun(base: str, core: str) -> Resolution | None:
+    if not _NAME.match(core):
+        return None
+    found = list(_SUBJECT_PRONOUN.finditer(base))
+    if len(found) != 1:
+        return None
+    start, end = found[0].span("pronoun")
+    return Resolution(_put(base, start, end, core), base, base[start:end], core, "pronoun")
+
+
+def _spans(base: str) -> list[tuple[int, int]]:
+    """(start, end) of every run of one to MAX_SPAN_WORDS words of ``base`` that neither opens nor ends
+    with a function word ("monthly", "W:", "matrix A")."""
+    tokens = []
+    for match in _TOKEN.finditer(base):
+        text = match.group()
+        lead = len(text) - len(text.lstrip(_EDGE_MARKS))
+        trail = len(text.rstrip(_EDGE_MARKS))
+        if trail > lead:
+            word = text[lead:trail]
+            # a capital letter past the first word is a name ("the matrix A"), not the article
+            function = word.lower() in STOPWORDS and not (tokens and word.isupper() and word != "I")
+            tokens.append((match.start() + lead, match.start() + trail, function))
+    spans = []
+    for i, (start, _, function) in enumerate(tokens):
+        if function:
+            continue
+        for j in range(i, min(i + MAX_SPAN_WORDS, len(tokens))):
+            if not tokens[j][2]:
+                spans.append((start, tokens[j][1]))
+    return spans
+
+
+def _in_place_of_likest(base: str, core: str, similarity: Similarity) -> Resolution | None:
+    spans = _spans(base)
+    if not spans or not core:
+        return None
+    scores = [float(s) for s in similarity(core, [base[a:b] for a, b in spans])]
+    best = max(range(len(spans)), key=lambda k: (scores[k], -k))
+    if scores[best] < MIN_SIMILARITY:
+        return None
+    start, end = spans[best]
+    if base[start:end].lower() == core.lower():
+        return None  # the thing is already the previous question's: nothing changes
+    replaced = base[start:end]
+    return Resolution(_put(base, start, end, core), base, replaced, core, "similarity", round(scores[best], 4))
+
+
+def _put(base: str, start: int, end: int, core: str) -> str:
+    text = base[:start] + core + base[end:]
+    text = text[:1].upper() + text[1:]
+    return text if text.rstrip().endswith("?") else text.rstrip(" .") + "?"

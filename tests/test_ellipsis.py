@@ -1,0 +1,78 @@
+"""Elliptic follow-ups asked again as the previous question (``mtrag_graph.text.ellipsis``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mtrag_graph.text.ellipsis import fragment_thing, resolve_fragment
+
+# what a scripted embedder would say: these pairs are alike, everything else is not
+ALIKE = {("daily", "monthly"): 0.8, ("O:", "W:"): 0.7, ("sign constraints", "right-hand side vector"): 0.6}
+
+
+def similarity(thing, spans):
+    return [ALIKE.get((thing, span), 0.1) for span in spans]
+
+
+@pytest.mark.parametrize(
+    ("question", "thing"),
+    [
+        ("And daily ones?", "daily ones"),
+        ("How about lz4?", "lz4"),
+        ("What about the sign constraints?", "the sign constraints"),
+        ("and for Windows", "Windows"),
+        ("And how fast does it decompress?", None),  # a question of its own
+        ("And which urgency?", None),
+        ("What about the files that the second call of the tool creates?", None),  # too long for a fragment
+        ("How do I prune?", None),
+    ],
+)
+def test_a_fragment_is_an_opener_and_a_short_thing(question, thing):
+    assert fragment_thing(question) == thing
+
+
+def test_the_thing_takes_the_place_of_the_words_most_like_it():
+    resolved = resolve_fragment("And daily ones?", ["How many monthly archives does prune keep?"], similarity)
+    assert resolved.question == "How many daily archives does prune keep?"
+    assert (resolved.replaced, resolved.by, resolved.how) == ("monthly", "daily", "similarity")
+
+
+def test_a_name_takes_the_place_of_the_previous_questions_subject_pronoun():
+    earlier = ["What ratio does zstd reach at level -1?", "And how fast does it decompress?"]
+    resolved = resolve_fragment("How about lz4?", earlier, similarity)
+    assert resolved.question == "How fast does lz4 decompress?"
+    assert resolved.how == "pronoun"
+
+
+def test_a_mark_stays_with_the_name_it_belongs_to():
+    resolved = resolve_fragment("And O:?", ["What does the W: flag in its output mean?"], similarity)
+    assert resolved.question == "What does the O: flag in its output mean?"
+
+
+def test_a_fragment_after_a_fragment_builds_on_the_resolved_one():
+    alike = {**ALIKE, ("right-hand side vector", "matrix A"): 0.9}
+    earlier = ["Which file holds the matrix A?", "And the right-hand side vector?"]
+    resolved = resolve_fragment(
+        "What about the sign constraints?", earlier, lambda t, s: [alike.get((t, x), 0.1) for x in s]
+    )
+    assert resolved.base == "Which file holds the right-hand side vector?"
+    assert resolved.question == "Which file holds the sign constraints?"
+
+
+@pytest.mark.parametrize(
+    ("question", "earlier"),
+    [
+        ("And over Q?", ["Which files does that call create?"]),  # nothing alike, no name for a pronoun
+        ("And cmake?", ["What build type does the Meson project use by default?"]),
+        ("What about FICA?", ["Deductions"]),  # no question to ask again
+        ("And daily ones?", []),
+        ("How do I prune?", ["How many monthly archives does prune keep?"]),  # no fragment
+    ],
+)
+def test_no_resolution_when_the_place_is_not_sure(question, earlier):
+    assert resolve_fragment(question, earlier, similarity) is None
+
+
+def test_a_fragment_after_an_unresolved_fragment_is_not_resolved():
+    earlier = ["Which files does that call create?", "And over Q?"]
+    assert resolve_fragment("And daily ones?", earlier, similarity) is None
