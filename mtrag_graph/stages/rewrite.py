@@ -47,7 +47,7 @@ class RewriteSettings:
     resolve_fragments: bool = setting(
         True,
         stage="rewrite",
-        description="Ask an elliptic turn (\"And daily ones?\", \"How about lz4?\") again as the previous question "
+        description='Ask an elliptic turn ("And daily ones?", "How about lz4?") again as the previous question '
         "with its thing in place, without a model call, when the place is sure (mtrag_graph.text.ellipsis); "
         "otherwise the rewrite model rewrites it.",
     )

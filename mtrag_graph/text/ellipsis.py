@@ -151,7 +151,9 @@ def _in_place_of_likest(base: str, core: str, similarity: Similarity) -> Resolut
     if base[start:end].lower() == core.lower():
         return None  # the thing is already the previous question's: nothing changes
     replaced = base[start:end]
-    return Resolution(_put(base, start, end, core), base, replaced, core, "similarity", round(scores[best], 4))
+    return Resolution(
+        _put(base, start, end, core), base, replaced, core, "similarity", round(scores[best], 4)
+    )
 
 
 def _put(base: str, start: int, end: int, core: str) -> str:
