@@ -5,7 +5,8 @@ models handle them badly: on the real-documents sets the 0.5B model gave "And da
 question before it ("How many monthly archives does prune keep?"), "And O:?" as "What does the W: flag
 in its output mean?", and took "How about lz4?" to the first question of its conversation (the ratio,
 where the turn before asked how fast it decompresses). Retrieval then searches for the previous
-question's thing, and the answer gives it (benchmarks/results/documents.md, "Elliptic follow-ups").
+question's thing, and the answer gives it (benchmarks/results/documents.md, "Tuning split: elliptic
+follow-ups asked again as the question before").
 
 Here the previous question is taken as the user asked it (itself resolved when it was a fragment too),
 and the fragment's thing is put in place of the words it stands for:
@@ -15,8 +16,9 @@ and the fragment's thing is put in place of the words it stands for:
 - otherwise the span of one to three words of the previous question most like the fragment's thing
   (cosine of their embeddings; "daily" -> "monthly") when it reaches ``MIN_SIMILARITY``.
 
-Nothing else is guessed: a previous turn that is no question ("Deductions"), a fragment with neither ("And over Q?" after "Which files does that call
-create?", "And cmake?" beside "Meson") is left to the rewrite model, as every other turn is.
+Nothing else is guessed: after a previous turn that is no question ("Deductions"), or with no sure
+place ("And over Q?" after "Which files does that call create?", "And cmake?" beside "Meson"), the turn
+is left to the rewrite model, as every other turn is.
 """
 
 from __future__ import annotations
