@@ -29,6 +29,7 @@ from typing import Any
 from benchmarks.real_documents.data import load_set, turn_of
 from benchmarks.real_documents.score import passage_holds
 from mtrag_graph import settings
+from mtrag_graph.context import Context
 from mtrag_graph.nodes.rerank import rerank_passages
 from mtrag_graph.retrieval.index import index_for
 from mtrag_graph.retrieval.metrics import load_qrels, normalise_qid, score_queries
@@ -39,19 +40,21 @@ DEPTH = 20  # the graph's retrieval_top_k
 DOMAINS = ("clapnq", "cloud", "fiqa", "govt")
 
 
-def three_orders(question: str, passages: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """The candidates in search order, by the reranker alone, and by their fusion (the graph's default)."""
+def three_orders(
+    question: str, passages: Sequence[dict[str, Any]], window_words: int = 0
+) -> dict[str, list[dict[str, Any]]]:
+    """The candidates in search order, by the reranker alone, and by their fusion (the graph's default),
+    the reranker scoring a passage by its best window of ``window_words`` words (0: whole)."""
     embedder, n = settings.embedder(), len(passages)
+    common = {"reranker": "embedding", "embedder": embedder, "top_k": n, "window_words": window_words}
     return {
         "search": list(passages),
-        "reranker": rerank_passages(question, passages, reranker="embedding", embedder=embedder, top_k=n),
-        "fusion": rerank_passages(
-            question, passages, reranker="embedding", embedder=embedder, top_k=n, retrieval_weight=1.0
-        ),
+        "reranker": rerank_passages(question, passages, **common),
+        "fusion": rerank_passages(question, passages, retrieval_weight=1.0, **common),
     }
 
 
-def real_documents(run: Path, index_dir: str) -> None:
+def real_documents(run: Path, index_dir: str, window_words: int) -> None:
     questions, index = load_set(), index_for(index_dir, None)
     found: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     counts: collections.Counter[str] = collections.Counter()
@@ -66,7 +69,7 @@ def real_documents(run: Path, index_dir: str) -> None:
             hits = multi_query_search(index, [question, rewrite], top_k=DEPTH, mode="hybrid")
             kind = "follow-ups" if number > 1 else "first turns"
             counts[kind] += 1
-            for name, order in three_orders(rewrite, as_passages(index, hits)).items():
+            for name, order in three_orders(rewrite, as_passages(index, hits), window_words).items():
                 found[kind][name] += any(passage_holds(p, turn) for p in order[:5])
     print("| turns | questions | " + " | ".join(f"top 5 holds the fact: {name}" for name in ORDERS) + " |")
     print("|---|---|" + "---|" * len(ORDERS))
@@ -82,7 +85,7 @@ def order_scores(orders: dict[str, list[str]], relevant: dict[str, int]) -> dict
     return {name: (scored[name]["Recall@5"], scored[name]["nDCG@5"]) for name in orders}
 
 
-def mtrag(data: Path, index_dir: str, per_domain: int, seed: int) -> None:
+def mtrag(data: Path, index_dir: str, per_domain: int, seed: int, window_words: int) -> None:
     rng = random.Random(seed)
     scores: dict[tuple[str, str], list[tuple[float, float]]] = collections.defaultdict(list)
     for domain in DOMAINS:
@@ -97,7 +100,7 @@ def mtrag(data: Path, index_dir: str, per_domain: int, seed: int) -> None:
             passages = as_passages(index, multi_query_search(index, [text], top_k=DEPTH, mode="hybrid"))
             orders = {
                 name: [p["document_id"] for p in order]
-                for name, order in three_orders(text, passages).items()
+                for name, order in three_orders(text, passages, window_words).items()
             }
             for name, row in order_scores(orders, qrels[normalise_qid(query["_id"])]).items():
                 scores[(domain, name)].append(row)
@@ -122,15 +125,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=settings.data_dir_given(), help="mtrag: MTRAG_DATA")
     parser.add_argument("--per-domain", type=int, default=60)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--window-words", type=int, default=Context().rerank_window_words,
+        help="the reranker's window in words (rerank_window_words; 0: passages whole)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.set == "real-documents":
         if args.run is None:
             parser.error("real-documents needs the run folder")
-        real_documents(args.run, args.index)
+        real_documents(args.run, args.index, args.window_words)
     else:
         if args.data is None:
             parser.error("mtrag needs --data or MTRAG_DATA")
-        mtrag(Path(args.data), args.index, args.per_domain, args.seed)
+        mtrag(Path(args.data), args.index, args.per_domain, args.seed, args.window_words)
     return 0
 
 

@@ -8,7 +8,7 @@ from langchain_core.messages import HumanMessage
 from mtrag_graph.context import Context
 from mtrag_graph.graph import DESTINATIONS, ROUTES, Insertion, build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
-from mtrag_graph.nodes.rerank import rerank_passages
+from mtrag_graph.nodes.rerank import rerank_passages, word_windows
 from mtrag_graph.nodes.rewrite import clean_rewrite, needs_another_rewrite
 from mtrag_graph.state import RelationClass
 from mtrag_graph.tasks import TaskError
@@ -449,3 +449,35 @@ def test_retrieved_passages_are_kept_by_the_fusion_of_retrieval_and_reranker_ord
     )
     assert [p["text"] for p in alone] == ["bees dance waggle", "bees dance"]
     assert [p["text"] for p in fused] == ["bees hive", "bees dance waggle"]
+
+
+def test_a_long_text_is_cut_into_overlapping_windows_and_a_short_one_is_left_whole():
+    text = " ".join(f"w{i}" for i in range(400))
+    windows = word_windows(text, 160)
+    assert [(w.split()[0], w.split()[-1]) for w in windows] == [
+        ("w0", "w159"),
+        ("w120", "w279"),
+        ("w240", "w399"),
+    ]
+    assert word_windows("bees dance", 160) == ["bees dance"]
+    assert word_windows(text, 0) == [text]
+
+
+def test_a_passage_scores_as_its_best_window_when_the_scorer_reads_only_its_start(monkeypatch):
+    import mtrag_graph.nodes.rerank as rerank_node  # noqa: PLC0415 - the module whose scorer is replaced
+
+    class ReadsTheStart:  # like MiniLM, which drops what follows its first 256 word pieces
+        name = "start-reader"
+
+        def score(self, query, texts):
+            asked = set(query.lower().split())
+            return [len(asked & set(t.lower().split()[:50])) / len(asked) for t in texts]
+
+    monkeypatch.setattr(rerank_node, "get_reranker", lambda *_: ReadsTheStart())
+    late = {"text": " ".join(["filler"] * 120) + " bees waggle dance"}
+    early = {"text": "bees hive"}
+    question = "bees waggle dance"
+    whole = rerank_passages(question, [early, late], reranker="x", embedder="x", top_k=1)
+    windowed = rerank_passages(question, [early, late], reranker="x", embedder="x", top_k=1, window_words=40)
+    assert whole[0]["text"] == "bees hive"
+    assert windowed[0]["text"] == late["text"]

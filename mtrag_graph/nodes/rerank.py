@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +29,7 @@ def rerank_passages(
     top_k: int,
     retrieval_weight: float = 0.0,
     rrf_k: int = 60,
+    window_words: int = 0,
 ) -> list[dict[str, Any]]:
     """The stage's decision: the ``top_k`` passages by ``reranker``'s score for ``question``, each with its
     score (ties keep the passages' order). The node and the decision benchmark's retriever both call it.
@@ -37,12 +39,23 @@ def rerank_passages(
     reranker is the bi-encoder the index's dense half already used, so alone it throws away what BM25
     found: exact names, versions, options (the real-documents tuning split: the fact's passage in the
     top 5 for 46 of 51 questions reranked, 50 fused; MTRAG mini, 240 rewritten queries: Recall@5 0.643
-    either way; benchmarks/results/documents.md)."""
+    either way; benchmarks/results/documents.md).
+
+    A passage longer than ``window_words`` words is scored in windows of that many words (each with the
+    title), and scores as its best one: the bundled MiniLM reads 256 word pieces and drops the rest, so
+    the end of a 512-token passage was never seen (0: the passage whole, as the scorer takes it)."""
     if not passages:
         return []
     scorer = get_reranker(reranker, embedder)
-    texts = [passage_text(p.get("title") or "", p["text"]) for p in passages]
-    scores = timed_model_call(scorer.name, lambda: scorer.score(question, texts))
+    windows = [word_windows(p["text"], window_words) for p in passages]
+    texts = [
+        passage_text(p.get("title") or "", w) for p, ws in zip(passages, windows, strict=True) for w in ws
+    ]
+    flat = timed_model_call(scorer.name, lambda: scorer.score(question, texts))
+    scores, at = [], 0
+    for ws in windows:  # a passage scores as its best window
+        scores.append(max(flat[at : at + len(ws)]))
+        at += len(ws)
     ranked = sorted(zip(scores, range(len(passages)), strict=True), key=lambda item: (-item[0], item[1]))
     if retrieval_weight > 0:
         # ranks counted from 0 here (what was measured), from 1 in rrf_fuse: k - 1 gives the same scores;
@@ -52,14 +65,26 @@ def rerank_passages(
     return [{**passages[i], "score": round(float(score), 6)} for score, i in ranked[:top_k]]
 
 
+def word_windows(text: str, window_words: int) -> list[str]:
+    """``text`` in windows of ``window_words`` words, each starting a quarter window before the last
+    one ended (``text`` itself when it is no longer, or ``window_words`` is 0)."""
+    spans = [m.span() for m in re.finditer(r"\S+", text)]
+    if window_words <= 0 or len(spans) <= window_words:
+        return [text]
+    step = window_words - window_words // 4
+    starts = range(0, len(spans) - window_words // 4, step)
+    return [text[spans[i][0] : spans[min(i + window_words, len(spans)) - 1][1]] for i in starts]
+
+
 @guarded
 def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context, question = runtime.context, question_for_answering(state)
+    retrieved = retrieved_setting(state)
     kept = rerank_passages(
         question, state.get("passages") or [],
         reranker=context.reranker, embedder=context.embedder, top_k=context.top_k,
-        retrieval_weight=context.rerank_retrieval_weight if retrieved_setting(state) else 0.0,
-        rrf_k=context.rrf_k,
+        retrieval_weight=context.rerank_retrieval_weight if retrieved else 0.0,
+        rrf_k=context.rrf_k, window_words=context.rerank_window_words if retrieved else 0,
     )  # fmt: skip
     if context.evidence_tokens > 0 and kept:
         embedder = get_embedder(context.embedder)

@@ -8,6 +8,10 @@ from mtrag_graph import settings
 from mtrag_graph.retrieval.evidence import EVIDENCE_TOKENS
 from mtrag_graph.stages import Stage, register, setting
 
+# words of a reranking window: MiniLM truncates at 256 word pieces, about 1.3 a word in prose and more
+# in code and tables, with the title in front (benchmarks/results/documents.md, "reranking windows")
+RERANK_WINDOW_WORDS = 160
+
 register(
     Stage("rerank", "Scores the passages against the standalone question and keeps the top k.",
           nodes=("rerank",), label="checking the passages")
@@ -30,6 +34,13 @@ class RerankSettings:
         description="Retrieved passages are kept by the reciprocal-rank fusion of the reranker's order and "
         "the retrieval's, the retrieval's with this weight (0: the reranker's order alone). Passages given "
         "with the task are ordered by the reranker alone.",
+    )
+    rerank_window_words: int = setting(
+        RERANK_WINDOW_WORDS,
+        stage="rerank",
+        description="A retrieved passage longer than this many words is scored in windows of it (each with "
+        "the title) and keeps its best window's score: the bundled MiniLM reads 256 word pieces and drops the "
+        "rest (0: whole passages; passages given with the task are scored whole).",
     )
     evidence_tokens: int = setting(
         EVIDENCE_TOKENS,

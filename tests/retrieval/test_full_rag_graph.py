@@ -93,13 +93,14 @@ def test_in_chat_the_reply_to_a_full_rag_clarification_retrieves_again(tiny_inde
     assert len(context.generate_model.calls) == 1  # asked once, answered once, not clarified again
 
 
-def test_retrieved_passages_alone_are_kept_by_the_fusion_with_the_search_order(tiny_index: Path, monkeypatch):
+def test_retrieved_passages_alone_are_kept_by_the_fusion_and_scored_in_windows(tiny_index: Path, monkeypatch):
     import mtrag_graph.nodes.rerank as rerank_node  # noqa: PLC0415 - the module whose call is watched
 
-    weights, real = [], rerank_node.rerank_passages
+    weights, windows, real = [], [], rerank_node.rerank_passages
 
     def watched(*args, **kwargs):
         weights.append(kwargs["retrieval_weight"])
+        windows.append(kwargs["window_words"])
         return real(*args, **kwargs)
 
     monkeypatch.setattr(rerank_node, "rerank_passages", watched)
@@ -108,3 +109,4 @@ def test_retrieved_passages_alone_are_kept_by_the_fusion_with_the_search_order(t
     given = {**TASK, "contexts": [{"document_id": "a", "text": "Cloudant is a database."}]}
     build_graph(output="state").invoke({"task": given}, context=fake_context(generate=["It is."]))
     assert weights == [context.rerank_retrieval_weight, 0.0] and context.rerank_retrieval_weight > 0
+    assert windows == [context.rerank_window_words, 0] and context.rerank_window_words > 0
