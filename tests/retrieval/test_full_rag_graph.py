@@ -93,7 +93,9 @@ def test_in_chat_the_reply_to_a_full_rag_clarification_retrieves_again(tiny_inde
     assert len(context.generate_model.calls) == 1  # asked once, answered once, not clarified again
 
 
-def test_retrieved_passages_alone_are_kept_by_the_fusion_and_scored_in_windows(tiny_index: Path, monkeypatch):
+def test_retrieved_passages_alone_are_kept_by_the_fusion_and_scored_in_windows_when_asked(
+    tiny_index: Path, monkeypatch
+):
     import mtrag_graph.nodes.rerank as rerank_node  # noqa: PLC0415 - the module whose call is watched
 
     weights, windows, real = [], [], rerank_node.rerank_passages
@@ -104,9 +106,13 @@ def test_retrieved_passages_alone_are_kept_by_the_fusion_and_scored_in_windows(t
         return real(*args, **kwargs)
 
     monkeypatch.setattr(rerank_node, "rerank_passages", watched)
-    context = fake_context(index_dir=str(tiny_index), generate=["Cloudant is a JSON document database."])
+    context = fake_context(
+        index_dir=str(tiny_index), generate=["Cloudant is a JSON document database."], rerank_window_words=160
+    )
     build_graph(output="state").invoke({"task": TASK}, context=context)
     given = {**TASK, "contexts": [{"document_id": "a", "text": "Cloudant is a database."}]}
-    build_graph(output="state").invoke({"task": given}, context=fake_context(generate=["It is."]))
+    build_graph(output="state").invoke(
+        {"task": given}, context=fake_context(generate=["It is."], rerank_window_words=160)
+    )
     assert weights == [context.rerank_retrieval_weight, 0.0] and context.rerank_retrieval_weight > 0
-    assert windows == [context.rerank_window_words, 0] and context.rerank_window_words > 0
+    assert windows == [160, 0]
