@@ -46,12 +46,14 @@ def three_orders(
     """The candidates in search order, by the reranker alone, and by their fusion (the graph's default),
     the reranker scoring a passage by its best window of ``window_words`` words (0: whole)."""
     embedder, n = settings.embedder(), len(passages)
-    common = {"reranker": "embedding", "embedder": embedder, "top_k": n, "window_words": window_words}
-    return {
-        "search": list(passages),
-        "reranker": rerank_passages(question, passages, **common),
-        "fusion": rerank_passages(question, passages, retrieval_weight=1.0, **common),
-    }
+
+    def rerank(weight: float) -> list[dict[str, Any]]:
+        return rerank_passages(
+            question, passages, reranker="embedding", embedder=embedder, top_k=n,
+            retrieval_weight=weight, window_words=window_words,
+        )  # fmt: skip
+
+    return {"search": list(passages), "reranker": rerank(0.0), "fusion": rerank(1.0)}
 
 
 def real_documents(run: Path, index_dir: str, window_words: int) -> None:

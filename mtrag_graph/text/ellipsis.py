@@ -121,7 +121,7 @@ def _in_place_of_pronoun(base: str, core: str) -> Resolution | None:
 def _spans(base: str) -> list[tuple[int, int]]:
     """(start, end) of every run of one to MAX_SPAN_WORDS words of ``base`` that neither opens nor ends
     with a function word ("monthly", "W:", "matrix A")."""
-    tokens = []
+    tokens: list[tuple[int, int, bool]] = []  # start, end, a function word
     for match in _TOKEN.finditer(base):
         text = match.group()
         lead = len(text) - len(text.lstrip(_EDGE_MARKS))
