@@ -139,6 +139,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--results", default=str(RESULTS), help="the results page the table is written into")
     parser.add_argument("--preset", default=None, help="a preset instead of the default pipeline")
+    parser.add_argument(
+        "--chunk-tokens",
+        type=int,
+        default=CHUNK_TOKENS,
+        help=f"the indexer's passage length ({CHUNK_TOKENS})",
+    )
+    parser.add_argument(
+        "--chunk-overlap", type=int, default=CHUNK_OVERLAP, help=f"the indexer's overlap ({CHUNK_OVERLAP})"
+    )
     add_model_options(parser)  # every setting flag of `mtrag-graph answer` (--evidence-tokens ...)
     args = parser.parse_args(argv)
     command = "python -m benchmarks.real_documents " + shlex.join(
@@ -162,7 +171,10 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(problems) or f"{args.split}: every key fact found at its place")
         return 1 if problems else 0
 
-    index = cache / f"index-{args.split}"
+    chunking = (args.chunk_tokens, args.chunk_overlap)
+    # another chunking gets an index of its own: the default one is not rebuilt back and forth
+    suffix = "" if chunking == (CHUNK_TOKENS, CHUNK_OVERLAP) else f"-c{chunking[0]}-o{chunking[1]}"
+    index = cache / f"index-{args.split}{suffix}"
     out = Path(args.output or f"runs/real-documents-{args.split}")
     out.mkdir(parents=True, exist_ok=True)
     tasks = split_tasks(questions, args.split)[: args.limit]
@@ -170,7 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     tasks_path.write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in tasks), encoding="utf-8")
     predictions = out / "predictions.jsonl"
     if not args.score_only:
-        report = ingest([folder], index, embedder=settings.embedder(), show_progress=False)
+        report = ingest(
+            [folder], index, embedder=settings.embedder(), show_progress=False,
+            chunk_tokens=args.chunk_tokens, overlap=args.chunk_overlap,
+        )  # fmt: skip
         print(report.summary(), file=sys.stderr)
         context = context_from_args(args, index_dir=str(index))
         summary = answer_tasks(tasks_path, predictions, context, retrieve=True, stream=True)
