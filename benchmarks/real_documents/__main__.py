@@ -42,6 +42,16 @@ from mtrag_graph.tasks import read_jsonl
 RESULTS = Path(__file__).resolve().parent.parent / "results" / "documents.md"
 
 
+def index_dir(
+    cache: Path, split: str, chunk_tokens: int = CHUNK_TOKENS, overlap: int = CHUNK_OVERLAP
+) -> Path:
+    """Where a split's index lives: ``CACHE/index-SPLIT``; another chunking gets an index of its own
+    (``index-SPLIT-c256-o50``), so the default one is not rebuilt back and forth."""
+    if (chunk_tokens, overlap) == (CHUNK_TOKENS, CHUNK_OVERLAP):
+        return cache / f"index-{split}"
+    return cache / f"index-{split}-c{chunk_tokens}-o{overlap}"
+
+
 def index_passages(index: Path) -> dict[str, dict[str, Any]]:
     """The index's passages by id (their source, page and section), for scoring the kept ones."""
     passages: dict[str, dict[str, Any]] = {}
@@ -171,10 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(problems) or f"{args.split}: every key fact found at its place")
         return 1 if problems else 0
 
-    chunking = (args.chunk_tokens, args.chunk_overlap)
-    # another chunking gets an index of its own: the default one is not rebuilt back and forth
-    suffix = "" if chunking == (CHUNK_TOKENS, CHUNK_OVERLAP) else f"-c{chunking[0]}-o{chunking[1]}"
-    index = cache / f"index-{args.split}{suffix}"
+    index = index_dir(cache, args.split, args.chunk_tokens, args.chunk_overlap)
     out = Path(args.output or f"runs/real-documents-{args.split}")
     out.mkdir(parents=True, exist_ok=True)
     tasks = split_tasks(questions, args.split)[: args.limit]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.real_documents.__main__ import check_set, write_results
+from benchmarks.real_documents.__main__ import check_set, index_dir, write_results
 from benchmarks.real_documents.data import (
     Conversation,
     QuestionSet,
@@ -395,3 +395,8 @@ def test_a_split_folder_holds_only_the_files_the_manifest_names(tmp_path):
     stray.write_text("from an older manifest")
     folder = fetch_split([document], cache)
     assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")) == ["guide", "guide/README.md"]
+
+
+def test_another_chunking_gets_an_index_of_its_own(tmp_path):
+    assert index_dir(tmp_path, "tuning") == tmp_path / "index-tuning"
+    assert index_dir(tmp_path, "tuning", 256, 50) == tmp_path / "index-tuning-c256-o50"
