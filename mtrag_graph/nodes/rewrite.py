@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -10,7 +11,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from mtrag_graph.context import Context
 from mtrag_graph.messages import QUESTION_CHARS, global_rewrite_messages, local_rewrite_messages
-from mtrag_graph.models import ask_json, get_chat_model, get_embedder, invoke_text
+from mtrag_graph.models import ask_json, get_chat_model, get_reranker, invoke_text
 from mtrag_graph.models.calls import timed_model_call
 from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.prompts.budget import cut
@@ -97,11 +98,10 @@ def resolved_fragment(question: str, history: list[dict[str, str]], context: Con
     context's embedder; None for any other turn, or when its place in that question is not sure."""
     if not context.resolve_fragments or fragment_thing(question) is None:
         return None
-    embedder = get_embedder(context.embedder)
+    scorer = get_reranker("embedding", context.embedder)  # the embedder's cosine, as the reranker scores
 
-    def similarity(thing: str, spans: Any) -> Any:
-        vectors = timed_model_call(embedder.name, lambda: embedder.embed([thing, *spans]))
-        return vectors[1:] @ vectors[0]
+    def similarity(thing: str, spans: Sequence[str]) -> list[float]:
+        return timed_model_call(scorer.name, lambda: scorer.score(thing, spans))
 
     earlier = [turn["text"] for turn in history if turn["speaker"] == "user"]
     return resolve_fragment(question, earlier, similarity)
