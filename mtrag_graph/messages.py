@@ -120,6 +120,12 @@ def gate_messages(state: Mapping[str, Any], context: Context) -> list[BaseMessag
     )
 
 
+def decline_messages(state: Mapping[str, Any], context: Context) -> list[BaseMessage]:
+    """The gate's prefix, then an answer instruction that offers "I don't know" (the decline probability)."""
+    tail = context.decline_instruction.format(question=question_for_answering(state), idk=context.idk_answer)
+    return grounded_messages(state, context, tail)
+
+
 def verify_messages(state: Mapping[str, Any], context: Context, answer: str) -> list[BaseMessage]:
     """The gate's prefix, then: do the documents state this answer? (the retried answer's check)"""
     tail = context.verify_instruction.format(

@@ -33,6 +33,7 @@ class RelationClass(IntEnum):
 class AbstainReason(StrEnum):
     NO_EVIDENCE = "no_evidence"
     GATE_NO = "gate_no"
+    MODEL_UNSURE = "model_unsure"  # the answering model would decline too often (judging/decline.py)
     FAILED_RETRY = "failed_retry"
     GENERATOR_DECLINED = "generator_declined"
     UNGROUNDED = "ungrounded"  # no sentence of the answer is backed by the passages (nodes/ground_answer.py)

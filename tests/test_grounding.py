@@ -261,3 +261,43 @@ def test_a_reason_the_passages_give_is_supported():
         "Bees dance because it tells foragers the direction of flowers.", passages, min_support=0.5
     )
     assert s.supported
+
+
+BORG = [
+    "borg prune removes archives that do not match the retention options.\n"
+    "Use --keep-daily 7 to keep seven daily archives. The repository lives in ~/backups/repo.",
+    "The compression is set with --compression zstd,3 and the key file is kept in keys/repo.key.",
+]
+
+
+def test_an_option_the_passages_lack_is_unsupported():
+    support = sentence_support("Use --keep-hourly 24 to keep the hourly archives.", BORG, "", 0.0)
+    assert "--keep-hourly" in support[0].unsupported_facts
+    assert not support[0].supported
+
+
+def test_an_invented_key_name_is_unsupported_although_its_words_are_there():
+    support = sentence_support("Set prune_keep_daily in the repository config.", BORG, "", 0.0)
+    assert support[0].unsupported_facts == ["prune_keep_daily"]
+
+
+def test_a_technical_token_found_verbatim_is_supported_and_its_passage_cited():
+    support = sentence_support("The key file is `keys/repo.key`.", BORG, "", 0.0)
+    assert support[0].supported
+    assert support[0].passages == [1]
+
+
+def test_a_version_must_appear_verbatim():
+    passages = ["zstd 1.5.4 is the version packaged here."]
+    assert unsupported_facts("The packaged version is 1.5.2.", passages) == ["1.5.2"]
+    assert unsupported_facts("The packaged version is 1.5.4.", passages) == []
+
+
+def test_a_token_inside_a_longer_word_is_not_found():
+    support = sentence_support("Use the -k option.", ["Run it with --keep-daily."], "", 0.0)
+    assert "-k" in support[0].unsupported_facts
+
+
+def test_a_technical_token_from_the_conversation_is_allowed():
+    support = sentence_support("Run borg prune --dry-run first.", BORG, "User: what does --dry-run do?", 0.0)
+    assert "--dry-run" not in support[0].unsupported_facts

@@ -94,6 +94,41 @@ def names_in(sentence: str) -> set[str]:
     return names
 
 
+# what a user types or copies, found verbatim or not at all: a code span, an option ("--fast", "-x"), a
+# path ("/etc/borg", "~/.config"), a key or identifier ("site_dir", "zstd.compress", "CamelCase"), a
+# version ("1.5.4", "v9"). A small model invents these from the topic's words ("a configuration key name
+# that does not exist"); its words are all in the passages, the token is not.
+_CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
+_TECHNICAL = re.compile(
+    r"(?<![\w/~.-])(?:"
+    r"--?[A-Za-z][\w-]*(?:=\S+)?"  # options
+    r"|~?/[\w.+-]+(?:/[\w.+*-]*)*"  # paths
+    r"|\.?[A-Za-z_][\w+-]*(?:[./:][\w+*-]+)+"  # dotted and slashed names: file.ext, module.attr, a/b
+    r"|[A-Za-z][A-Za-z0-9]*_[\w]*"  # snake_case
+    r"|[a-z]+[A-Z][A-Za-z0-9]*"  # camelCase
+    r"|v?\d+(?:\.\d+){1,3}[a-z]?"  # versions
+    r")"
+)
+_TRAILING = ".,;:!?)]}'\""
+
+
+def technical_tokens(sentence: str) -> set[str]:
+    """The sentence's code spans and technical tokens (options, paths, keys, identifiers, versions), as
+    written (trailing punctuation off). Each must be found verbatim in the passages or the conversation."""
+    found = {m.group(1).strip() for m in _CODE_SPAN.finditer(sentence)}
+    bare = _CODE_SPAN.sub(" ", sentence)
+    for match in _TECHNICAL.finditer(bare):
+        token = match.group().rstrip(_TRAILING)
+        if len(token) > 1 and not token.lower().startswith(("e.g", "i.e")):
+            found.add(token)
+    return {t for t in found if t}
+
+
+def verbatim_key(text: str) -> str:
+    """What a verbatim match compares: case and runs of white space do not count."""
+    return " ".join(text.lower().split())
+
+
 def facts_in(sentence: str) -> tuple[set[str], set[str]]:
     """The sentence's numbers and names (see ``numbers_in``, ``names_in``)."""
     return {_normalise_number(m.group()) for m in _NUMBER.finditer(sentence)}, names_in(sentence)
@@ -125,6 +160,15 @@ class _Evidence:
         self.all_stems = set().union(self.said_stems, *self.stems)
         self.all_words = set().union(self.said_words, *self.words)
         self.all_numbers = set().union(self.said_numbers, *self.numbers)
+        self.texts = [verbatim_key(p) for p in passages]
+        self.said_text = verbatim_key(said)
+
+    def holding(self, token: str) -> tuple[bool, set[int]]:
+        """Whether what was said holds ``token`` verbatim, and which passages do (never inside a longer word)."""
+        pattern = re.compile(rf"(?<![\w]){re.escape(verbatim_key(token))}(?![\w])")
+        return bool(pattern.search(self.said_text)), {
+            i for i, t in enumerate(self.texts) if pattern.search(t)
+        }
 
     def support(self, sentence: str, start: int, end: int, min_support: float) -> SentenceSupport:
         bare = _claim_text(sentence)
@@ -135,22 +179,36 @@ class _Evidence:
         missing = sorted(n for n in numbers if n not in self.all_numbers) + sorted(
             n for n in names if n not in self.all_words
         )
+        # technical tokens: each in a passage (which the sentence then cites) or said before, verbatim
+        token_passages: dict[str, set[int]] = {}
+        for token in sorted(technical_tokens(bare)):
+            said, where = self.holding(token)
+            if not said and not where:
+                if _normalise_number(token) not in missing:  # a version is a number too: named once
+                    missing.append(token)
+            elif not said:
+                token_passages[token] = where
         score = sum(s in self.all_stems for s in stems) / len(stems) if stems else 1.0
         # what only the passages can back: words and facts the conversation did not already hold
         to_cover = {("s", s) for s in stems - self.said_stems} | {
             ("n", n) for n in numbers - self.said_numbers
         }
         to_cover |= {("w", w) for w in names - self.said_words}
+        to_cover |= {("t", t) for t in token_passages}
+
+        def units(i: int) -> set[tuple[str, str]]:
+            return self._units(i) | {("t", t) for t, where in token_passages.items() if i in where}
+
         cited: list[int] = []
         while to_cover and len(cited) < MAX_CITED:
-            gains = [(len(to_cover & self._units(i)), -i) for i in range(len(self.stems)) if i not in cited]
+            gains = [(len(to_cover & units(i)), -i) for i in range(len(self.stems)) if i not in cited]
             if not gains:
                 break
             gain, best = max(gains)
             if gain == 0:
                 break
             cited.append(-best)
-            to_cover -= self._units(-best)
+            to_cover -= units(-best)
         missing += self._unsupported_reasons(bare, min_support)
         supported = not missing and score >= min_support
         return SentenceSupport(sentence, start, end, supported, round(score, 4), cited, missing)

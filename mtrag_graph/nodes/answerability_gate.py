@@ -28,7 +28,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.messages import gate_messages, question_for_answering
+from mtrag_graph.judging.decline import decline_probability
+from mtrag_graph.messages import decline_messages, gate_messages, question_for_answering
 from mtrag_graph.models import get_chat_model, get_reranker
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodekit.wrapper import guarded
@@ -133,13 +134,19 @@ def gate_decision(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
         decision = "yes" if result["p_yes"] >= float(context.gate_threshold) else "no"
     else:
         decision = result["gate_argmax"] or context.gate_fallback
-    result["gate"] = decision
     result["fallback"] = result["gate_argmax"] is None and "score" not in result
+    threshold = context.decline_threshold
+    if (decision == "yes" and threshold is not None) or every_feature:
+        result["p_decline"] = decline_probability(get_chat_model(context.generate_model),
+                                                  decline_messages(state, context))  # fmt: skip
+        if decision == "yes" and threshold is not None and (result["p_decline"] or 0.0) >= threshold:
+            decision, result["declined"] = "no", True
+    result["gate"] = decision
     return result
 
 
 # what the decision rests on, kept in gate_evidence when there (the decision benchmark reads them all)
-EVIDENCE_KEYS = ("p_yes", "score", "features", "gate_argmax", "raw")
+EVIDENCE_KEYS = ("p_yes", "score", "features", "gate_argmax", "raw", "p_decline", "declined")
 
 
 @guarded
@@ -158,6 +165,8 @@ def answerability_gate(state: State, runtime: Runtime[Context]) -> dict[str, Any
         update["fallbacks"] = [
             {"node": "answerability_gate", "used": decision["gate"], "raw": decision["raw"]}
         ]
-    if decision["gate"] == "no":
+    if decision.get("declined"):
+        update["abstain_reason"] = AbstainReason.MODEL_UNSURE
+    elif decision["gate"] == "no":
         update["abstain_reason"] = AbstainReason.GATE_NO
     return update

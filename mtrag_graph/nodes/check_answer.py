@@ -16,6 +16,7 @@ from mtrag_graph.text import declines
 from mtrag_graph.text.answers import (
     answer_problems,
     clean_answer,
+    drop_about_documents,
     drop_spurious_yes_no,
     injected_payloads,
     repeats_injection,
@@ -37,6 +38,9 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     if truncated and (trimmed := trim_to_sentence(answer)):
         answer, truncated = trimmed, False
     retries = state.get("retries", 0)
+    # sentences about the documents ("The documents provide information about ...") state nothing: an
+    # answer made only of them declines
+    answer = drop_about_documents(answer) if answer.strip() else answer
     if declines(answer):
         # the gate judged the passages relevant: ask once for the part they support before declining
         retry = context.retry_declines_retrieved if retrieved_setting(state) else context.retry_declines
@@ -52,7 +56,10 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
         }
     if not context.check_answers:
         return {"answer": answer or context.idk_answer, "answer_problems": []}
-    problems = answer_problems(answer, state["question"], truncated, context.min_answer_words)
+    agent_turns = [t["text"] for t in state.get("history") or [] if t.get("speaker") == "agent"]
+    problems = answer_problems(
+        answer, state["question"], truncated, context.min_answer_words, agent_turns[-1] if agent_turns else ""
+    )
     payloads = injected_payloads([p.get("text", "") for p in state.get("kept_passages") or []])
     if payloads and repeats_injection(answer, payloads):
         problems.append("repeats an instruction found in a passage")

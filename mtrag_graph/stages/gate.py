@@ -48,6 +48,17 @@ class GateSettings:
         description="Compute every gate feature, asking the model even when the rule needs fewer (the "
         "decision benchmark records them to fit a classifier).",
     )
+    decline_threshold: float | None = setting(
+        None,
+        stage="gate",
+        description="After a gate 'yes': 'no' when the answering model's probability of declining (the first "
+        "token of its reply to decline_instruction, which offers 'I don't know') reaches this; None: not asked.",
+    )
+    decline_instruction: str = setting(
+        grounded.GENERATE,
+        stage="gate",
+        description="The answer prompt whose first-token decline probability decline_threshold reads.",
+    )
     gate_instruction: str = setting(
         grounded.GATE, stage="gate", description="Asks whether the documents hold the answer (yes/no)."
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from mtrag_graph.text import declines, words
+from mtrag_graph.text import content_stems, declines, sentence_spans, words
 
 _CHAT_MARKERS = re.compile(r"<\|[^|>]*\|>|</?s>|\[/?INST\]")
 _ROLE_PREFIX = re.compile(r"^\s*(assistant|agent|answer|response|ai)\s*(:|\n)\s*", re.IGNORECASE)
@@ -102,8 +102,23 @@ def trim_to_sentence(text: str) -> str | None:
     return text[: cut + 1].strip() if cut > 0 else None
 
 
-def answer_problems(answer: str, question: str, truncated: bool, min_words: int) -> list[str]:
-    """Why ``answer`` is a bad answer to ``question`` (empty list: it is acceptable)."""
+REPEAT_OVERLAP = 0.8  # share of the answer's content stems (and of the earlier answer's) shared: a repeat
+
+
+def repeats_answer(answer: str, previous: str) -> bool:
+    """Is ``answer`` the earlier agent turn again (a follow-up answered with the answer before it)?"""
+    mine, theirs = set(content_stems(answer)), set(content_stems(previous))
+    if not mine or not theirs:
+        return False
+    shared = len(mine & theirs)
+    return shared >= REPEAT_OVERLAP * len(mine) and shared >= REPEAT_OVERLAP * len(theirs)
+
+
+def answer_problems(
+    answer: str, question: str, truncated: bool, min_words: int, previous_answer: str = ""
+) -> list[str]:
+    """Why ``answer`` is a bad answer to ``question`` (empty list: it is acceptable); ``previous_answer``:
+    the agent's last turn, which a follow-up's answer must not repeat."""
     answer_words = words(answer)
     if not answer_words:
         return ["empty answer"]
@@ -124,6 +139,8 @@ def answer_problems(answer: str, question: str, truncated: bool, min_words: int)
         re.search(r"\d", answer) or any(w in _NUMBER_WORDS for w in answer_words)
     ):
         problems.append("no quantity in an answer to a how-many question")
+    if previous_answer and repeats_answer(answer, previous_answer):
+        problems.append("repeats the previous answer instead of answering this question")
     return problems
 
 
@@ -169,3 +186,36 @@ def parse_evidence_first(reply: str, passages: list[str], idk: str) -> tuple[str
         reason = "no quote" if not quotes else "quote not in the passages" if missing else "no answer part"
         return idk, {**evidence, "outcome": f"declined: {reason}"}
     return answer, {**evidence, "outcome": "answered"}
+
+
+# A sentence about the documents instead of from them: "The documents provide information about the time
+# it takes to run ...", "Document 2 discusses compression levels." It names a topic and states nothing; a
+# small model writes it when the passages are on topic but do not hold the answer. "The manual states that
+# X" is not one: it goes on to state X.
+_ABOUT_DOCUMENTS = re.compile(
+    r"^\W*(?:the |these |this |both |all )?(?:provided |given |above |available )?"
+    r"(?:documents?|passages?|texts?|context|sources?|manual|information(?: provided| given)?|they)"
+    r"(?: \d+)?(?: provided| given| above)?(?:,? ?(?:however|also|only)?,?)? "
+    r"(?:(?:provide|provides|give|gives|offer|offers|contain|contains|include|includes|present|presents)"
+    r" (?:some |general |detailed |more |further )?(?:information|details|an overview|context|background)"
+    r"(?: on| about| regarding| related to| of)?"
+    r"|(?:describe|describes|discuss|discusses|mention|mentions|cover|covers|talk about|talks about|explain"
+    r"|explains|focus on|focuses on|deal with|deals with|refer to|refers to|touch on|touches on|is about"
+    r"|are about|relate to|relates to)"
+    r"(?! that| how \w+ (?:is|are|can|should|must))\b)",
+    re.IGNORECASE,
+)
+
+
+def about_documents(sentence: str) -> bool:
+    """Does the sentence talk about what the documents cover rather than state something from them?"""
+    return bool(_ABOUT_DOCUMENTS.match(sentence))
+
+
+def drop_about_documents(answer: str) -> str:
+    """The answer without its sentences about the documents ('' when it had nothing else)."""
+    text = answer
+    for start, end in reversed(sentence_spans(answer)):
+        if about_documents(answer[start:end]):
+            text = text[:start] + text[end:]
+    return "\n".join(line.rstrip() for line in text.strip().splitlines() if line.strip()).strip()

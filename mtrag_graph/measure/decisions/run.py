@@ -139,6 +139,7 @@ def decide_gate(
     result: dict[str, Any] = {
         "gate_argmax": evidence.get("gate_argmax"),
         "p_yes": evidence.get("p_yes"),
+        "p_decline": evidence.get("p_decline"),
         "raw": evidence.get("raw", ""),
         **({"features": evidence["features"]} if "features" in evidence else {}),
         **({"score": evidence["score"]} if "score" in evidence else {}),

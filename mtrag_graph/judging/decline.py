@@ -1,0 +1,51 @@
+"""How likely the answering model is to decline: the share of its samples that would say "I don't know".
+
+A model that makes an answer up from on-topic passages is unsure of it: sampled a few times, some of its
+samples decline, while an answer the passages hold is written the same way every time (issue 47's probe:
+of four invented answers, three had "I don't know" among five samples at temperature 0.8; none of 24
+right answers had any; semantic entropy, Farquhar et al., Nature 2024). Sampling costs a reply per
+sample. The share of samples that open with a decline is, in expectation, the probability mass the model
+puts on a decline's first token, which one call gives exactly: the answer prompt that offers the "I don't
+know" way out, and the distribution over its first reply token (``logprobs``, one token generated).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+
+from mtrag_graph.models.calls import invoke_text
+from mtrag_graph.models.capabilities import capabilities_of
+
+# first tokens that open a decline ("I don't know ...", "I'm sorry ...", "Sorry, ...", "Unfortunately ...");
+# an answer from documentation rarely opens with the bare pronoun ("If", "In", "It" are other tokens)
+DECLINE_STARTS = frozenset({"i", "sorry", "unfortunately", "i'm"})
+TOP_LOGPROBS = 20
+
+
+def first_token_mass(logprobs: Any, starts: frozenset[str] = DECLINE_STARTS) -> float | None:
+    """The probability of the reply's first token being one of ``starts`` (OpenAI logprobs format)."""
+    content = (logprobs or {}).get("content") if isinstance(logprobs, dict) else None
+    if not content:
+        return None
+    first = content[0]
+    alternatives = first.get("top_logprobs") or [first]
+    return sum(
+        math.exp(float(a["logprob"]))
+        for a in alternatives
+        if str(a.get("token", "")).strip().strip("\"'`*,").lower() in starts
+    )
+
+
+def decline_probability(model: BaseChatModel, messages: Sequence[BaseMessage]) -> float | None:
+    """The model's probability of opening its reply to ``messages`` with a decline; None when the
+    backend gives no log-probabilities (then nothing is decided on it)."""
+    if not capabilities_of(model).logprobs:
+        return None
+    reply = invoke_text(model, messages, max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
+    mass = first_token_mass((reply.response_metadata or {}).get("logprobs"))
+    return None if mass is None else round(min(mass, 1.0), 6)

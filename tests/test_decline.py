@@ -1,0 +1,114 @@
+"""Declines: recognised whatever their wording, answers about the documents, repeats of the answer
+before, and the answering model's probability of declining as a gate rule (judging/decline.py)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import pytest
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from mtrag_graph.graph import build_graph
+from mtrag_graph.judging.decline import decline_probability, first_token_mass
+from mtrag_graph.models.capabilities import Capabilities
+from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.state import AbstainReason
+from mtrag_graph.testing import fake_context, make_task
+from mtrag_graph.text import declines
+from mtrag_graph.text.answers import about_documents, drop_about_documents, repeats_answer
+
+
+class FirstTokenModel(ScriptedChatModel):
+    """A scripted model that also gives the first reply token's distribution."""
+
+    capabilities: ClassVar[Capabilities] = Capabilities(logprobs=True)
+    first_tokens: list[tuple[str, float]] = []
+
+    def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        text, metadata = super()._reply(messages, kwargs)
+        if kwargs.get("logprobs"):
+            top = [{"token": t, "logprob": math.log(p)} for t, p in self.first_tokens]
+            metadata["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}
+        return text, metadata
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The documents provided do not contain any information about right-to-left languages.",
+        "The provided documents don't mention a snapshot interval.",
+        "I could not find the default value in the documents.",
+        "There is no relevant information about that.",
+        "It is not possible to determine from the provided documents which version it was.",
+    ],
+)
+def test_a_decline_is_recognised_in_its_other_wordings(text):
+    assert declines(text)
+
+
+def test_an_answer_that_states_a_fact_is_no_decline():
+    assert not declines("The documents are stored in ~/backups, and prune keeps 7 daily archives.")
+
+
+def test_a_sentence_about_what_the_documents_cover_is_no_claim():
+    assert about_documents("The documents provide information about the time it takes to run zstd.")
+    assert about_documents("Document 2 discusses compression levels.")
+    assert not about_documents("The manual states that the default level is 3.")
+    assert not about_documents("The default level is 3.")
+
+
+def test_an_answer_made_only_of_sentences_about_the_documents_is_empty():
+    answer = "The documents provide information about backups. They discuss pruning and archives."
+    assert drop_about_documents(answer) == ""
+    assert drop_about_documents("The documents discuss pruning. Use --keep-daily 7.") == "Use --keep-daily 7."
+
+
+def test_the_graph_declines_an_answer_that_only_describes_the_documents():
+    context = fake_context(generate=["The documents provide information about bees and their dances."])
+    out = build_graph(output="state").invoke(
+        {"task": make_task(["How long do bees live?"], ["Bees dance to show where flowers are."])},
+        context=context,
+    )
+    assert out["answer"] == context.idk_answer
+
+
+def test_a_follow_up_answered_with_the_answer_before_it_is_a_repeat():
+    before = "Borg prune keeps seven daily archives when run with --keep-daily 7."
+    assert repeats_answer("Borg prune keeps seven daily archives with --keep-daily 7.", before)
+    assert not repeats_answer("Monthly archives are kept with --keep-monthly 6.", before)
+
+
+def test_the_decline_mass_sums_every_decline_opening_among_the_first_tokens():
+    top = [{"token": "The", "logprob": math.log(0.6)}, {"token": "I", "logprob": math.log(0.3)},
+           {"token": " Sorry", "logprob": math.log(0.05)}]  # fmt: skip
+    assert first_token_mass({"content": [{**top[0], "top_logprobs": top}]}) == pytest.approx(0.35)
+    assert first_token_mass(None) is None
+
+
+def test_decline_probability_is_none_on_a_backend_without_log_probabilities():
+    assert decline_probability(ScriptedChatModel(responses=["I"]), [HumanMessage("q")]) is None
+
+
+def _gate_run(first_tokens: list[tuple[str, float]], threshold: float | None) -> dict[str, Any]:
+    model = FirstTokenModel(responses=["Bees dance to show where flowers are."], first_tokens=first_tokens)
+    context = fake_context(generate_model=model, decline_threshold=threshold)
+    task = make_task(["How do bees show where flowers are?"], ["Bees dance to show where flowers are."])
+    return build_graph(output="state").invoke({"task": task}, context=context)
+
+
+def test_the_gate_abstains_when_the_answering_model_would_decline_too_often():
+    out = _gate_run([("I", 0.4), ("Bees", 0.6)], threshold=0.2)
+    assert out["abstain_reason"] == AbstainReason.MODEL_UNSURE
+    assert out["gate_evidence"]["p_decline"] == pytest.approx(0.4)
+
+
+def test_the_gate_lets_a_sure_answer_through():
+    out = _gate_run([("Bees", 0.95), ("I", 0.05)], threshold=0.2)
+    assert out.get("abstain_reason") is None
+    assert out["answer"].startswith("Bees dance")
+
+
+def test_without_a_threshold_the_decline_probability_is_not_asked():
+    out = _gate_run([("I", 0.9), ("Bees", 0.1)], threshold=None)
+    assert out.get("abstain_reason") is None and "p_decline" not in out.get("gate_evidence", {})
