@@ -54,6 +54,7 @@ def test_an_answer_that_states_a_fact_is_no_decline():
 def test_a_sentence_about_what_the_documents_cover_is_no_claim():
     assert about_documents("The documents provide information about the time it takes to run zstd.")
     assert about_documents("Document 2 discusses compression levels.")
+    assert about_documents("The memory required to decompress a file is specified in the documentation.")
     assert not about_documents("The manual states that the default level is 3.")
     assert not about_documents("The default level is 3.")
 

@@ -103,13 +103,15 @@ _TECHNICAL = re.compile(
     r"(?<![\w/~.-])(?:"
     r"--?[A-Za-z][\w-]*(?:=\S+)?"  # options
     r"|~?/[\w.+-]+(?:/[\w.+*-]*)*"  # paths
-    r"|\.?[A-Za-z_][\w+-]*(?:[./:][\w+*-]+)+"  # dotted and slashed names: file.ext, module.attr, a/b
+    r"|\.?[A-Za-z_][\w+-]*(?:[./][\w+*-]+)+"  # dotted and slashed names: file.ext, module.attr, a/b
     r"|[A-Za-z][A-Za-z0-9]*_[\w]*"  # snake_case
-    r"|[a-z]+[A-Z][A-Za-z0-9]*"  # camelCase
     r"|v?\d+(?:\.\d+){1,3}[a-z]?"  # versions
     r")"
 )
 _TRAILING = ".,;:!?)]}'\""
+# prose that the patterns above also match: two sentences run together ("leader.The"), an abbreviation
+# ("U.S", "e.g"), words joined by a slash ("credit/debit", "and/or", "D/E")
+_PROSE = re.compile(r"[A-Za-z]+\.[A-Z][a-z]*|(?:[A-Za-z]\.)+[A-Za-z]?|[A-Za-z]+(?:/[A-Za-z]+)+")
 
 
 def technical_tokens(sentence: str) -> set[str]:
@@ -119,7 +121,7 @@ def technical_tokens(sentence: str) -> set[str]:
     bare = _CODE_SPAN.sub(" ", sentence)
     for match in _TECHNICAL.finditer(bare):
         token = match.group().rstrip(_TRAILING)
-        if len(token) > 1 and not token.lower().startswith(("e.g", "i.e")):
+        if len(token) > 1 and not _PROSE.fullmatch(token):
             found.add(token)
     return {t for t in found if t}
 

@@ -219,7 +219,7 @@ class ChatLlamaCpp(BaseChatModel):
         from llama_cpp import LlamaGrammar  # noqa: PLC0415 - as in load_llama
 
         options: dict[str, Any] = {
-            "temperature": self.temperature,
+            "temperature": float(kwargs.get("temperature", self.temperature)),  # a call may sample
             "max_tokens": int(kwargs.get("max_tokens") or self.max_tokens),
             "stop": stop,
         }

@@ -14,6 +14,7 @@ from mtrag_graph.nodes.evidence_precheck import retrieved_setting
 from mtrag_graph.state import AbstainReason, RetryReason, State
 from mtrag_graph.text import declines
 from mtrag_graph.text.answers import (
+    REPEATS_PREVIOUS,
     answer_problems,
     clean_answer,
     drop_about_documents,
@@ -63,7 +64,8 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     payloads = injected_payloads([p.get("text", "") for p in state.get("kept_passages") or []])
     if payloads and repeats_injection(answer, payloads):
         problems.append("repeats an instruction found in a passage")
-    if not problems:
+    if not problems or (problems == [REPEATS_PREVIOUS] and retries >= context.max_generate_retries):
+        # asked again and still the answer before: the passages may hold one answer for both turns
         return {"answer": answer, "answer_problems": []}
     if retries < context.max_generate_retries:
         return {"answer_problems": problems, "retries": retries + 1, "retry_reason": RetryReason.PROBLEMS}

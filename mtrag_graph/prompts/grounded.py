@@ -30,6 +30,14 @@ GENERATE = (
     "Only if no sentence in the documents answers any part of the question, reply exactly: {idk}"
 )
 
+# the decline probe's instruction (Context.decline_instruction): a plain request with a plain way out. Under
+# GENERATE's "only if no sentence ... reply exactly: {idk}" the 1.5B model puts 0.2-0.85 of its first token
+# on "I" for questions it then answers right (research/decline_samples.py, real-documents tuning split)
+DECLINE_PROBE = (
+    "Question: {question}\n\nAnswer the question using only the documents above. If they do not contain "
+    "the answer, say that you don't know."
+)
+
 GENERATE_STRICT = (
     "Question: {question}\n\n"
     "Your previous answer was rejected ({problems}). Write a complete answer in full sentences that "

@@ -102,6 +102,7 @@ def trim_to_sentence(text: str) -> str | None:
     return text[: cut + 1].strip() if cut > 0 else None
 
 
+REPEATS_PREVIOUS = "repeats the previous answer instead of answering this question"
 REPEAT_OVERLAP = 0.8  # share of the answer's content stems (and of the earlier answer's) shared: a repeat
 
 
@@ -140,7 +141,7 @@ def answer_problems(
     ):
         problems.append("no quantity in an answer to a how-many question")
     if previous_answer and repeats_answer(answer, previous_answer):
-        problems.append("repeats the previous answer instead of answering this question")
+        problems.append(REPEATS_PREVIOUS)
     return problems
 
 
@@ -207,9 +208,18 @@ _ABOUT_DOCUMENTS = re.compile(
 )
 
 
+# "The memory required to decompress a file is specified in the documentation.": where, not what
+_FOUND_IN_DOCUMENTS = re.compile(
+    r"\b(?:is|are|can be)(?: also)? (?:specified|described|explained|mentioned|given|listed|documented|discussed"
+    r"|covered|detailed|found|provided|outlined) in (?:the )?(?:provided |given )?(?:documentation|documents?"
+    r"|manual|passages?|texts?|sources?)(?: \d+)?\W*$",
+    re.IGNORECASE,
+)
+
+
 def about_documents(sentence: str) -> bool:
     """Does the sentence talk about what the documents cover rather than state something from them?"""
-    return bool(_ABOUT_DOCUMENTS.match(sentence))
+    return bool(_ABOUT_DOCUMENTS.match(sentence) or _FOUND_IN_DOCUMENTS.search(sentence))
 
 
 def drop_about_documents(answer: str) -> str:
