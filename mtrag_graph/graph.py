@@ -13,11 +13,14 @@ can also put a node of their own on an existing edge (``Insertion``) without edi
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Mapping, Sequence
+import functools
+import inspect
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -84,8 +87,8 @@ def _answered_or_retry(state: State, runtime: Runtime[Context]) -> str:
     return "ground_answer" if state.get("answer") else "generate"
 
 
-def _clarify_on(runtime: Runtime[Context] | None) -> bool:
-    return runtime is not None and runtime.context.clarify
+def _clarify_on(runtime: Runtime[Context]) -> bool:
+    return bool(runtime.context.clarify)
 
 
 # clarify needs the passages the turn will be answered from: the given ones right after load_task (it
@@ -122,11 +125,13 @@ def _answer_or_fan_out(state: State, runtime: Runtime[Context]) -> str | list[Se
     """Abstain on a "no", generate one answer, or fan out to every configured candidate (two or more)."""
     if state.get("gate") == "no":
         return "abstain"
-    candidates = runtime.context.candidates if runtime is not None else ()
-    if len(candidates) < 2:
+    if len(runtime.context.candidates) < 2:
         return "generate"
     payload = without(state, accumulated_keys())  # each branch sees the state, not the run's bookkeeping
-    return [Send("generate_candidate", {**payload, "candidate_index": i}) for i in range(len(candidates))]
+    return [
+        Send("generate_candidate", {**payload, "candidate_index": i})
+        for i in range(len(runtime.context.candidates))
+    ]
 
 
 NODES: tuple[Callable[..., Any], ...] = (
@@ -207,17 +212,35 @@ def run_context(context_schema: type, context: Any, config: RunnableConfig | Non
     return dataclasses.replace(context, **overrides) if overrides else context
 
 
-class AnsweringGraph(CompiledStateGraph[Any, Any, Any, Any]):
-    """The compiled graph; every run gets its settings from ``run_context`` (``invoke``, ``ainvoke``
-    and a LangGraph server all run through ``stream`` / ``astream``)."""
+def with_settings(function: Callable[..., Any], context_schema: type = Context) -> Callable[..., Any]:
+    """``function`` (a node or a router) given the run's settings as ``runtime.context``: ``run_context``
+    over what LangGraph passed, so a run given no context runs the default pipeline however the graph
+    was compiled (``build_graph()`` or ``build_graph().builder.compile(...)``).
 
-    def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
-        kwargs["context"] = run_context(self.context_schema or Context, kwargs.get("context"), config)
-        return super().stream(input, config, **kwargs)
+    LangGraph hands a node or router its ``runtime`` (and ``config``, ...) by keyword, as its signature
+    asks; the wrapper keeps that signature and changes nothing else.
+    """
 
-    def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
-        kwargs["context"] = run_context(self.context_schema or Context, kwargs.get("context"), config)
-        return super().astream(input, config, **kwargs)
+    def settled(kwargs: dict[str, Any]) -> dict[str, Any]:
+        runtime = kwargs.get("runtime")
+        if isinstance(runtime, Runtime):
+            context = run_context(context_schema, runtime.context, get_config())
+            kwargs["runtime"] = runtime.override(context=context)
+        return kwargs
+
+    if inspect.iscoroutinefunction(function):
+
+        @functools.wraps(function)
+        async def run_async(state: Any, **kwargs: Any) -> Any:
+            return await function(state, **settled(kwargs))
+
+        return run_async
+
+    @functools.wraps(function)
+    def run(state: Any, **kwargs: Any) -> Any:
+        return function(state, **settled(kwargs))
+
+    return run
 
 
 def build_graph(
@@ -229,7 +252,7 @@ def build_graph(
     start: str = "load_task",
     stop_after: str | None = None,
     output: Literal["reply", "state"] = "reply",
-) -> AnsweringGraph:
+) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build and compile the graph. ``insert`` adds user nodes on existing edges.
 
     ``output``: what a run returns: ``"reply"`` (``state.OutputState``: the messages, the last one the
@@ -250,8 +273,9 @@ def build_graph(
         input_schema=input_schema,
         output_schema=OutputState if output == "reply" else schema,
     )
+    settle = functools.partial(with_settings, context_schema=context_schema)
     for node in NODES:
-        builder.add_node(node, input_schema=schema)
+        builder.add_node(settle(node), input_schema=schema)
     redirects: dict[tuple[str, str], str] = {}
     for insertion in insert:
         if insertion.name in builder.nodes:
@@ -265,11 +289,11 @@ def build_graph(
         edge = (insertion.after, insertion.before)
         target = redirects.get(edge, insertion.before)
         redirects[edge] = insertion.name
-        builder.add_node(insertion.name, insertion.node, input_schema=schema)
+        builder.add_node(insertion.name, settle(insertion.node), input_schema=schema)
         after = next_or_abstain(target, FINISH, choose=_answered_or(target))
         builder.add_conditional_edges(
             insertion.name,
-            after.router(insertion.name),
+            settle(after.router(insertion.name)),
             {"abstain": "abstain", FINISH: FINISH, target: target},
         )
     builder.add_edge(START, start)
@@ -280,15 +304,12 @@ def build_graph(
         path_map: dict[Hashable, str] = {
             dest: redirects.get((source, dest), dest) for dest in DESTINATIONS[source]
         }
-        builder.add_conditional_edges(source, route.router(source), path_map)
+        builder.add_conditional_edges(source, settle(route.router(source)), path_map)
     # every candidate branch ends here; the judge runs once, after the last of them
     builder.add_edge("generate_candidate", "judge_candidates")
     builder.add_edge("abstain", FINISH)
     builder.add_edge(FINISH, END)
-    compiled = builder.compile(checkpointer=checkpointer, name=name)
-    return AnsweringGraph(
-        **{key: value for key, value in compiled.__dict__.items() if key != "__orig_class__"}
-    )
+    return builder.compile(checkpointer=checkpointer, name=name)
 
 
 graph = build_graph()  # langgraph.json's graph: messages in, the reply out

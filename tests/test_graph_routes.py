@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from langchain_core.messages import HumanMessage
 
@@ -391,6 +393,29 @@ def test_an_inserted_node_that_answers_ends_the_run():
     state = graph.invoke({"task": make_task(["How do they dance?"], PASSAGES)}, context=context)
     assert state["answer"] == "Which bees do you mean?"
     assert context.gate_model.calls == []
+
+
+def test_an_inserted_node_is_given_what_its_signature_asks_for_with_the_runs_settings():
+    seen = []
+
+    def state_only(state):
+        seen.append("state only")
+        return {}
+
+    async def asynchronous(state, runtime):
+        seen.append(runtime.context.top_k)
+        return {}
+
+    graph = build_graph(
+        insert=[
+            Insertion("plain", state_only, after="local_rewrite", before="rerank"),
+            Insertion("later", asynchronous, after="rerank", before="answerability_gate"),
+        ],
+        output="state",
+    )
+    task = make_task(["How do they dance?"], PASSAGES)
+    state = asyncio.run(graph.ainvoke({"task": task}, {"configurable": {"top_k": 2}}, context=fake_context()))
+    assert seen == ["state only", 2] and state["answer"]
 
 
 def test_scripted_model_recordsconstraint_options():

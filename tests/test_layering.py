@@ -1,4 +1,4 @@
-"""The serving graph does not import the measurement side."""
+"""The serving graph does not import the measurement side; nothing imports LangGraph's private modules."""
 
 from __future__ import annotations
 
@@ -58,6 +58,38 @@ def test_the_package_never_imports_the_research_tree_or_the_benchmarks():
         for f in files
     }
     assert {f: m for f, m in offending.items() if m} == {}
+
+
+def langgraph_imports(path: Path) -> set[str]:
+    """The ``langgraph`` modules and names ``path`` imports (``from langgraph.x import y`` gives ``langgraph.x.y``)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {name for name in names if name.split(".")[0] == "langgraph"}
+
+
+def test_nothing_imports_a_private_langgraph_module():
+    # LangGraph's private modules (a name part starting with "_") change without notice between releases
+    root = PACKAGE.parent
+    files = [
+        f for tree in ("mtrag_graph", "research", "benchmarks", "tests") for f in (root / tree).rglob("*.py")
+    ]
+    offending = {
+        str(f.relative_to(root)): sorted(
+            name for name in langgraph_imports(f) if any(part.startswith("_") for part in name.split("."))
+        )
+        for f in files
+    }
+    assert {f: m for f, m in offending.items() if m} == {}
+
+
+def test_the_private_langgraph_import_check_finds_one(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from langgraph.pregel import _messages\nimport langgraph.config\n", encoding="utf-8")
+    assert langgraph_imports(module) == {"langgraph.pregel._messages", "langgraph.config"}
 
 
 def test_the_wheel_holds_the_product_only():

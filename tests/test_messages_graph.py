@@ -6,13 +6,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import fields
 
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from mtrag_graph.graph import build_graph
+from mtrag_graph.context import Context
+from mtrag_graph.graph import Insertion, build_graph
 from mtrag_graph.nodes import clarify
 from mtrag_graph.nodes.ask_user import reply_text
 from mtrag_graph.runtime.chat import open_checkpointer
@@ -173,6 +175,30 @@ def test_a_run_without_a_context_runs_the_default_pipeline():
     graph = build_graph(output="state")
     with pytest.raises(TaskError):  # reaches load_task with Context(): no model is loaded before it
         graph.invoke({"messages": [HumanMessage(" ")]})
+
+
+def test_a_graph_compiled_again_from_its_builder_gives_every_node_and_router_the_default_settings():
+    seen = []
+
+    def look(state, runtime):  # an inserted node: what a node of the graph is given
+        seen.append(runtime.context)
+        return {}
+
+    built = build_graph(insert=[Insertion("look", look, after="load_task", before="evidence_precheck")])
+    graph = built.builder.compile(checkpointer=InMemorySaver())
+    fakes = fake_context(generate=[ANSWER])
+    # no context: LangGraph gives the nodes None; the scripted models come in as configurable settings
+    default = Context()
+    settings = {
+        f.name: getattr(fakes, f.name)
+        for f in fields(Context)
+        if getattr(fakes, f.name) != getattr(default, f.name)
+    }
+    config = {"configurable": {"thread_id": "again", **settings}}
+    out = graph.invoke({"messages": [HumanMessage("How do bees talk?")], "contexts": BEES}, config)
+    assert out["messages"][-1].content == ANSWER
+    assert [type(c) for c in seen] == [Context] and seen[0].generate_model is fakes.generate_model
+    assert seen[0].top_k == default.top_k  # every setting not named is the default's
 
 
 def test_a_thread_over_the_stand_in_endpoint_answers_and_follows_up():

@@ -19,15 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
-from uuid import UUID, uuid4
+from uuid import UUID
 
-from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.messages import AIMessageChunk
-from langchain_core.outputs import ChatGenerationChunk, LLMResult
-from langgraph.config import get_config
-
-# LangGraph's handler behind stream_mode="messages"; it has no public name (langgraph.pregel._messages)
-from langgraph.pregel._messages import StreamMessagesHandler
+from langgraph.graph.message import push_message
 
 from mtrag_graph.nodekit.events import TEXT, emit
 from mtrag_graph.text import sentence_spans
@@ -39,26 +34,17 @@ def show(text: str, state: Mapping[str, Any]) -> None:
     ``AIMessage`` the run ends with), so a LangGraph chat client shows only what stands.
 
     The model's own tokens stay out of that stream (every model call is tagged ``nostream``): what
-    it shows comes from here, handed to LangGraph's messages handler the way a chat model's token is.
+    it shows comes from here, through LangGraph's ``push_message``, which streams a message without
+    writing it to the state (``state_key=None``: the reply joins ``messages`` once, in ``finish``).
     """
     emit(TEXT, text=text)
-    for handler in _messages_handlers():
-        run = uuid4()
-        handler.on_chat_model_start({}, [[]], run_id=run, metadata=dict(get_config().get("metadata") or {}))
-        chunk = AIMessageChunk(content=text, id=state.get("reply_id"))
-        handler.on_llm_new_token(text, chunk=ChatGenerationChunk(message=chunk), run_id=run)
-        handler.on_llm_end(LLMResult(generations=[]), run_id=run)
-
-
-def _messages_handlers() -> list[StreamMessagesHandler]:
-    """The handlers of ``stream_mode="messages"`` attached to this run ([] outside a run, or when nobody
-    streams messages)."""
+    reply_id = state.get("reply_id")
+    if not reply_id:  # a run entered past load_task (``build_graph(start=...)``) makes no reply message
+        return
     try:
-        callbacks = get_config().get("callbacks")
+        push_message(AIMessageChunk(content=text, id=reply_id), state_key=None)
     except RuntimeError:  # not inside a graph run
-        return []
-    handlers = callbacks.handlers if isinstance(callbacks, BaseCallbackManager) else callbacks or []
-    return [h for h in handlers if isinstance(h, StreamMessagesHandler)]
+        return
 
 
 def complete_sentences(draft: str) -> str:

@@ -10,6 +10,9 @@ from mtrag_graph.context import Context
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.testing import fake_context
 
+# a PDF manual's code example as its reader gives it: indented, with a fixed-column listing's gaps
+# (wider than the page's quote panel, which once stacked the line's words one under the other)
+LISTING = [f'greeting{" " * 40}={" " * 40}String("Hello from the manual")', "print(greeting.upper())"]
 HOSTILE = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
 PASSAGES = [
     {"document_id": "bees", "title": "Honey bee dances", "url": "https://example.org/bees", "page": 12,
@@ -23,11 +26,15 @@ PASSAGES = [
     {"document_id": "setup", "title": "Setting up", "file": "README.md",
      "text": "## Setup\n\nTo install the tool, run:\n\n```\npip install mtrag-graph\n```\n\n"
              "- index your files with `mtrag-graph index`\n- ask with `mtrag-graph chat`"},
+    {"document_id": "manual", "title": "Strings", "file": "manual.pdf", "page": 7,
+     "text": "Strings are made with the String constructor.\n\n" + "\n".join("    " + line for line in LISTING)
+             + "\n\nThe constructor copies its argument."},
 ]  # fmt: skip
 ANSWERS = {
     "bees": "Honey bees dance to show where the flowers are. The waggle dance gives the direction.",
     "library": "The Alameda library opens at 9 am.",
     "ants": "Ants leave scent trails for other ants, marked " + HOSTILE + " in the source.",
+    "string": "Strings are made with the String constructor.",
     "install": "To install the tool, run `pip install mtrag-graph`. Then:\n\n"
                "- index your files with `mtrag-graph index`\n- ask with `mtrag-graph chat`",
 }  # fmt: skip

@@ -21,7 +21,7 @@ import uvicorn
 
 from mtrag_graph.serve.app import create_app
 from tests.serve.client import serve_config
-from tests.serve.fakes import ANSWERS, HOSTILE, serve_context
+from tests.serve.fakes import ANSWERS, HOSTILE, LISTING, serve_context
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WAIT_S = 20
@@ -243,3 +243,30 @@ def test_markdown_in_an_answer_and_a_passage_renders_as_code_lists_and_headings(
     assert quote.find_element("css selector", "h2").text == "Setup"
     assert quote.find_element("css selector", "pre code").text == "pip install mtrag-graph"
     assert len(quote.find_elements("css selector", "ul > li")) == 2 and "##" not in quote.text
+
+
+# The rows an element's text takes on the page: the distinct tops of its line boxes.
+ROWS = """
+const range = document.createRange();
+range.selectNodeContents(arguments[0]);
+return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+"""
+
+
+def test_a_code_block_from_a_pdf_passage_keeps_its_lines_and_scrolls_sideways(server, browser):
+    browser.get(server + "/")
+    ask(browser, "How do I make a string?")
+    answer = answered(browser, 1)
+    wait_for(browser, "return arguments[0].querySelector('.cite')", answer)
+    answer.find_element("css selector", ".cite").click()
+    wait_for(browser, "return document.getElementById('source-title').textContent === 'Strings'")
+    assert "manual.pdf, page 7" in browser.find_element("id", "source-origin").text
+    code = browser.find_element("css selector", "#source-quote pre code")
+    assert code.get_attribute("textContent") == "\n".join(LISTING) + "\n"  # every line and gap as read
+    assert browser.execute_script(ROWS, code) == len(LISTING)  # one row a line: nothing wrapped
+    pre = browser.find_element("css selector", "#source-quote pre")
+    assert browser.execute_script("return arguments[0].scrollWidth > arguments[0].clientWidth", pre)
+    browser.execute_script("arguments[0].scrollLeft = arguments[0].scrollWidth", pre)  # the end of the line
+    assert browser.execute_script("return arguments[0].scrollLeft", pre) > 0
+    panel = browser.find_element("id", "source-panel")
+    assert panel.size["width"] == 340  # the panel keeps its width: the block scrolls, not the page
