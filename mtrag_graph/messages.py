@@ -126,6 +126,12 @@ def decline_messages(state: Mapping[str, Any], context: Context) -> list[BaseMes
     return grounded_messages(state, context, tail)
 
 
+def sample_messages(state: Mapping[str, Any], context: Context) -> list[BaseMessage]:
+    """The gate's prefix, then the samples' instruction (the answer checked against samples)."""
+    tail = context.sample_instruction.format(question=question_for_answering(state), idk=context.idk_answer)
+    return grounded_messages(state, context, tail)
+
+
 def verify_messages(state: Mapping[str, Any], context: Context, answer: str) -> list[BaseMessage]:
     """The gate's prefix, then: do the documents state this answer? (the retried answer's check)"""
     tail = context.verify_instruction.format(

@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from mtrag_graph.graph import build_graph
-from mtrag_graph.judging.decline import decline_probability, first_token_mass
+from mtrag_graph.judging.decline import decline_probability, first_token_mass, sample_disagreements
 from mtrag_graph.models.capabilities import Capabilities
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.state import AbstainReason
@@ -113,3 +113,55 @@ def test_the_gate_lets_a_sure_answer_through():
 def test_without_a_threshold_the_decline_probability_is_not_asked():
     out = _gate_run([("I", 0.9), ("Bees", 0.1)], threshold=None)
     assert out.get("abstain_reason") is None and "p_decline" not in out.get("gate_evidence", {})
+
+
+def test_a_sample_that_declines_or_names_other_facts_disagrees():
+    answer = "The RFC was published in 2018."
+    question = "In which year was the RFC published?"
+    assert sample_disagreements(answer, ["It came out in 2018."], question) == []
+    assert sample_disagreements(answer, ["The RFC was published in 2021."], question) == [
+        "names none of: 2018"
+    ]
+    assert sample_disagreements(answer, ["I don't know."], question) == ["declined"]
+
+
+def test_facts_the_question_already_names_do_not_count_as_agreement():
+    question = "What does zstd 1.5.1 reach at level -1?"
+    answer = "zstd 1.5.1 reaches a ratio of 2.887 at level -1."
+    assert sample_disagreements(answer, ["At -1, zstd 1.5.1 gives a ratio of 2.1."], question)
+    assert not sample_disagreements(answer, ["The ratio is 2.887."], question)
+
+
+def test_a_technical_fact_is_matched_verbatim_in_a_sample():
+    answer = "Run `borg prune --keep-daily 7`."
+    assert not sample_disagreements(answer, ["Use borg prune --keep-daily 7 to do it."])
+    assert sample_disagreements(answer, ["Use borg prune --keep-weekly 4."])
+
+
+def _sampled_run(samples: list[str], needed: int = 1) -> dict[str, Any]:
+    answer = "Bees dance to show where the flowers are, 300 metres away."
+    model = ScriptedChatModel(responses=[answer, *samples])
+    context = fake_context(
+        generate_model=model, answer_samples=len(samples), samples_needed=needed, grounding="facts"
+    )
+    task = make_task(
+        ["How far are the flowers?"], ["Bees dance to show where the flowers are, 300 metres away."]
+    )
+    return build_graph(output="state").invoke({"task": task}, context=context)
+
+
+def test_an_answer_its_samples_agree_with_stands():
+    out = _sampled_run(["They are 300 metres away.", "300 metres."])
+    assert out.get("abstain_reason") is None
+    assert out["grounding"]["samples"]["disagree"] == []
+
+
+def test_an_answer_a_sample_contradicts_is_a_decline():
+    out = _sampled_run(["They are 300 metres away.", "About 50 metres away."])
+    assert out["abstain_reason"] == AbstainReason.MODEL_UNSURE
+    assert out["answer"] == fake_context().idk_answer
+
+
+def test_samples_needed_sets_how_many_must_disagree():
+    out = _sampled_run(["They are 300 metres away.", "About 50 metres away."], needed=2)
+    assert out.get("abstain_reason") is None

@@ -12,14 +12,17 @@ know" way out, and the distribution over its first reply token (``logprobs``, on
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from mtrag_graph.judging.grounding import facts_in, numbers_in, technical_tokens, verbatim_key
 from mtrag_graph.models.calls import invoke_text
 from mtrag_graph.models.capabilities import capabilities_of
+from mtrag_graph.text import declines, sentences
 
 # first tokens that open a decline ("I don't know ...", "I'm sorry ...", "Sorry, ...", "Unfortunately ...");
 # an answer from documentation rarely opens with the bare pronoun ("If", "In", "It" are other tokens)
@@ -49,3 +52,46 @@ def decline_probability(model: BaseChatModel, messages: Sequence[BaseMessage]) -
     reply = invoke_text(model, messages, max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
     mass = first_token_mass((reply.response_metadata or {}).get("logprobs"))
     return None if mass is None else round(min(mass, 1.0), 6)
+
+
+# ---- samples: does the model write the same facts again? --------------------------------------------
+
+
+def key_facts(text: str) -> set[str]:
+    """What two answers must share to say the same thing: numbers, technical tokens and names."""
+    found: set[str] = set()
+    for sentence in sentences(text):
+        numbers, names = facts_in(sentence)
+        found |= numbers | names | {verbatim_key(t) for t in technical_tokens(sentence)}
+    return found
+
+
+def _holds(text: str, fact: str) -> bool:
+    """Does ``text`` hold ``fact`` (a number, a name's word, a technical token) as a whole word?"""
+    if fact in numbers_in(text):
+        return True
+    return re.search(rf"(?<![\w]){re.escape(fact)}(?![\w])", verbatim_key(text)) is not None
+
+
+def sample_disagreements(answer: str, samples: Sequence[str], question: str = "") -> list[str]:
+    """Why each disagreeing sample disagrees with ``answer``: it declines, or it holds none of the facts
+    the answer adds to the question (an answer without such facts is checked for declines only)."""
+    facts = key_facts(answer) - key_facts(question)
+    reasons = []
+    for sample in samples:
+        if declines(sample):
+            reasons.append("declined")
+        elif facts and not any(_holds(sample, fact) for fact in facts):
+            reasons.append("names none of: " + ", ".join(sorted(facts)[:5]))
+    return reasons
+
+
+def draw_samples(
+    model: BaseChatModel, messages: Sequence[BaseMessage], count: int, temperature: float, max_tokens: int
+) -> list[str]:
+    """``count`` replies to ``messages`` sampled at ``temperature`` (the prompt's prefix is cached: each
+    costs its own tokens)."""
+    return [
+        str(invoke_text(model, messages, max_tokens=max_tokens, temperature=temperature).content).strip()
+        for _ in range(count)
+    ]

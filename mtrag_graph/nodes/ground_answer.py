@@ -20,8 +20,9 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
+from mtrag_graph.judging.decline import draw_samples, sample_disagreements
 from mtrag_graph.judging.grounding import grounded_answer, sentence_support, support_entries
-from mtrag_graph.messages import format_conversation, verify_messages
+from mtrag_graph.messages import format_conversation, question_for_answering, sample_messages, verify_messages
 from mtrag_graph.models import get_chat_model
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodekit.wrapper import guarded
@@ -43,6 +44,10 @@ def ground_answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         grounding["verify"] = verified = verify_answer(state, context, kept)
         if not verified["kept"]:
             return {"grounding": grounding, "abstain_reason": AbstainReason.UNVERIFIED}
+    if samples_checked(state, context):
+        grounding["samples"] = checked = check_against_samples(state, context, kept)
+        if not checked["kept"]:
+            return {"grounding": grounding, "abstain_reason": AbstainReason.MODEL_UNSURE}
     if kept != answer:
         return {"grounding": grounding, "answer": kept}
     return {"grounding": grounding}
@@ -95,10 +100,31 @@ def verify_answer(state: Mapping[str, Any], context: Context, answer: str) -> di
     return {**record, "p_yes": round(p_yes, 4), "kept": p_yes >= context.verify_threshold}
 
 
+def samples_checked(state: Mapping[str, Any], context: Context) -> bool:
+    """Whether the answer is checked against samples (``Context.answer_samples``, ``sample_scope``)."""
+    if context.answer_samples <= 0:
+        return False
+    return context.sample_scope == "always" or retrieved_setting(state)
+
+
+def check_against_samples(state: Mapping[str, Any], context: Context, answer: str) -> dict[str, Any]:
+    """Samples of the answer prompt (with "I don't know" offered) and which of them disagree with
+    ``answer`` (``judging.decline.sample_disagreements``); kept when fewer than ``samples_needed`` do."""
+    replies = draw_samples(
+        get_chat_model(context.generate_model),
+        sample_messages(state, context),
+        context.answer_samples,
+        context.sample_temperature,
+        context.sample_max_tokens,
+    )
+    disagree = sample_disagreements(answer, replies, question_for_answering(state))
+    return {"replies": replies, "disagree": disagree, "kept": len(disagree) < context.samples_needed}
+
+
 def standing_text(draft: str, state: Mapping[str, Any], context: Context) -> str:
     """The answer the checks would give if the run's draft were ``draft`` ('' when they would hold it)."""
-    if verifies(state, context):  # the model confirms the answer at the end: nothing stands before
-        return ""
+    if verifies(state, context) or samples_checked(state, context):
+        return ""  # the model confirms the answer, or its samples are read, at the end: nothing stands before
     outcome = check_draft({**state, "draft": draft, "draft_finish_reason": "stop"}, context)
     answer = outcome.get("answer")
     if not answer or outcome.get("abstain_reason") is not None or answer == context.idk_answer:

@@ -39,6 +39,29 @@ class GroundSettings:
     verify_threshold: float = setting(
         0.5, stage="ground", description="The yes-probability a verified answer needs."
     )
+    answer_samples: int = setting(
+        0,
+        stage="ground",
+        description="Replies sampled from the answer prompt (with 'I don't know' offered) to check the answer "
+        "against: one that declines, or names none of the answer's facts, disagrees (0: no samples).",
+    )
+    samples_needed: int = setting(
+        1,
+        stage="ground",
+        description="Samples that must disagree with the answer before the run declines (model_unsure).",
+    )
+    sample_scope: Literal["retrieved", "always"] = setting(
+        "always",
+        stage="ground",
+        description="Which answers are sampled: 'retrieved' (retrieved passages only) or 'always'.",
+    )
+    sample_temperature: float = setting(0.8, stage="ground", description="Temperature of the samples.")
+    sample_max_tokens: int = setting(60, stage="ground", description="Token limit of one sample.")
+    sample_instruction: str = setting(
+        grounded.DECLINE_PROBE,
+        stage="ground",
+        description="The answer prompt's instruction for the samples (offers 'I don't know').",
+    )
     verify_instruction: str = setting(
         grounded.VERIFY_ANSWER,
         stage="ground",
