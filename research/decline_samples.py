@@ -8,6 +8,8 @@ passages and their evidence excerpts recomputed at the default budget), in two f
   (``messages.decline_messages``, what ``Context.decline_threshold`` reads);
 - ``plain``: the rewritten question and the kept passages whole, no conversation (issue 47's probe);
 - ``grounded-neutral``: the graph's prompt with that plain instruction;
+- ``sample``: the graph's prompt with the answer samples' instruction and token limit
+  (``Context.sample_instruction``: "Answer in a few words ...");
 - ``neutral``: as ``plain``, with a plain instruction ("Answer ... If they do not contain the answer, say
   that you don't know.") instead of the graph's.
 
@@ -35,13 +37,13 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from mtrag_graph.context import Context
 from mtrag_graph.judging.decline import decline_probability
 from mtrag_graph.judging.grounding import facts_in, technical_tokens
-from mtrag_graph.messages import decline_messages, format_passages, question_for_answering
+from mtrag_graph.messages import decline_messages, format_passages, question_for_answering, sample_messages
 from mtrag_graph.models import get_chat_model, get_embedder
 from mtrag_graph.models.calls import invoke_text
 from mtrag_graph.retrieval.evidence import select_evidence
 from mtrag_graph.text import declines, sentences
 
-PROMPTS = ("grounded", "plain", "neutral", "grounded-neutral")
+PROMPTS = ("grounded", "plain", "neutral", "grounded-neutral", "sample")
 # a plain instruction without the graph's "find the sentences ... only if none ... reply exactly" wording
 NEUTRAL = (
     "Question: {question}\n\nAnswer the question using only the documents above. If they do not contain "
@@ -94,16 +96,19 @@ def plain_messages(state: Mapping[str, Any], context: Context, instruction: str 
 def probe(
     state: Mapping[str, Any], context: Context, prompt: str, samples: int, temperature: float
 ) -> dict[str, Any]:
-    if prompt.startswith("grounded"):
+    if prompt == "sample":  # the graph's samples (Context.sample_instruction, sample_max_tokens)
+        messages = sample_messages(state, context)
+    elif prompt.startswith("grounded"):
         instruction = NEUTRAL if prompt == "grounded-neutral" else context.decline_instruction
         messages = decline_messages(state, dataclasses.replace(context, decline_instruction=instruction))
     else:
         messages = plain_messages(state, context, NEUTRAL if prompt == "neutral" else "")
     model = get_chat_model(context.generate_model)
     result: dict[str, Any] = {"p_decline": decline_probability(model, messages)}
+    max_tokens = context.sample_max_tokens if prompt == "sample" else 80
     if samples:
         replies = [
-            str(invoke_text(model, messages, max_tokens=80, temperature=temperature).content)
+            str(invoke_text(model, messages, max_tokens=max_tokens, temperature=temperature).content)
             for _ in range(samples)
         ]
         result.update(

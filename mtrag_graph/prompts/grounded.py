@@ -38,6 +38,13 @@ DECLINE_PROBE = (
     "the answer, say that you don't know."
 )
 
+# the samples an answer is checked against (Context.sample_instruction): short, so that three cost a few
+# seconds and their facts come first; "I don't know" offered
+SAMPLE = (
+    "Question: {question}\n\nAnswer in a few words, using only the documents above. If they do not contain "
+    "the answer, say that you don't know."
+)
+
 GENERATE_STRICT = (
     "Question: {question}\n\n"
     "Your previous answer was rejected ({problems}). Write a complete answer in full sentences that "

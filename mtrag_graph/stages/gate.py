@@ -55,7 +55,7 @@ class GateSettings:
         "token of its reply to decline_instruction, which offers 'I don't know') reaches this; None: not asked.",
     )
     decline_instruction: str = setting(
-        grounded.GENERATE,
+        grounded.DECLINE_PROBE,
         stage="gate",
         description="The answer prompt whose first-token decline probability decline_threshold reads.",
     )

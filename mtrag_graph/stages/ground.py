@@ -56,9 +56,9 @@ class GroundSettings:
         description="Which answers are sampled: 'retrieved' (retrieved passages only) or 'always'.",
     )
     sample_temperature: float = setting(0.8, stage="ground", description="Temperature of the samples.")
-    sample_max_tokens: int = setting(60, stage="ground", description="Token limit of one sample.")
+    sample_max_tokens: int = setting(24, stage="ground", description="Token limit of one sample.")
     sample_instruction: str = setting(
-        grounded.DECLINE_PROBE,
+        grounded.SAMPLE,
         stage="ground",
         description="The answer prompt's instruction for the samples (offers 'I don't know').",
     )

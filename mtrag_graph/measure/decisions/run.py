@@ -108,11 +108,17 @@ def answer_outcome(state: dict[str, Any], context: Context) -> dict[str, Any]:
         "sentences_dropped": grounding.get("dropped", 0),
         "unsupported_facts": [] if reason else unsupported_facts(state.get("answer") or "", passages, said),
         "unsupported_facts_before_grounding": unsupported_facts(before, passages, said) if before else [],
+        **({"sample_disagreements": grounding["samples"]["disagree"]} if "samples" in grounding else {}),
     }
 
 
 # what the generate -> check -> ground loop ends in when it does not answer
-DECLINE_REASONS = (AbstainReason.GENERATOR_DECLINED, AbstainReason.FAILED_RETRY, AbstainReason.UNGROUNDED)
+DECLINE_REASONS = (
+    AbstainReason.GENERATOR_DECLINED,
+    AbstainReason.FAILED_RETRY,
+    AbstainReason.UNGROUNDED,
+    AbstainReason.MODEL_UNSURE,
+)
 
 
 GENERATE_MODES = ("after-yes", "always", "never")
