@@ -14,10 +14,11 @@ passages and their evidence excerpts recomputed at the default budget), in two f
   that you don't know.") instead of the graph's.
 
 For each: the first-token decline probability (``judging.decline.decline_probability``), and, with
-``--samples K``, K replies sampled at ``--temperature``: how many decline, and whether the key facts of
-those that answer agree (``key_facts``: numbers, technical tokens, names). The table puts the tasks in
+``--samples K``, K replies sampled at ``--temperature``: how many decline, and how many disagree with the
+run's answer (``judging.decline.sample_disagreements``: a decline, or none of the answer's facts). The table puts the tasks in
 three rows (unanswerable; answerable answered right; answerable not right) and sweeps a threshold on each
-signal: unanswerable declined against right answers lost.
+signal (the decline probability; the number of disagreeing samples, over the tasks the run answered):
+unanswerable declined against right answers lost.
 
     python -m research.decline_samples runs/rd-tuning-A -o runs/decline-A.jsonl [--samples 5] [--prompts grounded plain]
 """
@@ -35,13 +36,12 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.decline import decline_probability
-from mtrag_graph.judging.grounding import facts_in, technical_tokens
+from mtrag_graph.judging.decline import decline_probability, sample_disagreements
 from mtrag_graph.messages import decline_messages, format_passages, question_for_answering, sample_messages
 from mtrag_graph.models import get_chat_model, get_embedder
 from mtrag_graph.models.calls import invoke_text
 from mtrag_graph.retrieval.evidence import select_evidence
-from mtrag_graph.text import declines, sentences
+from mtrag_graph.text import declines
 
 PROMPTS = ("grounded", "plain", "neutral", "grounded-neutral", "sample")
 # a plain instruction without the graph's "find the sentences ... only if none ... reply exactly" wording
@@ -50,25 +50,6 @@ NEUTRAL = (
     "the answer, say that you don't know."
 )
 THRESHOLDS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
-
-
-def key_facts(answer: str) -> set[str]:
-    """Numbers, technical tokens and names of an answer: what two samples must share to agree."""
-    found: set[str] = set()
-    for sentence in sentences(answer):
-        numbers, names = facts_in(sentence)
-        found |= numbers | names | {t.lower() for t in technical_tokens(sentence)}
-    return found
-
-
-def agreement(replies: Sequence[str]) -> float | None:
-    """The share of the answering replies that share a key fact with every other answering reply (None:
-    fewer than two answer, or none has a key fact)."""
-    facts = [key_facts(r) for r in replies if not declines(r)]
-    if len(facts) < 2 or not any(facts):
-        return None
-    agreeing = sum(all(f & other for j, other in enumerate(facts) if j != i) for i, f in enumerate(facts))
-    return agreeing / len(facts)
 
 
 def task_state(record: Mapping[str, Any], context: Context, embed: Any) -> dict[str, Any]:
@@ -94,7 +75,7 @@ def plain_messages(state: Mapping[str, Any], context: Context, instruction: str 
 
 
 def probe(
-    state: Mapping[str, Any], context: Context, prompt: str, samples: int, temperature: float
+    state: Mapping[str, Any], context: Context, prompt: str, samples: int, temperature: float, answer: str
 ) -> dict[str, Any]:
     if prompt == "sample":  # the graph's samples (Context.sample_instruction, sample_max_tokens)
         messages = sample_messages(state, context)
@@ -114,7 +95,7 @@ def probe(
         result.update(
             samples=replies,
             declined=sum(declines(r) for r in replies),
-            agreement=agreement(replies),
+            disagree=sample_disagreements(answer, replies, question_for_answering(state)),
         )
     return result
 
@@ -130,14 +111,16 @@ def summary(rows: Sequence[Mapping[str, Any]], prompts: Sequence[str]) -> str:
     lines = []
     for prompt in prompts:
         lines.append(f"\n### {prompt}\n")
-        lines.append("| row | tasks | p_decline (sorted) | samples declining (>=1) | facts disagree |")
+        lines.append(
+            "| row | tasks | p_decline (sorted) | samples declining (>=1) | samples disagreeing (sorted) |"
+        )
         lines.append("|---|---|---|---|---|")
         for name in ("unanswerable", "answerable, right", "answerable, not right"):
             mine = [r for r in rows if r["row"] == name and r[prompt]["p_decline"] is not None]
             values = sorted(r[prompt]["p_decline"] for r in mine)
             sampled = [r for r in mine if "declined" in r[prompt]]
             any_decline = sum(r[prompt]["declined"] > 0 for r in sampled)
-            disagree = sum((r[prompt].get("agreement") or 1.0) < 1.0 for r in sampled)
+            disagree = " ".join(str(n) for n in sorted(len(r[prompt]["disagree"]) for r in sampled))
             cells = " ".join(f"{v:.2f}" for v in values)
             lines.append(
                 f"| {name} | {len(mine)} | {cells} | {any_decline}/{len(sampled)} | {disagree}/{len(sampled)} |"
@@ -153,6 +136,18 @@ def summary(rows: Sequence[Mapping[str, Any]], prompts: Sequence[str]) -> str:
                 hit = sum(r[prompt]["p_decline"] >= threshold for r in mine)
                 counts.append(f"{hit}/{len(mine)}")
             lines.append(f"| {threshold} | " + " | ".join(counts) + " |")
+        sampled = [r for r in rows if "disagree" in r[prompt] and r.get("answered")]
+        if sampled:
+            lines.append("\n| disagreeing samples needed | answered unanswerable declined | right answers lost "
+                         "| not-right answers declined |")  # fmt: skip
+            lines.append("|---|---|---|---|")
+            for needed in range(1, max(len(r[prompt]["samples"]) for r in sampled) + 1):
+                counts = []
+                for name in ("unanswerable", "answerable, right", "answerable, not right"):
+                    mine = [r for r in sampled if r["row"] == name]
+                    hit = sum(len(r[prompt]["disagree"]) >= needed for r in mine)
+                    counts.append(f"{hit}/{len(mine)}")
+                lines.append(f"| {needed} | " + " | ".join(counts) + " |")
     return "\n".join(lines)
 
 
@@ -196,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
             state = task_state(record, context, embed)
             row: dict[str, Any] = {"task_id": verdict["task_id"], "row": row_of(verdict)}
             for prompt in args.prompts:
-                row[prompt] = probe(state, context, prompt, args.samples, args.temperature)
+                answer = record["predictions"][0]["text"]
+                row["answered"] = not declines(answer)
+                row[prompt] = probe(state, context, prompt, args.samples, args.temperature, answer)
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
             out.flush()
             rows.append(row)
