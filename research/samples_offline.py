@@ -1,0 +1,56 @@
+"""A run recorded with answer samples that never act, as the run that ``samples_needed`` would have given.
+
+A run with ``answer_samples`` K and ``samples_needed`` above K (the preset ``runs/samples-record.json`` of
+benchmarks/results/documents.md) answers exactly as the default would, and records in each route which
+samples disagreed (``grounding.samples.disagree``). This writes its predictions again with the rule
+applied: an answer with at least ``--needed`` disagreeing samples becomes the "I don't know" the graph
+gives (``abstain_reason: model_unsure``). One recorded run then scores every rule, and the rule's run
+against the run without it (``mtrag-graph evaluate --compare``, or ``benchmarks.real_documents
+--score-only`` on a folder holding the rewritten predictions).
+
+    python -m research.samples_offline runs/devC-rec.jsonl --needed 2 -o runs/devC-n2.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from mtrag_graph.context import Context
+from mtrag_graph.state import AbstainReason
+
+
+def apply_rule(record: dict[str, Any], needed: int, idk: str) -> dict[str, Any]:
+    """The record as the graph with ``samples_needed = needed`` would have written it."""
+    route = record.get("route") or {}
+    samples = (route.get("grounding") or {}).get("samples")
+    if not samples or route.get("abstain_reason") or len(samples.get("disagree") or []) < needed:
+        return record
+    route = {**route, "abstain_reason": AbstainReason.MODEL_UNSURE.value, "abstained": True}
+    return {**record, "route": route, "predictions": [{"text": idk, "citations": []}]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("predictions", type=Path, help="predictions recorded with samples that never act")
+    parser.add_argument("--needed", type=int, required=True, help="disagreeing samples that make a decline")
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    args = parser.parse_args(argv)
+    idk = Context().idk_answer
+    changed = total = 0
+    with open(args.output, "w", encoding="utf-8") as out:
+        for line in args.predictions.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            rewritten = apply_rule(record, args.needed, idk)
+            changed += rewritten is not record
+            total += 1
+            out.write(json.dumps(rewritten, ensure_ascii=False) + "\n")
+    print(f"{changed} of {total} answers became declines (samples_needed {args.needed})", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
