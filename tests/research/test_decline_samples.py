@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from research.decline_samples import row_of, summary
+from research.samples_offline import apply_rule
 
 
 def _row(name: str, disagree: int, answered: bool = True) -> dict:
@@ -26,8 +27,6 @@ def test_the_sweep_counts_answered_tasks_with_at_least_that_many_disagreeing_sam
 
 
 def test_a_recorded_answer_with_enough_disagreeing_samples_becomes_the_decline():
-    from research.samples_offline import apply_rule
-
     record = {"route": {"grounding": {"samples": {"disagree": ["declined", "names none of: 2018"]}}},
               "predictions": [{"text": "It was 2018.", "citations": [{"x": 1}]}]}  # fmt: skip
     assert apply_rule(record, 3, "IDK") is record
