@@ -33,7 +33,7 @@ from mtrag_graph.nodes.ask_user import ask_user
 from mtrag_graph.nodes.check_answer import check_answer
 from mtrag_graph.nodes.clarify import clarify
 from mtrag_graph.nodes.classify_relation import classify_relation
-from mtrag_graph.nodes.evidence_precheck import evidence_precheck, needs_retrieval, retrieved_setting
+from mtrag_graph.nodes.evidence_precheck import evidence_precheck
 from mtrag_graph.nodes.finish import finish
 from mtrag_graph.nodes.generate import generate
 from mtrag_graph.nodes.generate_candidate import generate_candidate
@@ -44,7 +44,16 @@ from mtrag_graph.nodes.rerank import rerank
 from mtrag_graph.nodes.retrieve import retrieve
 from mtrag_graph.nodes.rewrite import global_rewrite, local_rewrite
 from mtrag_graph.nodes.select_history import select_history
-from mtrag_graph.state import InputState, OutputState, State, accumulated_keys, graph_schema, without
+from mtrag_graph.state import (
+    InputState,
+    OutputState,
+    State,
+    accumulated_keys,
+    graph_schema,
+    needs_retrieval,
+    retrieved_setting,
+    without,
+)
 
 Choose = Callable[[State, Runtime[Context]], Any]
 FINISH = "finish"  # every answer, abstention and clarifying question ends the run there (nodes/finish.py)

@@ -238,3 +238,17 @@ def plain(value: Any) -> Any:
 def without(state: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
     dropped = set(keys)
     return {key: value for key, value in state.items() if key not in dropped}
+
+
+# ---- predicates over a run's state (nodes and routers read them) ----------------------------------
+
+
+def needs_retrieval(state: Mapping[str, Any]) -> bool:
+    """Full-RAG mode: the task has no ``contexts`` field, or the caller asked for retrieval."""
+    return state.get("passages") is None or bool(state.get("retrieve"))
+
+
+def retrieved_setting(state: Mapping[str, Any]) -> bool:
+    """The passages were retrieved (full RAG, MTRAG Task C), not given with the task (Task B)."""
+    task = state.get("task")
+    return bool(state.get("retrieve")) or (isinstance(task, Mapping) and task.get("contexts") is None)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mtrag_graph.context import Context
-from mtrag_graph.nodes.ground_answer import verify_answer
+from mtrag_graph.judging.answer_check import verify_answer
 from research.trust_variants import kept_passages
 
 

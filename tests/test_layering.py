@@ -116,3 +116,13 @@ def test_the_command_line_offers_product_commands_only(capsys):
         "decisions",
     ):
         assert command in listed
+
+
+def test_no_node_module_imports_another():
+    # a decision several nodes (or the stream) need lives below the nodes (judging/, state.py, messages.py)
+    nodes = PACKAGE / "nodes"
+    offending = {
+        f.name: sorted(m for m in imported_modules(f) if m.startswith("mtrag_graph.nodes"))
+        for f in sorted(nodes.glob("*.py"))
+    }
+    assert {f: m for f, m in offending.items() if m} == {}

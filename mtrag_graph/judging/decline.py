@@ -19,7 +19,7 @@ from typing import Any
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from mtrag_graph.judging.grounding import facts_in, numbers_in, technical_tokens, verbatim_key
+from mtrag_graph.judging.grounding import claim_text, facts_in, numbers_in, technical_tokens, verbatim_key
 from mtrag_graph.models.calls import invoke_text
 from mtrag_graph.models.capabilities import capabilities_of
 from mtrag_graph.text import declines, sentences
@@ -61,6 +61,7 @@ def key_facts(text: str) -> set[str]:
     """What two answers must share to say the same thing: numbers, technical tokens and names."""
     found: set[str] = set()
     for sentence in sentences(text):
+        sentence = claim_text(sentence)  # "[Document 2]", "in Document 2": no fact of the answer's
         numbers, names = facts_in(sentence)
         found |= numbers | names | {verbatim_key(t) for t in technical_tokens(sentence)}
     return found

@@ -140,7 +140,7 @@ def facts_in(sentence: str) -> tuple[set[str], set[str]]:
 _PASSAGE_REFERENCE = re.compile(r"\b(?:documents?|passages?)\s+\d+(?:\s*(?:,|and|&)\s*\d+)*", re.IGNORECASE)
 
 
-def _claim_text(sentence: str) -> str:
+def claim_text(sentence: str) -> str:
     """The sentence without what is no claim of the answer's: "[Passage 1]" markers, "in Document 2"."""
     return _PASSAGE_REFERENCE.sub("", strip_citations(sentence))
 
@@ -173,7 +173,7 @@ class _Evidence:
         }
 
     def support(self, sentence: str, start: int, end: int, min_support: float) -> SentenceSupport:
-        bare = _claim_text(sentence)
+        bare = claim_text(sentence)
         stems = set(content_stems(bare))
         numbers, names = facts_in(bare)
         if (not stems and not numbers) or _LIST_NUMBER.fullmatch(bare):
@@ -309,7 +309,7 @@ def anchored_support(
             stretches.append(set().union(*sentences[i : i + window]) | said_here)
     scores = []
     for start, end in sentence_spans(answer):
-        stems = set(content_stems(_claim_text(answer[start:end])))
+        stems = set(content_stems(claim_text(answer[start:end])))
         best = max((len(stems & stretch) for stretch in stretches), default=0)
         scores.append(round(best / len(stems), 4) if stems else 1.0)
     return scores

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 from langgraph.types import interrupt
 
 from mtrag_graph.nodekit.wrapper import guarded
@@ -25,13 +25,6 @@ from mtrag_graph.state import State
 from mtrag_graph.tasks import TaskError
 
 ACTION = "clarify"  # the action name of the interrupt's request
-
-
-def question_message(question: str, state: Mapping[str, Any]) -> AIMessage:
-    """The clarifying question as the conversation's next message (the reply's metadata shape)."""
-    metadata: dict[str, Any] = {"task_id": state.get("task_id") or "", "kind": "clarifying_question",
-                "abstain_reason": None, "citations": [], "sources": []}  # fmt: skip
-    return AIMessage(question, id=f"{state.get('reply_id')}-question", response_metadata={"mtrag": metadata})
 
 
 def clarification_request(question: str) -> dict[str, Any]:

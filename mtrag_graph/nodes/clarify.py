@@ -27,8 +27,8 @@ from mtrag_graph.context import Context
 from mtrag_graph.judging.clarify import is_underspecified, kind_and_names, restates
 from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models import get_chat_model, invoke_text
+from mtrag_graph.nodekit.replies import question_message
 from mtrag_graph.nodekit.wrapper import guarded
-from mtrag_graph.nodes.ask_user import question_message
 from mtrag_graph.state import State
 
 MAX_OPTIONS = 3

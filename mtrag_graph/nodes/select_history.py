@@ -12,8 +12,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
+from mtrag_graph.judging.relation import judge_relation
 from mtrag_graph.nodekit.wrapper import guarded
-from mtrag_graph.nodes.classify_relation import judge_relation
 from mtrag_graph.state import RelationClass, State
 from mtrag_graph.tasks import pairs_to_turns, user_and_agent_pairs
 

@@ -1,0 +1,162 @@
+"""What of an answer stands: the draft's check (clean, reject, retry, decline) and the grounding check
+(sentences the passages back, the model's confirmation, the answer samples).
+
+The check_answer and ground_answer nodes apply these decisions; ``standing_text`` runs them on a draft
+still being written, so the stream shows only text that will stand (``nodekit.release``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from mtrag_graph.judging.decline import draw_samples, sample_disagreements
+from mtrag_graph.judging.grounding import grounded_answer, sentence_support, support_entries
+from mtrag_graph.messages import (
+    DECLINED_DESPITE_EVIDENCE,
+    format_conversation,
+    question_for_answering,
+    sample_messages,
+    verify_messages,
+)
+from mtrag_graph.models import get_chat_model
+from mtrag_graph.models.logprobs import score_choice
+from mtrag_graph.state import AbstainReason, RetryReason, retrieved_setting
+from mtrag_graph.text import declines
+from mtrag_graph.text.answers import (
+    REPEATS_PREVIOUS,
+    answer_problems,
+    clean_answer,
+    drop_about_documents,
+    drop_spurious_yes_no,
+    injected_payloads,
+    repeats_injection,
+    trim_to_sentence,
+)
+
+if TYPE_CHECKING:
+    from mtrag_graph.context import Context
+
+
+def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
+    """The stage's decision on ``state["draft"]``: the cleaned ``answer``, or a retry (``retry_reason``,
+    ``answer_problems``), or an abstention (``abstain_reason``). What may be shown of a draft while it is
+    written is decided by the same function (``mtrag_graph.nodekit.release``)."""
+    answer = drop_spurious_yes_no(clean_answer(state.get("draft", "")), state["question"])
+    truncated = state.get("draft_finish_reason") == "length"
+    if truncated and (trimmed := trim_to_sentence(answer)):
+        answer, truncated = trimmed, False
+    retries = state.get("retries", 0)
+    # sentences about the documents ("The documents provide information about ...") state nothing: an
+    # answer made only of them declines
+    answer = drop_about_documents(answer) if answer.strip() else answer
+    if declines(answer):
+        # the gate judged the passages relevant: ask once for the part they support before declining
+        retry = context.retry_declines_retrieved if retrieved_setting(state) else context.retry_declines
+        # (not when the draft was already asked without the "I don't know" way out: first_draft "answer")
+        offered = state.get("decline_offered", True)
+        if retry and offered and state.get("gate") == "yes" and retries < context.max_generate_retries:
+            return {"answer_problems": [DECLINED_DESPITE_EVIDENCE], "retries": retries + 1,
+                    "retry_reason": RetryReason.DECLINED, "decline_retried": True}  # fmt: skip
+        return {
+            "answer": context.idk_answer,
+            "answer_problems": [],
+            "abstain_reason": AbstainReason.GENERATOR_DECLINED,
+        }
+    if not context.check_answers:
+        return {"answer": answer or context.idk_answer, "answer_problems": []}
+    agent_turns = [t["text"] for t in state.get("history") or [] if t.get("speaker") == "agent"]
+    problems = answer_problems(
+        answer, state["question"], truncated, context.min_answer_words, agent_turns[-1] if agent_turns else ""
+    )
+    payloads = injected_payloads([p.get("text", "") for p in state.get("kept_passages") or []])
+    if payloads and repeats_injection(answer, payloads):
+        problems.append("repeats an instruction found in a passage")
+    if not problems or (problems == [REPEATS_PREVIOUS] and retries >= context.max_generate_retries):
+        # asked again and still the answer before: the passages may hold one answer for both turns
+        return {"answer": answer, "answer_problems": []}
+    if retries < context.max_generate_retries:
+        return {"answer_problems": problems, "retries": retries + 1, "retry_reason": RetryReason.PROBLEMS}
+    return {"answer_problems": problems, "abstain_reason": AbstainReason.FAILED_RETRY}
+
+
+def ground(answer: str, state: Mapping[str, Any], context: Context) -> tuple[str | None, dict[str, Any]]:
+    """The stage's decision without the model: ``answer`` less the sentences the passages do not back
+    (None: none of its claims is backed), and the per-sentence support behind it."""
+    passages = state.get("kept_passages") or []
+    support = sentence_support(
+        answer,
+        [p.get("text", "") for p in passages],
+        format_conversation(state.get("history") or []),
+        context.grounding_min_support,
+        question=state["question"],
+    )
+    sentences = support_entries(support, passages)
+    dropped = sum(1 for s in support if not s.supported)
+    grounding = {"method": context.grounding, "min_support": context.grounding_min_support,
+                 "sentences": sentences, "dropped": dropped, "answer_before": answer}  # fmt: skip
+    return grounded_answer(answer, support), grounding
+
+
+def verifies(state: Mapping[str, Any], context: Context) -> bool:
+    """Whether the model is asked to confirm the answer (``Context.verify_retried_answers``)."""
+    scope = context.verify_retried_answers
+    if scope == "off" or not state.get("decline_retried"):
+        return False
+    return scope == "always" or retrieved_setting(state)
+
+
+def verify_answer(state: Mapping[str, Any], context: Context, answer: str) -> dict[str, Any]:
+    """The model's yes-probability that the documents state ``answer``; kept when it reaches the
+    threshold. No usable reply keeps the answer (the grounding check already passed it) and says so."""
+    _, probabilities, raws = score_choice(
+        get_chat_model(context.generate_model),
+        verify_messages(state, context, answer),
+        ["yes", "no"],
+        retries=context.parse_retries,
+    )
+    record: dict[str, Any] = {
+        "p_yes": None,
+        "threshold": context.verify_threshold,
+        "kept": True,
+        "answer": answer,
+    }
+    if probabilities is None:
+        return {**record, "raw": raws[-1] if raws else ""}
+    p_yes = probabilities["yes"]
+    return {**record, "p_yes": round(p_yes, 4), "kept": p_yes >= context.verify_threshold}
+
+
+def samples_checked(state: Mapping[str, Any], context: Context) -> bool:
+    """Whether the answer is checked against samples (``Context.answer_samples``, ``sample_scope``)."""
+    if context.answer_samples <= 0:
+        return False
+    return context.sample_scope == "always" or retrieved_setting(state)
+
+
+def check_against_samples(state: Mapping[str, Any], context: Context, answer: str) -> dict[str, Any]:
+    """Samples of the answer prompt (with "I don't know" offered) and which of them disagree with
+    ``answer`` (``judging.decline.sample_disagreements``); kept when fewer than ``samples_needed`` do."""
+    replies = draw_samples(
+        get_chat_model(context.generate_model),
+        sample_messages(state, context),
+        context.answer_samples,
+        context.sample_temperature,
+        context.sample_max_tokens,
+    )
+    disagree = sample_disagreements(answer, replies, question_for_answering(state))
+    return {"replies": replies, "disagree": disagree, "kept": len(disagree) < context.samples_needed}
+
+
+def standing_text(draft: str, state: Mapping[str, Any], context: Context) -> str:
+    """The answer the checks would give if the run's draft were ``draft`` ('' when they would hold it)."""
+    if verifies(state, context) or samples_checked(state, context):
+        return ""  # the model confirms the answer, or its samples are read, at the end: nothing stands before
+    outcome = check_draft({**state, "draft": draft, "draft_finish_reason": "stop"}, context)
+    answer = outcome.get("answer")
+    if not answer or outcome.get("abstain_reason") is not None or answer == context.idk_answer:
+        return ""
+    if context.grounding == "off":
+        return answer
+    kept, _ = ground(answer, state, context)
+    return kept or ""
