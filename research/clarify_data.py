@@ -16,7 +16,10 @@ Underspecified forms (each with its answerable twin, the original turn, given th
   both twins alike: the benchmark gives none for many underspecified turns.
 
 Natural turns: every turn of the split as the benchmark labels it (ANSWERABLE, PARTIAL with passages;
-UNANSWERABLE and CONVERSATIONAL without). Each item carries ``clarify_item``: its split, form, whether it
+UNANSWERABLE and CONVERSATIONAL without); and, in the tuning split only, the real-documents set's tuning
+conversations (``benchmarks/real_documents``, questions people wrote about Debian packages' manuals;
+form ``documents``), without passages: clear questions that name a tool in lower case ("How do I upload my
+package with dupload?"). Each item carries ``clarify_item``: its split, form, whether it
 is underspecified, whether it has passages. The split is drawn over conversation ids (seeded), and each
 split's twins are built from its own turns only, so no held-out conversation feeds the tuning part.
 """
@@ -34,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.real_documents.data import load_set
 from mtrag_graph.measure.decisions.sets import load_split, split_path
 from mtrag_graph.tasks import answerability_of
 from mtrag_graph.text import STOPWORDS
@@ -41,6 +45,7 @@ from research.twins import build_twins, file_sha256, name_sources, parse_kind
 
 HELD_OUT_SHARE = 0.2  # of the conversations
 NO_PASSAGE_SHARE = 0.4  # of the twin pairs
+VARIANTS = 3  # draws of the tuning split's twins
 SPLITS = ("tuning", "held-out")
 
 _TITLE_KIND = re.compile(r"\(([a-z][a-z ]{2,30})\)\s*$")  # "Richard III (play)", "Friends (TV series)"
@@ -183,8 +188,38 @@ def _item(raw: dict[str, Any], split: str, form: str) -> dict[str, Any]:
     }
 
 
-def generated_set(tasks: Sequence[dict[str, Any]], *, seed: int = 0) -> list[dict[str, Any]]:
-    """The generated items of both splits (see the module's docstring), in a fixed order."""
+def document_turns(conversations: Sequence[Any]) -> list[dict[str, Any]]:
+    """The real-documents set's turns in task format, without passages: ANSWERABLE or UNANSWERABLE, the
+    earlier turns (question and reference answer) as the conversation."""
+    tasks = []
+    for conversation in conversations:
+        turns: list[dict[str, str]] = []
+        for number, turn in enumerate(conversation.turns, start=1):
+            tasks.append(
+                {
+                    "task_id": f"documents:{conversation.conversation_id}<::>{number}",
+                    "conversation_id": f"documents:{conversation.conversation_id}",
+                    "input": [*turns, {"speaker": "user", "text": turn.question}],
+                    "contexts": [],
+                    "answerability": ["ANSWERABLE" if turn.answerable else "UNANSWERABLE"],
+                    "targets": [{"speaker": "agent", "text": turn.answer}],
+                }
+            )
+            turns += [{"speaker": "user", "text": turn.question}, {"speaker": "agent", "text": turn.answer}]
+    return tasks
+
+
+def generated_set(
+    tasks: Sequence[dict[str, Any]],
+    *,
+    seed: int = 0,
+    documents: Sequence[dict[str, Any]] = (),
+    variants: int = 1,
+) -> list[dict[str, Any]]:
+    """The generated items of both splits (see the module's docstring), in a fixed order; ``documents``
+    (``document_turns`` of the real-documents set's tuning split) join the tuning split. ``variants``:
+    the tuning split's twins drawn that many times (seeds ``seed``, ``seed + 1``, ...: other references,
+    conversations and passages for the same turns; ids marked ``#variant<k>``); held-out: once."""
     split_of = conversation_split(tasks, seed)
     items: list[dict[str, Any]] = []
     for split in SPLITS:
@@ -194,14 +229,28 @@ def generated_set(tasks: Sequence[dict[str, Any]], *, seed: int = 0) -> list[dic
             if split_of[str(t.get("conversation_id") or t["task_id"].split("<::>")[0])] == split
         ]
         items += [_item(raw, split, "natural") for raw in own]
-        twins = build_twins(own, seed=seed, kinds=passage_kinds(own)) + broad_twins(own)
-        rng = random.Random(f"passages-{split}-{seed}")
-        for answerable, underspecified in zip(twins[0::2], twins[1::2], strict=True):
-            form = underspecified["twin"]["form"]
-            if rng.random() < NO_PASSAGE_SHARE:
-                answerable = {**answerable, "contexts": []}
-                underspecified = {**underspecified, "contexts": []}
-            items += [_item(answerable, split, form), _item(underspecified, split, form)]
+        if split == "tuning":
+            items += [_item(raw, split, "documents") for raw in documents]
+        for variant in range(variants if split == "tuning" else 1):
+            items += _twin_items(own, split, seed + variant, variant)
+    return items
+
+
+def _twin_items(own: Sequence[dict[str, Any]], split: str, seed: int, variant: int) -> list[dict[str, Any]]:
+    """One draw of the split's twin pairs (broad twins, which draw nothing, in the first only)."""
+    twins = build_twins(own, seed=seed, kinds=passage_kinds(own)) + (broad_twins(own) if variant == 0 else [])
+    rng = random.Random(f"passages-{split}-{seed}")
+    items = []
+    for answerable, underspecified in zip(twins[0::2], twins[1::2], strict=True):
+        form = underspecified["twin"]["form"]
+        if rng.random() < NO_PASSAGE_SHARE:
+            answerable = {**answerable, "contexts": []}
+            underspecified = {**underspecified, "contexts": []}
+        if variant:
+            answerable, underspecified = (
+                {**t, "task_id": f"{t['task_id']}#variant{variant}"} for t in (answerable, underspecified)
+            )
+        items += [_item(answerable, split, form), _item(underspecified, split, form)]
     return items
 
 
@@ -215,6 +264,11 @@ def counts(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return dict(sorted(table.items()))
 
 
+def tuning_documents() -> list[dict[str, Any]]:
+    """The real-documents set's tuning conversations as task-format turns (``document_turns``)."""
+    return document_turns(load_set().split_conversations("tuning"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m research.clarify_data", description=__doc__.split("\n\n")[0]
@@ -222,11 +276,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=os.environ.get("MTRAG_DATA"), help="benchmark data (MTRAG_DATA)")
     parser.add_argument("-o", "--output", required=True, metavar="FILE.jsonl")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--variants", type=int, default=VARIANTS, help="draws of the tuning split's twins")
     args = parser.parse_args(argv)
     if not args.data:
         print("error: pass --data or set MTRAG_DATA to the benchmark data folder", file=sys.stderr)
         return 2
-    items = generated_set(load_split(args.data, "tuning"), seed=args.seed)
+    items = generated_set(
+        load_split(args.data, "tuning"), seed=args.seed, documents=tuning_documents(), variants=args.variants
+    )
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in items), encoding="utf-8")
@@ -235,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         "input": str(source),
         "input_sha256": file_sha256(source),
         "seed": args.seed,
+        "variants": args.variants,
         "items": len(items),
         "counts": counts(items),
         "output_sha256": file_sha256(out),

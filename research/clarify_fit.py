@@ -3,12 +3,14 @@ generated data, and measure it on the held-out part.
 
     python -m research.clarify_fit --data $MTRAG_DATA --seed 0 -o mtrag_graph/data/clarify_classifier.json
 
-One command: it builds the generated set (``research.clarify_data``, the same seed gives the same set),
-embeds its texts with the bundled MiniLM, and for each setting (turns with passages, turns without)
-chooses the L2 strength by 5-fold cross-validation grouped by conversation on the tuning part, sets the
-threshold on the out-of-fold scores of the tuning part's negatives (``FALSE_ALARM`` of them may be
-asked), fits on the whole tuning part and writes the two models with their card. The held-out part is
-scored once, after everything is chosen, and its figures go into the card.
+One command: it builds the generated set (``research.clarify_data``, the same seed gives the same set)
+and embeds its texts with the bundled MiniLM. The no-passage model trains on every tuning turn with its
+passages left out, ``--variants`` draws of the twins; the passage model on the tuning turns with
+passages, the first draw (out of fold, three draws gave it no more recall and gave the no-passage model
+more). For each, the L2 strength is chosen by 5-fold cross-validation grouped by conversation, the
+threshold on the out-of-fold scores of the natural tuning turns (``FALSE_ALARM`` of them may be asked);
+then it is fitted on the whole tuning part. The held-out part is scored after everything is chosen, and
+its figures go into the card.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 from mtrag_graph import settings
 from mtrag_graph.judging.clarify import reference_features
 from mtrag_graph.judging.clarify_classifier import (
+    CONVERSATION_FEATURES,
     ClarifyClassifier,
     ClarifyModel,
     feature_names,
@@ -38,14 +41,15 @@ from mtrag_graph.judging.embedding_cache import CachedEmbedder, default_embeddin
 from mtrag_graph.measure.decisions.sets import load_split, split_path
 from mtrag_graph.models import get_embedder
 from mtrag_graph.tasks import answerability_of, parse_task
-from research.clarify_data import generated_set
+from research.clarify_data import VARIANTS, generated_set, tuning_documents
 from research.twins import file_sha256
 
 FOLDS = 5
 L2_GRID = (1.0, 10.0, 100.0, 1000.0)
-# the share of each setting's tuning negatives that may be asked (out of fold): with passages, the
-# natural ANSWERABLE and PARTIAL turns; without, the natural UNANSWERABLE and CONVERSATIONAL turns
-FALSE_ALARM = {"passages": 0.02, "none": 0.04}
+# the share of each setting's natural tuning turns that may be asked (out of fold): with passages, the
+# ANSWERABLE and PARTIAL turns; without, every natural turn with its passages left out (the UNANSWERABLE
+# and CONVERSATIONAL turns have none)
+FALSE_ALARM = {"passages": 0.02, "none": 0.03}
 
 
 def turn_of(item: dict[str, Any]) -> tuple[list[dict[str, str]], str, list[dict[str, Any]] | None]:
@@ -68,7 +72,7 @@ def group_of(item: dict[str, Any]) -> str:
 def is_threshold_negative(item: dict[str, Any]) -> bool:
     """A natural turn of the benchmark that must not be asked: the negatives a threshold is set on."""
     meta = item["clarify_item"]
-    return meta["form"] == "natural" and not meta["underspecified"]
+    return meta["form"] in ("natural", "documents") and not meta["underspecified"]
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float, iterations: int = 30) -> tuple[np.ndarray, float]:
@@ -134,6 +138,11 @@ def rates(items: Sequence[dict[str, Any]], asked: Sequence[bool]) -> dict[str, s
     return {k: f"{a}/{n} ({a / n:.1%})" for k, (a, n) in sorted(table.items())}
 
 
+def _rounded(values: np.ndarray) -> tuple[float, ...]:
+    """Six significant digits: a small scale stays above zero."""
+    return tuple(float(f"{v:.6g}") for v in values)
+
+
 def set_sha256(items: Sequence[dict[str, Any]]) -> str:
     text = "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in items)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -146,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=os.environ.get("MTRAG_DATA"), help="benchmark data (MTRAG_DATA)")
     parser.add_argument("-o", "--output", required=True, metavar="CLASSIFIER.json")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--variants", type=int, default=VARIANTS, help="draws of the tuning split's twins")
     parser.add_argument(
         "--scores", metavar="FILE.jsonl", help="also write every item's held-out or OOF score"
     )
@@ -153,21 +163,36 @@ def main(argv: list[str] | None = None) -> int:
     if not args.data:
         print("error: pass --data or set MTRAG_DATA to the benchmark data folder", file=sys.stderr)
         return 2
-    items = generated_set(load_split(args.data, "tuning"), seed=args.seed)
+    items = generated_set(
+        load_split(args.data, "tuning"), seed=args.seed, documents=tuning_documents(), variants=args.variants
+    )
     spec = settings.DEFAULT_EMBEDDER
     embedder = CachedEmbedder(get_embedder(spec), spec, default_embedding_cache())
     turns = [turn_of(item) for item in items]
-    rows = [feature_row(reference_features(h, q, p), h, q, p, embedder) for h, q, p in turns]
+    # the no-passage model sees every turn as it would be without passages: what the conversation and
+    # the question say is the same with or without them
+    rows = {
+        "passages": [
+            feature_row(reference_features(h, q, p), h, q, p, embedder) if p else None for h, q, p in turns
+        ],
+        "none": [feature_row(reference_features(h, q, None), h, q, None, embedder) for h, q, _ in turns],
+    }
     print(f"{len(items)} items embedded", file=sys.stderr)
 
     models: dict[str, ClarifyModel] = {}
     card_settings: dict[str, Any] = {}
     written: list[dict[str, Any]] = []
     for setting in ("passages", "none"):
-        chosen = [i for i, (_, _, p) in enumerate(turns) if setting_of(p) == setting]
-        tuning = [i for i in chosen if items[i]["clarify_item"]["split"] == "tuning"]
-        held = [i for i in chosen if items[i]["clarify_item"]["split"] == "held-out"]
-        x = np.array([rows[i] for i in tuning])
+        split = [items[i]["clarify_item"]["split"] for i in range(len(items))]
+        in_setting = [i for i, (_, _, p) in enumerate(turns) if setting_of(p) == setting]
+        trained_on = (
+            [i for i in in_setting if "#variant" not in items[i]["task_id"]]
+            if setting == "passages"
+            else range(len(items))
+        )
+        tuning = [i for i in trained_on if split[i] == "tuning"]
+        held = [i for i in in_setting if split[i] == "held-out"]  # as the classifier meets them
+        x = np.array([rows[setting][i] for i in tuning])
         y = np.array([float(items[i]["clarify_item"]["underspecified"]) for i in tuning])
         groups = [group_of(items[i]) for i in tuning]
         negatives = np.array([is_threshold_negative(items[i]) for i in tuning])
@@ -185,20 +210,20 @@ def main(argv: list[str] | None = None) -> int:
         mean, scale = standardise(x)
         coef, intercept = fit_logistic((x - mean) / scale, y, l2)
         model = ClarifyModel(
-            mean=tuple(round(float(v), 6) for v in mean),
-            scale=tuple(round(float(v), 6) for v in scale),
-            coef=tuple(round(float(v), 6) for v in coef),
-            intercept=round(intercept, 6),
-            threshold=round(threshold, 6),
+            mean=_rounded(mean),
+            scale=_rounded(scale),
+            coef=_rounded(coef),
+            intercept=float(f"{intercept:.6g}"),
+            threshold=float(f"{threshold:.6g}"),
         )
         models[setting] = model
-        held_scores = [model.probability(rows[i]) for i in held]
+        held_scores = [model.probability(np.asarray(rows[setting][i])) for i in held]
         held_items = [items[i] for i in held]
         tuning_items = [items[i] for i in tuning]
         card_settings[setting] = {
             "features": [
                 *feature_names(setting, 0),
-                f"the question's {spec} embedding ({len(rows[0])} - those)",
+                f"the question's {spec} embedding ({len(rows['none'][0]) - len(CONVERSATION_FEATURES)} values)",
             ],
             "l2": l2,
             "false_alarm_target": FALSE_ALARM[setting],
@@ -219,11 +244,13 @@ def main(argv: list[str] | None = None) -> int:
         ]
     source = split_path(args.data, "tuning")
     card = {
-        "command": f"python -m research.clarify_fit --data $MTRAG_DATA --seed {args.seed} -o {args.output}",
-        "data": "tasks/mtrag_reference.jsonl (generated by research/clarify_data.py; never the MTRAG-UN dev slice)",
+        "command": f"python -m research.clarify_fit --data $MTRAG_DATA --seed {args.seed} --variants {args.variants} -o {args.output}",
+        "data": "tasks/mtrag_reference.jsonl (generated by research/clarify_data.py; never the MTRAG-UN dev slice) "
+        "and the real-documents set's tuning conversations",
         "data_sha256": file_sha256(source),
         "generated_set_sha256": set_sha256(items),
         "seed": args.seed,
+        "variants": args.variants,
         "embedder": spec,
         "settings": card_settings,
     }

@@ -97,7 +97,7 @@ def generated(args: argparse.Namespace) -> None:
         for i in generated_set(load_split(args.data, "tuning"), seed=args.seed)
         if i["clarify_item"]["split"] == "held-out"
     ]
-    rows = []
+    rows: list[tuple[str, Turn, dict[str, Any]]] = []
     for item in items:
         meta = item["clarify_item"]
         label = "UNDERSPECIFIED" if meta["underspecified"] else str(answerability_of(item))
@@ -115,7 +115,7 @@ def real_documents(args: argparse.Namespace) -> None:
     from benchmarks.real_documents.data import load_set
 
     question_set = load_set()
-    rows = []
+    rows: list[tuple[str, Turn, dict[str, Any]]] = []
     for split in ("tuning", "report"):
         for conversation in question_set.split_conversations(split):
             history: list[dict[str, str]] = []
