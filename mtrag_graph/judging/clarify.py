@@ -1,10 +1,11 @@
-"""Whether a turn is underspecified: the clarify stage's decision and the English reference heuristics
-it is made of.
+"""Whether a turn is underspecified: the clarify stage's decision, the English reference heuristics that
+feed the trained classifier (``judging/clarify_classifier.py``) and decide alone without it.
 
 Does the user's turn point at one specific thing ("this library", "her") that the conversation never
-named, while the passages speak of several different things? ``is_underspecified`` decides, each
-signal in turn (``SIGNALS``; the model's probability only with ``Context.clarify_threshold`` set), and
-``kind_and_names`` finds the options a clarifying question names. The node that decides and asks is
+named? ``is_underspecified`` decides: the trained classifier by default (``classified``, its features
+``reference_features`` and ``classifier_row``), else each signal in turn (``SIGNALS``; the model's
+probability only with ``Context.clarify_threshold`` set). ``kind_and_names`` finds the options a
+clarifying question names, ``referring_phrase`` what it asks about when there are none. The node that decides and asks is
 ``nodes/clarify.py``; the decision benchmark (``measure/decisions``) and the research tree call these
 functions directly. What tuning these moved: ``benchmarks/results/clarify.md``.
 """
@@ -330,6 +331,10 @@ def is_underspecified(
     retrieved: bool = False,
 ) -> tuple[bool | None, list[str]]:
     """The clarify decision alone: True = underspecified, None when the model gave no usable reply.
+
+    By default (``Context.clarify_classifier``) the trained classifier decides (``classified``), from the
+    conversation and the question alone when there are no passages, with the passages when there are;
+    over a user's documents, the documents rule. With ``clarify_classifier=None``, the signals below:
 
     A reference the conversation does not resolve, and passages that speak of several different
     things, is the sign that the user must say which. Each evidence line starts with the signal that
