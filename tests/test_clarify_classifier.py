@@ -150,7 +150,7 @@ def test_without_passages_the_question_asks_which_thing_the_noun_means():
 
 def test_without_passages_the_question_asks_what_the_pronoun_means():
     state = {"history": [], "question": "How can we enhance its performance?", "passages": None}
-    assert clarifying_question(state, fake_context()) == "What do you mean by 'its'?"
+    assert clarifying_question(state, fake_context()) == "What do you mean by 'it'?"
 
 
 def test_a_question_pointing_at_nothing_has_no_referring_phrase():

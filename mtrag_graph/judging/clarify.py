@@ -528,19 +528,25 @@ def kind_and_names(
     return "one", passage_things(passages)
 
 
+_SUBJECT_FORM = {"its": "it", "him": "he", "his": "he", "her": "she", "them": "they", "their": "they"}
+
+
 def referring_phrase(history: Sequence[dict[str, str]], question: str) -> tuple[str, str] | None:
     """What the question points at without saying which: ("noun", "program") for "this program", "the
     program" or "a specific program" that the conversation never names; ("pronoun", "it") for a pronoun
-    the turn does not resolve itself; None when it has neither."""
+    the turn does not resolve itself (in its subject form: "its" -> "it"); None when it has neither."""
     phrase = unresolved_reference(history, question)
     if phrase is not None:
         noun = phrase.split()[-1].removesuffix("'s")
-        return ("noun", noun.lower()) if " " in phrase else ("pronoun", noun.lower())
+        word = noun.lower()
+        return ("noun", word) if " " in phrase else ("pronoun", _SUBJECT_FORM.get(word, word))
     definite = unresolved_definite(history, question)
     if definite:
         return "noun", definite[0]
     pronoun = untied_pronoun(question)
-    return None if pronoun is None else ("pronoun", pronoun.lower())
+    if pronoun is None:
+        return None
+    return "pronoun", _SUBJECT_FORM.get(pronoun.lower(), pronoun.lower())
 
 
 ASKING_WORDS = frozenset("mean meant referring refer asking specify specific clarify which one".split())
