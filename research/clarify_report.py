@@ -5,8 +5,8 @@ turns, and (once, at the end) on the MTRAG-UN dev slice in both settings. Model-
     python -m research.clarify_report real-documents
     python -m research.clarify_report dev --data $MTRAG_DATA --index indexes/mini -o runs/clarify-dev.jsonl
 
-Each compares the default decision (``Context()``: the trained classifier) with the model-free signals
-(``clarify_classifier=None``). ``dev``: Task B is the task's reference passages (none for some turns),
+Each compares the trained classifier (``clarify_classifier="default"``) with the default decision, the
+model-free signals (``Context()``). ``dev``: Task B is the task's reference passages (none for some turns),
 Task C the stand-in of ``research.clarify_standin --retrieval hybrid`` (the graph's hybrid search and
 embedding rerank, top 5, for the turn and the previous user turn + the turn; no rewrite model).
 """
@@ -32,7 +32,7 @@ from research.clarify_data import generated_set
 from research.clarify_fit import turn_of
 
 Turn = tuple[list[dict[str, str]], str, list[dict[str, Any]] | None]
-DECISIONS = {"classifier": Context(), "signals": Context(clarify_classifier=None)}
+DECISIONS = {"classifier": Context(clarify_classifier="default"), "signals": Context()}
 
 
 def _table(counts: dict[str, dict[str, list[int]]]) -> str:

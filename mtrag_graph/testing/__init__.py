@@ -57,7 +57,6 @@ def fake_context(
         "reranker": "lexical",
         "embedder": "hashing:64",  # the gate's evidence features (and any embedding reranker) without MiniLM
         "gate_classifier": None,  # the scripted gate model decides (the default classifier needs no model)
-        "clarify_classifier": None,  # the model-free signals: the trained classifier loads MiniLM
         # scripted answers are rarely in the scripted passages: routing tests leave the grounding check
         # out; tests/test_grounding.py runs it (grounding="facts", the default of Context)
         "grounding": "off",

@@ -101,10 +101,8 @@ def test_relation_decision_maps_the_two_judgements_to_a_class(tasks):
 
 def test_decisions_command_writes_table_and_json(data_folder, tmp_path, capsys):
     out = tmp_path / "out"
-    # the model-free clarify signals: the default classifier loads MiniLM
     code = main(["decisions", "--data", str(data_folder), "--split", "report", "--only", "clarify", "relation",
-                 "-o", str(out), "--large-model", "scripted:yes", "--label", "fake",
-                 "--set", "clarify_classifier=null"])  # fmt: skip
+                 "-o", str(out), "--large-model", "scripted:yes", "--label", "fake"])  # fmt: skip
     assert code == 0
     report = json.loads((out / "report-fake.json").read_text())
     assert report["split"] == "report"
