@@ -2,8 +2,8 @@
 feed the trained classifier (``judging/clarify_classifier.py``) and decide alone without it.
 
 Does the user's turn point at one specific thing ("this library", "her") that the conversation never
-named? ``is_underspecified`` decides: the trained classifier by default (``classified``, its features
-``reference_features`` and ``classifier_row``), else each signal in turn (``SIGNALS``; the model's
+named? ``is_underspecified`` decides: the trained classifier when one is set (``classified``, its
+features ``reference_features`` and ``classifier_row``), else (the default) each signal in turn (``SIGNALS``; the model's
 probability only with ``Context.clarify_threshold`` set). ``kind_and_names`` finds the options a
 clarifying question names, ``referring_phrase`` what it asks about when there are none. The node that decides and asks is
 ``nodes/clarify.py``; the decision benchmark (``measure/decisions``) and the research tree call these
@@ -332,9 +332,9 @@ def is_underspecified(
 ) -> tuple[bool | None, list[str]]:
     """The clarify decision alone: True = underspecified, None when the model gave no usable reply.
 
-    By default (``Context.clarify_classifier``) the trained classifier decides (``classified``), from the
+    With ``Context.clarify_classifier`` set, the trained classifier decides (``classified``), from the
     conversation and the question alone when there are no passages, with the passages when there are;
-    over a user's documents, the documents rule. With ``clarify_classifier=None``, the signals below:
+    over a user's documents, the documents rule. By default (``None``), the signals below:
 
     A reference the conversation does not resolve, and passages that speak of several different
     things, is the sign that the user must say which. Each evidence line starts with the signal that
