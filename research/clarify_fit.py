@@ -171,13 +171,14 @@ def main(argv: list[str] | None = None) -> int:
     turns = [turn_of(item) for item in items]
     # the no-passage model sees every turn as it would be without passages: what the conversation and
     # the question say is the same with or without them
-    rows = {
+    rows: dict[str, list[np.ndarray | None]] = {
         "passages": [
             feature_row(reference_features(h, q, p), h, q, p, embedder) if p else None for h, q, p in turns
         ],
         "none": [feature_row(reference_features(h, q, None), h, q, None, embedder) for h, q, _ in turns],
     }
     print(f"{len(items)} items embedded", file=sys.stderr)
+    dim = np.asarray(rows["none"][0]).shape[0] - len(CONVERSATION_FEATURES)
 
     models: dict[str, ClarifyModel] = {}
     card_settings: dict[str, Any] = {}
@@ -196,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         y = np.array([float(items[i]["clarify_item"]["underspecified"]) for i in tuning])
         groups = [group_of(items[i]) for i in tuning]
         negatives = np.array([is_threshold_negative(items[i]) for i in tuning])
-        search = {}
+        search: dict[float, tuple[float, float, np.ndarray]] = {}
         for l2 in L2_GRID:
             oof = out_of_fold(x, y, groups, l2)
             threshold = threshold_for(oof[negatives].tolist(), FALSE_ALARM[setting])
@@ -223,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         card_settings[setting] = {
             "features": [
                 *feature_names(setting, 0),
-                f"the question's {spec} embedding ({len(rows['none'][0]) - len(CONVERSATION_FEATURES)} values)",
+                f"the question's {spec} embedding ({dim} values)",
             ],
             "l2": l2,
             "false_alarm_target": FALSE_ALARM[setting],
