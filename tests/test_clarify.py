@@ -155,8 +155,10 @@ def test_a_model_question_that_restates_the_users_is_replaced_by_the_fallback():
     question = "Does this outpatient clinic provide mental health services to veterans in Minneapolis?"
     assert restates("Does this outpatient clinic provide mental health services to veterans?", question)
     assert not restates("Do you mean the Causeway clinic or the Hibbing clinic?", question)
-    context = fake_context(clarify_model=judge("Does this clinic provide mental health services?"))
-    state = {"history": [], "question": question, "passages": []}
+    context = fake_context(clarify_model=judge("Do outpatient clinics provide mental health services?"))
+    # no referring phrase to ask about and passages about one thing: the model writes the question
+    asked = "Do outpatient clinics provide mental health services to veterans in Minneapolis?"
+    state = {"history": [], "question": asked, "passages": [{"title": "VA clinics", "text": LIBRARIES[0]}]}
     assert clarifying_question(state, context) == context.clarify_fallback_question
 
 

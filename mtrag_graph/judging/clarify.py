@@ -1,10 +1,11 @@
-"""Whether a turn is underspecified: the clarify stage's decision and the English reference heuristics
-it is made of.
+"""Whether a turn is underspecified: the clarify stage's decision, the English reference heuristics that
+feed the trained classifier (``judging/clarify_classifier.py``) and decide alone without it.
 
 Does the user's turn point at one specific thing ("this library", "her") that the conversation never
-named, while the passages speak of several different things? ``is_underspecified`` decides, each
-signal in turn (``SIGNALS``; the model's probability only with ``Context.clarify_threshold`` set), and
-``kind_and_names`` finds the options a clarifying question names. The node that decides and asks is
+named? ``is_underspecified`` decides: the trained classifier when one is set (``classified``, its
+features ``reference_features`` and ``classifier_row``), else (the default) each signal in turn (``SIGNALS``; the model's
+probability only with ``Context.clarify_threshold`` set). ``kind_and_names`` finds the options a
+clarifying question names, ``referring_phrase`` what it asks about when there are none. The node that decides and asks is
 ``nodes/clarify.py``; the decision benchmark (``measure/decisions``) and the research tree call these
 functions directly. What tuning these moved: ``benchmarks/results/clarify.md``.
 """
@@ -17,6 +18,12 @@ from os.path import commonprefix
 from typing import Any, get_args
 
 from mtrag_graph.context import Context
+from mtrag_graph.judging.clarify_classifier import (
+    ClarifyClassifier,
+    feature_row,
+    load_clarify_classifier,
+    setting_of,
+)
 from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models import get_chat_model
 from mtrag_graph.models.logprobs import score_choice
@@ -100,6 +107,12 @@ def _resolved_in_turn(question: str, pronoun: re.Match[str]) -> bool:
     if word in ("it", "its"):
         return bool(_DUMMY_IT.search(question))
     return word in ("they", "them", "their") and bool(_PLURAL_NOUN.search(question[: pronoun.start()]))
+
+
+def untied_pronoun(question: str) -> str | None:
+    """The question's first third-person pronoun, unless the turn itself gives it its sense."""
+    pronoun = _PRONOUN.search(question)
+    return None if pronoun is None or _resolved_in_turn(question, pronoun) else pronoun.group(0)
 
 
 def unresolved_pronoun(history: Sequence[dict[str, str]], question: str, things: Sequence[str]) -> str | None:
@@ -319,6 +332,10 @@ def is_underspecified(
 ) -> tuple[bool | None, list[str]]:
     """The clarify decision alone: True = underspecified, None when the model gave no usable reply.
 
+    With ``Context.clarify_classifier`` set, the trained classifier decides (``classified``), from the
+    conversation and the question alone when there are no passages, with the passages when there are;
+    over a user's documents, the documents rule. By default (``None``), the signals below:
+
     A reference the conversation does not resolve, and passages that speak of several different
     things, is the sign that the user must say which. Each evidence line starts with the signal that
     decided (``rule``, ``passages``, ``model``), so the benchmark can report each signal's share:
@@ -353,6 +370,8 @@ def is_underspecified(
         raise ValueError(f"clarify_signals: unknown {sorted(on - set(SIGNALS))}; known: {', '.join(SIGNALS)}")
     if passages and all(document_of(p) is not None for p in passages):
         return _underspecified_over_documents(history, question, passages, context, on)
+    if context.clarify_classifier is not None:
+        return classified(history, question, passages, context.clarify_classifier)
     things = passage_things(passages)
     phrase = unresolved_reference(history, question)
     if (
@@ -398,6 +417,75 @@ def is_underspecified(
     return probability >= context.clarify_threshold, [f"model: p_unclear={probability:.3f}"]
 
 
+MAX_FEATURE_WORDS = 30
+MAX_FEATURE_THINGS = 5
+
+
+def _capitalised_inside(question: str) -> bool:
+    tokens = question.split()
+    return any(t[:1].isupper() and t.lower().strip("?,.!'\"") not in STOPWORDS for t in tokens[1:]) or any(
+        t.isupper() and len(t) > 1 for t in tokens[:1]
+    )
+
+
+def reference_features(
+    history: Sequence[dict[str, str]], question: str, passages: Sequence[Mapping[str, Any]] | None
+) -> dict[str, float]:
+    """The model-free features of a turn (no embedding): what points at something, what the conversation
+    and the passages name."""
+    question_words = words(question)
+    history_stems = {stem(w) for turn in history for w in words(turn["text"])}
+    content = [stem(w) for w in question_words if w not in STOPWORDS and len(w) > 2]
+    untied = untied_pronoun(question) is not None
+    features = {
+        "first_turn": float(not history),
+        "words": min(len(question_words), MAX_FEATURE_WORDS) / MAX_FEATURE_WORDS,
+        "capitalised_name": float(_capitalised_inside(question)),
+        "number": float(any(c.isdigit() for c in question)),
+        "pronoun": float(untied),
+        "pronoun_first_turn": float(untied and not history),
+        "unresolved_reference": float(unresolved_reference(history, question) is not None),
+        "unresolved_definite": float(bool(unresolved_definite(history, question))),
+        "unresolved_person": float(bool(history) and unresolved_person(history, question) is not None),
+        "new_words": (sum(c not in history_stems for c in content) / len(content)) if content else 0.0,
+    }
+    if passages:
+        titled = passage_things([dict(p) for p in passages if str(p.get("title") or "").strip()])
+        things = passage_things([dict(p) for p in passages])
+        nouns = unresolved_definite(history, question)
+        features.update(
+            things=min(len(things), MAX_FEATURE_THINGS) / MAX_FEATURE_THINGS,
+            pronoun_untied=float(bool(history) and unresolved_pronoun(history, question, titled) is not None),
+            definite_alternatives=float(
+                any(len(alternatives(n, [dict(p) for p in passages])) >= 2 for n in nouns)
+            ),
+        )
+    return features
+
+
+def classifier_row(
+    history: Sequence[dict[str, str]],
+    question: str,
+    passages: Sequence[dict[str, Any]] | None,
+    classifier: ClarifyClassifier,
+) -> Any:
+    """The classifier's input row for the turn: ``reference_features`` and its embedder's features."""
+    references = reference_features(history, question, passages)
+    return feature_row(references, history, question, passages, classifier.encoder())
+
+
+def classified(
+    history: Sequence[dict[str, str]], question: str, passages: Sequence[dict[str, Any]] | None, spec: str
+) -> tuple[bool, list[str]]:
+    """The trained classifier's decision (``judging/clarify_classifier.py``): its probability against the
+    threshold of the turn's setting, with passages or without."""
+    classifier = load_clarify_classifier(spec)
+    probability = classifier.probability(classifier_row(history, question, passages, classifier), passages)
+    threshold = classifier.threshold(passages)
+    setting = setting_of(passages)
+    return probability >= threshold, [f"classifier-{setting}: p={probability:.3f}, threshold {threshold:.3f}"]
+
+
 def _underspecified_over_documents(
     history: Sequence[dict[str, str]],
     question: str,
@@ -438,6 +526,27 @@ def kind_and_names(
         if len(names) >= 2:
             return noun, names
     return "one", passage_things(passages)
+
+
+_SUBJECT_FORM = {"its": "it", "him": "he", "his": "he", "her": "she", "them": "they", "their": "they"}
+
+
+def referring_phrase(history: Sequence[dict[str, str]], question: str) -> tuple[str, str] | None:
+    """What the question points at without saying which: ("noun", "program") for "this program", "the
+    program" or "a specific program" that the conversation never names; ("pronoun", "it") for a pronoun
+    the turn does not resolve itself (in its subject form: "its" -> "it"); None when it has neither."""
+    phrase = unresolved_reference(history, question)
+    if phrase is not None:
+        noun = phrase.split()[-1].removesuffix("'s")
+        word = noun.lower()
+        return ("noun", word) if " " in phrase else ("pronoun", _SUBJECT_FORM.get(word, word))
+    definite = unresolved_definite(history, question)
+    if definite:
+        return "noun", definite[0]
+    pronoun = untied_pronoun(question)
+    if pronoun is None:
+        return None
+    return "pronoun", _SUBJECT_FORM.get(pronoun.lower(), pronoun.lower())
 
 
 ASKING_WORDS = frozenset("mean meant referring refer asking specify specific clarify which one".split())

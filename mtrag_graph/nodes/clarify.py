@@ -24,7 +24,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.clarify import is_underspecified, kind_and_names, restates
+from mtrag_graph.judging.clarify import is_underspecified, kind_and_names, referring_phrase, restates
 from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.nodekit.replies import question_message
@@ -42,12 +42,22 @@ def _options(names: Sequence[str]) -> str:
 def clarifying_question(state: Mapping[str, Any], context: Context) -> str:
     """Which one? Naming the alternatives the passages hold when they hold some (no model call):
     names of the reference's kind ("Which clinic do you mean: Hibbing VA Clinic, ...?"), else the
-    passages' titles. Without two alternatives the model writes the question, and one that only
-    restates the user's question is replaced by ``Context.clarify_fallback_question``."""
+    passages' titles. Without two alternatives, what the reference is ("Which program do you mean?",
+    "What do you mean by 'it'?"); without a referring phrase either, the model writes the question from
+    the passages (none: ``Context.clarify_fallback_question``), and one that only restates the user's
+    question is replaced by the fallback too."""
     history, question, passages = state.get("history", []), state["question"], _passages(state)
     kind, names = kind_and_names(history, question, passages)
     if len(names) >= 2:
         return context.clarify_alternatives_question.format(kind=kind, options=_options(names))
+    reference = referring_phrase(history, question)
+    if reference is not None:
+        form, word = reference
+        if form == "noun":
+            return context.clarify_noun_question.format(noun=word)
+        return context.clarify_pronoun_question.format(pronoun=word)
+    if not passages:  # nothing for the model to name the readings from
+        return context.clarify_fallback_question
     messages = clarify_messages(context.clarify_question_instruction, history, question, passages, context)
     reply = invoke_text(
         get_chat_model(context.clarify_model), messages, max_tokens=context.clarify_max_tokens

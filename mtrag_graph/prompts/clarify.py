@@ -26,3 +26,8 @@ ASK = (
 )
 
 NO_PASSAGES = "(none)"
+
+# Without readings to name (no passages, or passages about one thing), the question asks what the
+# reference is: short, and no model call.
+WHICH_NOUN = "Which {noun} do you mean?"
+WHICH_PRONOUN = "What do you mean by '{pronoun}'?"

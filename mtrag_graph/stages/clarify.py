@@ -56,11 +56,31 @@ class ClarifySettings:
         description="The question when the passages hold alternatives: {kind} (the reference's noun, or "
         "'one'), {options}.",
     )
+    clarify_classifier: str | None = setting(
+        None,
+        stage="clarify",
+        description="A trained classifier that decides from the conversation, the question and the passages "
+        "(a JSON file, or 'default': mtrag_graph/data/clarify_classifier.json; MiniLM embeddings, no model "
+        "call); None (the default: the classifier asked 3 of the dev slice's 18 underspecified turns): the "
+        "model-free signals (clarify_signals, clarify_threshold).",
+    )
+    clarify_noun_question: str = setting(
+        clarify_prompts.WHICH_NOUN,
+        stage="clarify",
+        description="The question when the passages name no alternatives and the turn says 'this/the <noun>' "
+        "the conversation never names: {noun}.",
+    )
+    clarify_pronoun_question: str = setting(
+        clarify_prompts.WHICH_PRONOUN,
+        stage="clarify",
+        description="The question when the passages name no alternatives and the turn's pronoun points at "
+        "nothing named: {pronoun}.",
+    )
     clarify_threshold: float | None = setting(
         None,
         stage="clarify",
-        description="With a value, also ask the model and call a turn underspecified when its 'unclear' "
-        "probability reaches it; None: the model-free signals alone (docs/clarify.md).",
+        description="With clarify_classifier None and a value, also ask the model and call a turn "
+        "underspecified when its 'unclear' probability reaches it; None: the model-free signals alone.",
     )
     clarify_min_things: int = setting(
         2,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.testing import fake_context, make_task
 from research.trust_variants import reclarified
@@ -45,10 +43,8 @@ def test_a_clear_turn_keeps_the_runs_answer():
     assert reclarified(record, fake_context(clarify_model=_no_model())) == record
 
 
-def test_a_question_that_would_need_the_model_is_an_error():
-    # one thing in the passages: no two alternatives to name, the model would write the question (the
-    # script's scripted model replies "x", which is no question)
+def test_one_thing_in_the_passages_asks_what_the_reference_is_without_the_model():
+    # no two alternatives to name: the question asks which library, and no model writes it
     record = _record("When does this library open?", ["Alameda Free Library", "Alameda Free Library"])
-    context = fake_context(clarify_min_things=1, clarify_model=ScriptedChatModel(responses=["x"]))
-    with pytest.raises(ValueError, match="needs the clarify model"):
-        reclarified(record, context)
+    context = fake_context(clarify_min_things=1, clarify_model=_no_model())
+    assert reclarified(record, context)["predictions"] == [{"text": "Which library do you mean?"}]

@@ -1,0 +1,178 @@
+"""The trained clarify decision (``Context.clarify_classifier``, not the default): a logistic regression
+over the question's sentence embedding and a few reference features, one model for turns with passages
+and one for turns without.
+
+The rules of ``judging/clarify.py`` need rival referents among the passages, so a turn with no passages
+was never asked about, and on conversations nobody on the team had seen they asked none of 12
+underspecified turns. This classifier is trained on generated data (``research/clarify_data.py``: MTRAG
+reference turns made underspecified, their answerable twins and the natural turns, never the MTRAG-UN
+dev slice) by ``research/clarify_fit.py``, which writes ``mtrag_graph/data/clarify_classifier.json``
+with its card. No language-model call: one embedding of the question (and of the last exchange), the
+rest is arithmetic. On the MTRAG-UN dev slice it asked 3 of 18 underspecified turns, so the model-free
+signals stay the default (``benchmarks/results/clarify.md``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mtrag_graph.models import get_embedder
+
+MAX_WORDS = 30
+MAX_THINGS = 5
+AGENT_CHARS = 600  # of the last agent turn embedded: its opening says what it is about
+
+# The features every model gets (the names the JSON file lists, in this order); "emb" is the question's
+# sentence embedding, appended after these.
+CONVERSATION_FEATURES = (
+    "first_turn",
+    "words",
+    "capitalised_name",
+    "number",
+    "pronoun",
+    "pronoun_first_turn",
+    "unresolved_reference",
+    "unresolved_definite",
+    "unresolved_person",
+    "new_words",
+    "cos_last_user",
+    "cos_last_agent",
+)
+PASSAGE_FEATURES = ("things", "pronoun_untied", "definite_alternatives", "cos_passage_max", "cos_passage_min")
+
+
+def setting_of(passages: Sequence[Mapping[str, Any]] | None) -> str:
+    """Which of the two models decides: "passages" or "none"."""
+    return "passages" if passages else "none"
+
+
+def similarity_features(
+    history: Sequence[dict[str, str]],
+    question: str,
+    passages: Sequence[Mapping[str, Any]] | None,
+    embedder: Any,
+) -> tuple[dict[str, float], np.ndarray]:
+    """The cosines of the question with the last user turn, the last agent turn and the passages, and
+    the question's embedding: one ``embed`` call."""
+    users = [t["text"] for t in history if t.get("speaker") == "user"]
+    agents = [t["text"][:AGENT_CHARS] for t in history if t.get("speaker") == "agent"]
+    texts = [
+        question,
+        *users[-1:],
+        *agents[-1:],
+        *(str(p.get("text", ""))[:AGENT_CHARS] for p in passages or []),
+    ]
+    vectors = np.asarray(embedder.embed(texts), dtype=np.float64)
+    q = vectors[0]
+    at = 1
+    features: dict[str, float] = {}
+    for name, present in (("cos_last_user", users), ("cos_last_agent", agents)):
+        features[name] = float(vectors[at] @ q) if present else 0.0
+        at += bool(present)
+    if passages:
+        cosines = vectors[at:] @ q
+        features.update(cos_passage_max=float(cosines.max()), cos_passage_min=float(cosines.min()))
+    return features, q
+
+
+def feature_names(setting: str, dim: int) -> tuple[str, ...]:
+    """The names of one model's inputs: the reference features, then ``emb0`` ... ``emb{dim-1}``."""
+    scalars = CONVERSATION_FEATURES + (PASSAGE_FEATURES if setting == "passages" else ())
+    return scalars + tuple(f"emb{i}" for i in range(dim))
+
+
+def feature_row(
+    references: Mapping[str, float],
+    history: Sequence[dict[str, str]],
+    question: str,
+    passages: Sequence[Mapping[str, Any]] | None,
+    embedder: Any,
+) -> np.ndarray:
+    """The input row of the model for this turn's setting, in ``feature_names`` order: the reference
+    features (``judging.clarify.reference_features``), the cosines and the question's embedding."""
+    values = dict(references)
+    similarities, embedding = similarity_features(history, question, passages, embedder)
+    values.update(similarities)
+    scalars = CONVERSATION_FEATURES + (PASSAGE_FEATURES if passages else ())
+    return np.concatenate([np.array([values[n] for n in scalars]), embedding])
+
+
+@dataclass(frozen=True)
+class ClarifyModel:
+    """One logistic regression: standardised inputs, weights, intercept and the threshold it asks at."""
+
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    threshold: float
+
+    def probability(self, row: np.ndarray) -> float:
+        z = self.intercept + float(((row - np.array(self.mean)) / np.array(self.scale)) @ np.array(self.coef))
+        return 1 / (1 + math.exp(-max(min(z, 50.0), -50.0)))
+
+
+@dataclass(frozen=True)
+class ClarifyClassifier:
+    """The two models (``passages``, ``none``), the embedder they were trained with, and the card."""
+
+    embedder: str
+    models: Mapping[str, ClarifyModel]
+    card: Mapping[str, Any]
+
+    def probability(self, row: np.ndarray, passages: Sequence[Mapping[str, Any]] | None) -> float:
+        """The probability that the turn is underspecified, from its ``feature_row``."""
+        return self.models[setting_of(passages)].probability(row)
+
+    def encoder(self) -> Any:
+        """The embedder the models were trained with."""
+        return get_embedder(self.embedder)
+
+    def threshold(self, passages: Sequence[Mapping[str, Any]] | None) -> float:
+        return self.models[setting_of(passages)].threshold
+
+    def to_json(self) -> str:
+        data = {
+            "embedder": self.embedder,
+            "models": {k: asdict(m) for k, m in self.models.items()},
+            "card": self.card,
+        }
+        return json.dumps(data, indent=1) + "\n"
+
+
+def parse_classifier(text: str) -> ClarifyClassifier:
+    data = json.loads(text)
+    models = {
+        name: ClarifyModel(
+            mean=tuple(m["mean"]),
+            scale=tuple(m["scale"]),
+            coef=tuple(m["coef"]),
+            intercept=float(m["intercept"]),
+            threshold=float(m["threshold"]),
+        )
+        for name, m in data["models"].items()
+    }
+    if set(models) != {"passages", "none"}:
+        raise ValueError(f"clarify classifier: models must be 'passages' and 'none', got {sorted(models)}")
+    return ClarifyClassifier(embedder=str(data["embedder"]), models=models, card=data.get("card", {}))
+
+
+@cache
+def load_clarify_classifier(spec: str) -> ClarifyClassifier:
+    """``"default"`` (the file shipped in the package) or a path to a JSON file."""
+    if spec == "default":
+        text = (resources.files("mtrag_graph") / "data" / "clarify_classifier.json").read_text(
+            encoding="utf-8"
+        )
+    else:
+        text = Path(spec).read_text(encoding="utf-8")
+    return parse_classifier(text)
