@@ -20,14 +20,26 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph.context import Context
+from mtrag_graph.judging.decline import sample_disagreements
 from mtrag_graph.state import AbstainReason
+
+
+def disagreements(record: dict[str, Any]) -> list[str] | None:
+    """The recorded samples' disagreements with the answer, judged again by today's rule
+    (``judging.decline.sample_disagreements``); None when the run drew no samples for it."""
+    route = record.get("route") or {}
+    samples = (route.get("grounding") or {}).get("samples")
+    if not samples:
+        return None
+    question = route.get("standalone_question") or route.get("global_rewrite") or record["input"][-1]["text"]
+    return sample_disagreements(record["predictions"][0]["text"], samples.get("replies") or [], question)
 
 
 def apply_rule(record: dict[str, Any], needed: int, idk: str) -> dict[str, Any]:
     """The record as the graph with ``samples_needed = needed`` would have written it."""
     route = record.get("route") or {}
-    samples = (route.get("grounding") or {}).get("samples")
-    if not samples or route.get("abstain_reason") or len(samples.get("disagree") or []) < needed:
+    found = disagreements(record)
+    if found is None or route.get("abstain_reason") or len(found) < needed:
         return record
     route = {**route, "abstain_reason": AbstainReason.MODEL_UNSURE.value, "abstained": True}
     return {**record, "route": route, "predictions": [{"text": idk, "citations": []}]}

@@ -170,3 +170,9 @@ def test_samples_needed_sets_how_many_must_disagree():
 def test_a_passage_reference_is_no_fact_of_the_answer():
     answer = "According to Document 2, decompression needs 32 MB."
     assert sample_disagreements(answer, ["About 32 MB."]) == []
+
+
+def test_a_short_sample_naming_the_command_and_its_option_agrees_with_the_full_command():
+    answer = "Use the command `borg init --encryption=MODE PATH` to create it."
+    sample = "You initialize it with the `borg init` command and the `--encryption` option."
+    assert sample_disagreements(answer, [sample]) == []

@@ -57,14 +57,24 @@ def decline_probability(model: BaseChatModel, messages: Sequence[BaseMessage]) -
 # ---- samples: does the model write the same facts again? --------------------------------------------
 
 
-def key_facts(text: str) -> set[str]:
-    """What two answers must share to say the same thing: numbers, technical tokens and names."""
+def key_facts(text: str, *, commands: bool = False) -> set[str]:
+    """What two answers must share to say the same thing: numbers, technical tokens (an option also by
+    its name: "--encryption=MODE" is "--encryption" too) and names. ``commands``: only the first two words
+    of the commands among them ("`borg init --encryption=MODE PATH`" -> "borg init"), which a short
+    sample may name alone."""
     found: set[str] = set()
+    prefixes: set[str] = set()
     for sentence in sentences(text):
         sentence = claim_text(sentence)  # "[Document 2]", "in Document 2": no fact of the answer's
         numbers, names = facts_in(sentence)
-        found |= numbers | names | {verbatim_key(t) for t in technical_tokens(sentence)}
-    return found
+        found |= numbers | names
+        for token in technical_tokens(sentence):
+            found.add(verbatim_key(token))
+            found.update(verbatim_key(t).split("=")[0] for t in technical_tokens(token) if t != token)
+            words_of = token.split()
+            if len(words_of) > 2:
+                prefixes.add(verbatim_key(" ".join(words_of[:2])))
+    return prefixes if commands else found
 
 
 def _holds(text: str, fact: str) -> bool:
@@ -75,15 +85,24 @@ def _holds(text: str, fact: str) -> bool:
 
 
 def sample_disagreements(answer: str, samples: Sequence[str], question: str = "") -> list[str]:
-    """Why each disagreeing sample disagrees with ``answer``: it declines, or it holds none of the facts
-    the answer adds to the question (an answer without such facts is checked for declines only)."""
-    facts = key_facts(answer) - key_facts(question)
+    """Why each disagreeing sample disagrees with ``answer``: it declines, or it names facts of its own
+    and none of the facts the answer adds to the question ("6 daily archives" against "7"); naming only
+    the answer's command ("`borg init`") agrees when every fact the sample names is the answer's. A sample
+    that names no fact of its own (cut before it, or in other words) says nothing either way."""
+    asked = key_facts(question)
+    facts = key_facts(answer) - asked
+    commands = key_facts(answer, commands=True) - asked
     reasons = []
     for sample in samples:
         if declines(sample):
             reasons.append("declined")
-        elif facts and not any(_holds(sample, fact) for fact in facts):
-            reasons.append("names none of: " + ", ".join(sorted(facts)[:5]))
+            continue
+        own = key_facts(sample) - asked
+        if not facts or not own or any(_holds(sample, fact) for fact in facts):
+            continue
+        if any(_holds(sample, command) for command in commands) and own <= facts | commands:
+            continue
+        reasons.append("names none of: " + ", ".join(sorted(facts)[:5]))
     return reasons
 
 

@@ -106,6 +106,7 @@ _TECHNICAL = re.compile(
     r"|\.?[A-Za-z_][\w+-]*(?:[./][\w+*-]+)+"  # dotted and slashed names: file.ext, module.attr, a/b
     r"|[A-Za-z][A-Za-z0-9]*_[\w]*"  # snake_case
     r"|v?\d+(?:\.\d+){1,3}[a-z]?"  # versions
+    r"|[A-Za-z]+\d[A-Za-z\d]*"  # names with a digit: lz4, sha256, ipv6
     r")"
 )
 _TRAILING = ".,;:!?)]}'\""

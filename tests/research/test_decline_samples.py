@@ -27,7 +27,9 @@ def test_the_sweep_counts_answered_tasks_with_at_least_that_many_disagreeing_sam
 
 
 def test_a_recorded_answer_with_enough_disagreeing_samples_becomes_the_decline():
-    record = {"route": {"grounding": {"samples": {"disagree": ["declined", "names none of: 2018"]}}},
+    samples = {"replies": ["I don't know.", "It was 2021."]}
+    record = {"route": {"grounding": {"samples": samples}, "standalone_question": "When was it?"},
+              "input": [{"speaker": "user", "text": "When?"}],
               "predictions": [{"text": "It was 2018.", "citations": [{"x": 1}]}]}  # fmt: skip
     assert apply_rule(record, 3, "IDK") is record
     declined = apply_rule(record, 2, "IDK")
