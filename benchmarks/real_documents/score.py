@@ -10,6 +10,9 @@ Verdicts, for each task:
   none of its key facts;
 - ``cited_holds_fact`` (right answers): a passage the answer cites holds the facts (its text has
   them all, or it is at the gold place: the file and page, or the file and section);
+- ``facts_verbatim`` (right answers): every number, name, option, path and command of the answer
+  (``judging.decline.key_facts``) that the user did not say is found, as a whole word, in the text of a
+  passage it cites; the ones that are not are in ``unquoted``;
 - ``retrieved``: a kept passage holds the facts (the same test), whatever the answer.
 """
 
@@ -24,6 +27,7 @@ from typing import Any
 
 from benchmarks.real_documents.data import Turn, Where
 from mtrag_graph.citations import source_label
+from mtrag_graph.judging.decline import holds_fact, key_facts
 from mtrag_graph.text import declines
 
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "‐": "-", "‑": "-", "–": "-", "—": "-"})
@@ -92,11 +96,15 @@ class Verdict:
     right: bool
     invented: bool
     cited_holds_fact: bool | None  # None: not a right answer
+    # right answers: every number, name, option, path and command of the answer is found verbatim in a
+    # passage it cites (None: not a right answer); the ones that are not, in ``unquoted``
+    facts_verbatim: bool | None
     retrieved: bool | None  # None: unanswerable
     seconds: float
     first_shown_seconds: float | None
     answer: str
     cited: tuple[str, ...]
+    unquoted: tuple[str, ...] = ()
 
 
 def kept_passages(
@@ -128,6 +136,16 @@ def score_record(
     kept = kept_passages(record, passages)
     cited_indices = sorted({i for s in prediction.get("citations") or [] for i in s.get("passages") or []})
     cited = [kept[i] for i in cited_indices if i < len(kept)]
+    said = "\n".join(
+        str(t.get("text") or "") for t in record.get("input") or [] if t.get("speaker") == "user"
+    )
+    unquoted = tuple(
+        sorted(
+            f
+            for f in key_facts(answer)
+            if not holds_fact(said, f) and not any(holds_fact(str(p.get("text") or ""), f) for p in cited)
+        )
+    )
     return Verdict(
         task_id=str(record.get("task_id")),
         follow_up=follow_up,
@@ -138,11 +156,13 @@ def score_record(
         right=right,
         invented=invented,
         cited_holds_fact=any(passage_holds(p, turn) for p in cited) if right else None,
+        facts_verbatim=not unquoted if right else None,
         retrieved=any(passage_holds(p, turn) for p in kept) if turn.answerable else None,
         seconds=float(route.get("seconds") or 0.0),
         first_shown_seconds=route.get("first_shown_seconds"),
         answer=answer,
         cited=tuple(source_label(p) for p in cited),
+        unquoted=unquoted if right else (),
     )
 
 
@@ -170,9 +190,9 @@ def table(verdicts: Iterable[Verdict]) -> str:
     """The Markdown tables: answerable and unanswerable questions apart, first turns and follow-ups apart."""
     verdicts = list(verdicts)
     lines = [
-        "| answerable | tasks | right | cited page/section holds the fact | passage with the fact kept "
-        "| I don't know | asked back | invented |",
-        "|---|---|---|---|---|---|---|---|",
+        "| answerable | tasks | right | cited page/section holds the fact | its facts verbatim in a cited passage "
+        "| passage with the fact kept | I don't know | asked back | invented |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     groups = [*GROUPS[:2], ("how do I ...", lambda v: v.howto), GROUPS[2]]
     for name, keep in groups:
@@ -181,6 +201,7 @@ def table(verdicts: Iterable[Verdict]) -> str:
         lines.append(
             f"| {name} | {len(rows)} | {_rate(len(right), len(rows))} "
             f"| {_rate(sum(bool(v.cited_holds_fact) for v in right), len(right))} "
+            f"| {_rate(sum(bool(v.facts_verbatim) for v in right), len(right))} "
             f"| {_rate(sum(bool(v.retrieved) for v in rows), len(rows))} "
             f"| {_rate(sum(v.idk for v in rows), len(rows))} | {_rate(sum(v.asked_back for v in rows), len(rows))} "
             f"| {_rate(sum(v.invented for v in rows), len(rows))} |"

@@ -77,8 +77,9 @@ def key_facts(text: str, *, commands: bool = False) -> set[str]:
     return prefixes if commands else found
 
 
-def _holds(text: str, fact: str) -> bool:
-    """Does ``text`` hold ``fact`` (a number, a name's word, a technical token) as a whole word?"""
+def holds_fact(text: str, fact: str) -> bool:
+    """Does ``text`` hold ``fact`` (a ``key_facts`` entry: a number, a name's word, a technical token) as a
+    whole word?"""
     if fact in numbers_in(text):
         return True
     return re.search(rf"(?<![\w]){re.escape(fact)}(?![\w])", verbatim_key(text)) is not None
@@ -98,9 +99,9 @@ def sample_disagreements(answer: str, samples: Sequence[str], question: str = ""
             reasons.append("declined")
             continue
         own = key_facts(sample) - asked
-        if not facts or not own or any(_holds(sample, fact) for fact in facts):
+        if not facts or not own or any(holds_fact(sample, fact) for fact in facts):
             continue
-        if any(_holds(sample, command) for command in commands) and own <= facts | commands:
+        if any(holds_fact(sample, command) for command in commands) and own <= facts | commands:
             continue
         reasons.append("names none of: " + ", ".join(sorted(facts)[:5]))
     return reasons

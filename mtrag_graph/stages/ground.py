@@ -40,13 +40,13 @@ class GroundSettings:
         0.5, stage="ground", description="The yes-probability a verified answer needs."
     )
     answer_samples: int = setting(
-        0,
+        3,
         stage="ground",
         description="Replies sampled from the answer prompt (with 'I don't know' offered) to check the answer "
         "against: one that declines, or names none of the answer's facts, disagrees (0: no samples).",
     )
     samples_needed: int = setting(
-        1,
+        2,
         stage="ground",
         description="Samples that must disagree with the answer before the run declines (model_unsure).",
     )

@@ -60,6 +60,8 @@ def fake_context(
         # scripted answers are rarely in the scripted passages: routing tests leave the grounding check
         # out; tests/test_grounding.py runs it (grounding="facts", the default of Context)
         "grounding": "off",
+        # nor samples of the answer: each would take a scripted reply (tests/test_decline.py draws them)
+        "answer_samples": 0,
         # routing tests script every model call; tests/test_clarify.py switches clarify on (the default)
         "clarify": False,
         # the scripts interleave the two relation judgements (question, answer) for every exchange:

@@ -334,9 +334,10 @@ def test_the_table_counts_first_turns_and_follow_ups_apart():
     ]
     text = table(verdicts)
     assert (
-        "| first turns | 1 | 1/1 (100%) | 1/1 (100%) | 1/1 (100%) | 0/1 (0%) | 0/1 (0%) | 0/1 (0%) |" in text
+        "| first turns | 1 | 1/1 (100%) | 1/1 (100%) | 1/1 (100%) | 1/1 (100%) | 0/1 (0%) | 0/1 (0%) | 0/1 (0%) |"
+        in text
     )
-    assert "| follow-ups | 1 | 0/1 (0%) | - | 0/1 (0%) | 0/1 (0%) | 1/1 (100%) | 0/1 (0%) |" in text
+    assert "| follow-ups | 1 | 0/1 (0%) | - | - | 0/1 (0%) | 0/1 (0%) | 1/1 (100%) | 0/1 (0%) |" in text
     assert "| follow-ups | 1 | 1/1 (100%) | 0/1 (0%) | 0/1 (0%) |" in text  # the unanswerable one, declined
 
 
@@ -400,3 +401,18 @@ def test_a_split_folder_holds_only_the_files_the_manifest_names(tmp_path):
 def test_another_chunking_gets_an_index_of_its_own(tmp_path):
     assert index_dir(tmp_path, "tuning") == tmp_path / "index-tuning"
     assert index_dir(tmp_path, "tuning", 256, 50) == tmp_path / "index-tuning-c256-o50"
+
+
+def test_a_right_answer_s_facts_are_checked_verbatim_in_the_passages_it_cites():
+    quoted = score_record(record("Port 8008.", contexts=[PORT_PASSAGE], cited=[0]), turn(), False, {})
+    assert quoted.facts_verbatim is True and quoted.unquoted == ()
+    extra = score_record(record("Port 8008, with --tls-port 8443.", contexts=[PORT_PASSAGE], cited=[0]),
+                         turn(), False, {})  # fmt: skip
+    assert extra.right and extra.facts_verbatim is False
+    assert set(extra.unquoted) == {"--tls-port", "8443"}
+
+
+def test_a_fact_the_user_said_need_not_be_quoted():
+    said = record("Port 8008 for mtrag-serve.", contexts=[PORT_PASSAGE], cited=[0])
+    said["input"] = [{"speaker": "user", "text": "Which port does mtrag-serve use?"}]
+    assert score_record(said, turn(), False, {}).facts_verbatim is True
