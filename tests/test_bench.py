@@ -110,8 +110,9 @@ def test_first_token_stats_cover_the_tasks_whose_answer_streamed():
     assert (stats["first_token_p50"], stats["first_token_p95"]) == (2.0, 4.0)
 
 
-def bench_one_streamed_task(tmp_path):
-    """``run_bench`` over one task whose two-sentence answer streams (scripted models)."""
+def bench_one_streamed_task(tmp_path, **settings):
+    """``run_bench`` over one task whose two-sentence answer streams (scripted models); without answer
+    samples unless ``settings`` say (with them nothing is shown before they agree)."""
     tasks = tmp_path / "tasks.jsonl"
     passage = "Bees dance the waggle dance. The dance shows the way to the flowers."
     tasks.write_text(json.dumps(make_task(["How do bees dance?"], [passage])) + "\n")
@@ -121,7 +122,8 @@ def bench_one_streamed_task(tmp_path):
         )
     )
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
-                 "reranker": "lexical", "embedder": "hashing:64", "gate_classifier": None}  # fmt: skip
+                 "reranker": "lexical", "embedder": "hashing:64", "gate_classifier": None,
+                 "answer_samples": 0, **settings}  # fmt: skip
     return run_bench(tasks, ["ncl"], tmp_path / "out", limit=1, overrides=overrides)
 
 
@@ -134,6 +136,12 @@ def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path)
     assert stats["early_shown_tasks"] == 1 and stats["retracted_tasks"] == 0
     assert "| ncl |" in render(results).split("Time to the first draft token")[1]
     assert "| 1 of 1 | 0 |" in render(results)
+
+
+def test_with_answer_samples_nothing_is_shown_before_they_agree(tmp_path):
+    stats = bench_one_streamed_task(tmp_path, answer_samples=2)["ncl"]
+    assert stats["early_shown_tasks"] == 0 and stats["retracted_tasks"] == 0
+    assert stats["first_shown_p50"] <= stats["seconds_p50"]
 
 
 def test_peak_memory_is_reset_between_presets():
