@@ -8,7 +8,10 @@ gives (``abstain_reason: model_unsure``). One recorded run then scores every rul
 against the run without it (``mtrag-graph evaluate --compare``, or ``benchmarks.real_documents
 --score-only`` on a folder holding the rewritten predictions).
 
-    python -m research.samples_offline runs/devC-rec.jsonl --needed 2 -o runs/devC-n2.jsonl
+    python -m research.samples_offline runs/devC-rec.jsonl --needed 2 --threshold 0.05 --compute-decline -o runs/devC-n2.jsonl
+
+``--compute-decline``: a run recorded before the samples' decline probability was (its prompt rebuilt from
+the record, the evidence excerpts recomputed: ``research.decline_samples.task_state``); the output keeps it.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.decline import sample_disagreements
+from mtrag_graph.judging.decline import decline_probability, sample_disagreements
+from mtrag_graph.messages import sample_messages
+from mtrag_graph.models import get_chat_model, get_embedder
 from mtrag_graph.state import AbstainReason
+from research.decline_samples import task_state
 
 
 def disagreements(record: dict[str, Any]) -> list[str] | None:
@@ -35,11 +41,23 @@ def disagreements(record: dict[str, Any]) -> list[str] | None:
     return sample_disagreements(record["predictions"][0]["text"], samples.get("replies") or [], question)
 
 
-def apply_rule(record: dict[str, Any], needed: int, idk: str) -> dict[str, Any]:
-    """The record as the graph with ``samples_needed = needed`` would have written it."""
+def apply_rule(
+    record: dict[str, Any],
+    needed: int,
+    idk: str,
+    threshold: float | None = None,
+    p_decline: float | None = None,
+) -> dict[str, Any]:
+    """The record as the graph with ``samples_needed = needed`` (and ``sample_decline_threshold =
+    threshold``, read against ``p_decline`` or the recorded one) would have written it."""
     route = record.get("route") or {}
     found = disagreements(record)
-    if found is None or route.get("abstain_reason") or len(found) < needed:
+    if found is None or route.get("abstain_reason"):
+        return record
+    if p_decline is None:
+        p_decline = ((route.get("grounding") or {}).get("samples") or {}).get("p_decline")
+    unsure = threshold is not None and p_decline is not None and p_decline >= threshold
+    if len(found) < needed and not unsure:
         return record
     route = {**route, "abstain_reason": AbstainReason.MODEL_UNSURE.value, "abstained": True}
     return {**record, "route": route, "predictions": [{"text": idk, "citations": []}]}
@@ -49,14 +67,30 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("predictions", type=Path, help="predictions recorded with samples that never act")
     parser.add_argument("--needed", type=int, required=True, help="disagreeing samples that make a decline")
+    parser.add_argument("--threshold", type=float, default=None, help="sample_decline_threshold (None: off)")
+    parser.add_argument(
+        "--compute-decline",
+        action="store_true",
+        help="compute the samples' prompt decline probability with the model where the run did not record it",
+    )
     parser.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args(argv)
-    idk = Context().idk_answer
+    context = Context()
+    idk = context.idk_answer
     changed = total = 0
+    embed = get_embedder(context.embedder).embed if args.compute_decline else None
     with open(args.output, "w", encoding="utf-8") as out:
         for line in args.predictions.read_text(encoding="utf-8").splitlines():
             record = json.loads(line)
-            rewritten = apply_rule(record, args.needed, idk)
+            p_decline = None
+            samples = ((record.get("route") or {}).get("grounding") or {}).get("samples")
+            if args.compute_decline and samples and samples.get("p_decline") is None:
+                state = task_state(record, context, embed)
+                p_decline = decline_probability(
+                    get_chat_model(context.generate_model), sample_messages(state, context)
+                )
+                samples["p_decline"] = p_decline
+            rewritten = apply_rule(record, args.needed, idk, args.threshold, p_decline)
             changed += rewritten is not record
             total += 1
             out.write(json.dumps(rewritten, ensure_ascii=False) + "\n")

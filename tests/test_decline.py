@@ -176,3 +176,17 @@ def test_a_short_sample_naming_the_command_and_its_option_agrees_with_the_full_c
     answer = "Use the command `borg init --encryption=MODE PATH` to create it."
     sample = "You initialize it with the `borg init` command and the `--encryption` option."
     assert sample_disagreements(answer, [sample]) == []
+
+
+def test_an_answer_whose_samples_prompt_leans_to_a_decline_is_a_decline():
+    answer = "Bees dance to show where the flowers are, 300 metres away."
+    model = FirstTokenModel(
+        responses=[answer, "300 metres.", "300 metres."], first_tokens=[("I", 0.2), ("3", 0.8)]
+    )
+    context = fake_context(
+        generate_model=model, answer_samples=2, grounding="facts", sample_decline_threshold=0.1
+    )
+    task = make_task(["How far are the flowers?"], [answer])
+    out = build_graph(output="state").invoke({"task": task}, context=context)
+    assert out["abstain_reason"] == AbstainReason.MODEL_UNSURE
+    assert out["grounding"]["samples"]["p_decline"] == pytest.approx(0.2)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mtrag_graph.judging.decline import draw_samples, sample_disagreements
+from mtrag_graph.judging.decline import decline_probability, draw_samples, sample_disagreements
 from mtrag_graph.judging.grounding import grounded_answer, sentence_support, support_entries
 from mtrag_graph.messages import (
     DECLINED_DESPITE_EVIDENCE,
@@ -135,17 +135,21 @@ def samples_checked(state: Mapping[str, Any], context: Context) -> bool:
 
 
 def check_against_samples(state: Mapping[str, Any], context: Context, answer: str) -> dict[str, Any]:
-    """Samples of the answer prompt (with "I don't know" offered) and which of them disagree with
-    ``answer`` (``judging.decline.sample_disagreements``); kept when fewer than ``samples_needed`` do."""
+    """Samples of the answer prompt (with "I don't know" offered), which of them disagree with ``answer``
+    (``judging.decline.sample_disagreements``), and the prompt's first-token decline probability (the
+    share of samples that would decline, ``judging.decline.decline_probability``). Kept when fewer than
+    ``samples_needed`` disagree and the probability stays under ``sample_decline_threshold``."""
+    model = get_chat_model(context.generate_model)
+    messages = sample_messages(state, context)
+    threshold = context.sample_decline_threshold
+    p_decline = decline_probability(model, messages) if threshold is not None else None
     replies = draw_samples(
-        get_chat_model(context.generate_model),
-        sample_messages(state, context),
-        context.answer_samples,
-        context.sample_temperature,
-        context.sample_max_tokens,
+        model, messages, context.answer_samples, context.sample_temperature, context.sample_max_tokens
     )
     disagree = sample_disagreements(answer, replies, question_for_answering(state))
-    return {"replies": replies, "disagree": disagree, "kept": len(disagree) < context.samples_needed}
+    unsure = threshold is not None and p_decline is not None and p_decline >= threshold
+    return {"replies": replies, "disagree": disagree, "p_decline": p_decline,
+            "kept": len(disagree) < context.samples_needed and not unsure}  # fmt: skip
 
 
 def standing_text(draft: str, state: Mapping[str, Any], context: Context) -> str:

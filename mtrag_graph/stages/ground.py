@@ -50,6 +50,12 @@ class GroundSettings:
         stage="ground",
         description="Samples that must disagree with the answer before the run declines (model_unsure).",
     )
+    sample_decline_threshold: float | None = setting(
+        0.05,
+        stage="ground",
+        description="With answer_samples: the answer is also a decline when the samples' prompt puts this much "
+        "probability on a decline's first token (the share of samples that would decline); None: not asked.",
+    )
     sample_scope: Literal["retrieved", "always"] = setting(
         "always",
         stage="ground",
