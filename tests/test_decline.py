@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from mtrag_graph.graph import build_graph
-from mtrag_graph.judging.decline import decline_probability, first_token_mass, sample_disagreements
+from mtrag_graph.judging.decline import decline_probability, first_token_mass, key_facts, sample_disagreements
 from mtrag_graph.models.capabilities import Capabilities
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.state import AbstainReason
@@ -190,3 +190,7 @@ def test_an_answer_whose_samples_prompt_leans_to_a_decline_is_a_decline():
     out = build_graph(output="state").invoke({"task": task}, context=context)
     assert out["abstain_reason"] == AbstainReason.MODEL_UNSURE
     assert out["grounding"]["samples"]["p_decline"] == pytest.approx(0.2)
+
+
+def test_the_numbers_of_a_numbered_list_are_no_facts():
+    assert key_facts("Do this:\n1. Run `make`.\n2. Run `make check`.") == {"make", "make check"}

@@ -28,6 +28,7 @@ from mtrag_graph.text import declines, sentences
 # an answer from documentation rarely opens with the bare pronoun ("If", "In", "It" are other tokens)
 DECLINE_STARTS = frozenset({"i", "sorry", "unfortunately", "i'm"})
 TOP_LOGPROBS = 20
+_LIST_NUMBER = re.compile(r"\s*\d+[.)]\s*")
 
 
 def first_token_mass(logprobs: Any, starts: frozenset[str] = DECLINE_STARTS) -> float | None:
@@ -66,6 +67,8 @@ def key_facts(text: str, *, commands: bool = False) -> set[str]:
     prefixes: set[str] = set()
     for sentence in sentences(text):
         sentence = claim_text(sentence)  # "[Document 2]", "in Document 2": no fact of the answer's
+        if _LIST_NUMBER.fullmatch(sentence):  # "1." split off a numbered list item
+            continue
         numbers, names = facts_in(sentence)
         found |= numbers | names
         for token in technical_tokens(sentence):
