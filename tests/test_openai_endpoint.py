@@ -11,7 +11,7 @@ from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 
 from mtrag_graph.graph import build_graph
-from mtrag_graph.models.calls import CallLog, invoke_text
+from mtrag_graph.models.calls import CallLog, constraint_options, invoke_text
 from mtrag_graph.models.factory import get_chat_model
 from mtrag_graph.testing import endpoint_context, make_task
 
@@ -35,6 +35,8 @@ class StandIn(BaseHTTPRequestHandler):
         prompt = body["messages"][-1]["content"]
         if "answer" in schema.get("properties", {}):
             content = json.dumps({"answer": "yes"})
+        elif (body.get("structured_outputs") or {}).get("choice"):
+            content = body["structured_outputs"]["choice"][0]
         elif "Rewrite the last user question" in prompt:
             content = "What do honey bees do when food is close?"
         else:
@@ -105,10 +107,21 @@ def test_graph_runs_end_to_end_against_an_openai_compatible_server(endpoint):
     state = build_graph(output="state").invoke({"task": task}, context=context)
     assert state["answer"] == "Honey bees perform a round dance when food is close to the hive."
     assert state["gate"] == "yes"
-    choice_requests = [r for r in StandIn.requests if r.get("response_format")]
+    # vLLM's own choice constraint (the bare word, as llama.cpp gives it); JSON through response_format
+    choice_requests = [r for r in StandIn.requests if r.get("structured_outputs")]
     assert choice_requests, "yes/no calls must ask the server for constrained output"
-    assert choice_requests[0]["response_format"]["type"] == "json_schema"
+    assert choice_requests[0]["structured_outputs"] == {"choice": ["yes", "no"]}
     assert all(r["model"] == "stand-in" and r["temperature"] == 0.0 for r in StandIn.requests)
+
+
+def test_a_vllm_spec_asks_a_choice_as_vllms_choice_and_a_schema_as_response_format(endpoint, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    vllm, openai = get_chat_model(f"vllm:c@{endpoint}"), get_chat_model(f"openai:c@{endpoint}")
+    assert constraint_options(vllm, choices=["yes", "no"]) == {"structured_outputs": {"choice": ["yes", "no"]}}
+    assert constraint_options(vllm, json_schema=schema)["response_format"]["json_schema"]["schema"] == schema
+    openai_choice = constraint_options(openai, choices=["yes", "no"])["response_format"]["json_schema"]
+    assert openai_choice["schema"]["properties"]["answer"]["enum"] == ["yes", "no"]
 
 
 def test_one_retry_layer_counts_and_records_every_request(endpoint):
@@ -151,8 +164,8 @@ def test_the_endpoint_streams_the_draft_and_the_graph_streams_the_answer_that_st
     assert "".join(shown) == state["answer"]
     # free-text calls may stream (their tokens stay out of the graph's stream); constrained ones never do
     streamed = [r for r in StandIn.requests if r.get("stream")]
-    assert streamed and not any("response_format" in r for r in streamed)
-    assert any(r.get("response_format") for r in StandIn.requests)
+    assert streamed and not any("response_format" in r or "structured_outputs" in r for r in streamed)
+    assert any(r.get("structured_outputs") for r in StandIn.requests)
     generate_calls = [c for c in state["model_calls"] if c["node"] == "generate"]
     assert generate_calls[0]["completion_tokens"] == len(state["answer"].split())
     assert generate_calls[0]["finish_reason"] == "stop"
