@@ -118,7 +118,9 @@ def test_a_vllm_spec_asks_a_choice_as_vllms_choice_and_a_schema_as_response_form
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     schema = {"type": "object", "properties": {"q": {"type": "string"}}}
     vllm, openai = get_chat_model(f"vllm:c@{endpoint}"), get_chat_model(f"openai:c@{endpoint}")
-    assert constraint_options(vllm, choices=["yes", "no"]) == {"structured_outputs": {"choice": ["yes", "no"]}}
+    assert constraint_options(vllm, choices=["yes", "no"]) == {
+        "structured_outputs": {"choice": ["yes", "no"]}
+    }
     assert constraint_options(vllm, json_schema=schema)["response_format"]["json_schema"]["schema"] == schema
     openai_choice = constraint_options(openai, choices=["yes", "no"])["response_format"]["json_schema"]
     assert openai_choice["schema"]["properties"]["answer"]["enum"] == ["yes", "no"]

@@ -35,9 +35,9 @@ from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 
-from mtrag_graph.models.chunks import whole_reply
 from mtrag_graph import settings
 from mtrag_graph.models.capabilities import Capabilities, vllm_endpoint
+from mtrag_graph.models.chunks import whole_reply
 from mtrag_graph.models.constraints import CONSTRAINT_KEYS, rejects_constraint
 
 _CLIENTS: dict[str, httpx.Client] = {}
