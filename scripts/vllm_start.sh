@@ -36,6 +36,12 @@ export VLLM_CPU_KVCACHE_SPACE=${MTRAG_VLLM_KV_GB:-2}
 export VLLM_CPU_OMP_THREADS_BIND=nobind OMP_NUM_THREADS=$threads VLLM_CPU_NUM_OF_RESERVED_CPU=0
 export VLLM_TARGET_DEVICE=cpu
 
+# the server must not keep a descriptor this script inherited: under `flock FILE scripts/vllm_start.sh`
+# it would hold the lock for as long as it runs
+for fd in /proc/$$/fd/*; do
+  fd=${fd##*/}
+  if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+done
 # setsid: the server and its engine process form one process group, which vllm_stop.sh ends
 setsid "$VLLM_VENV/bin/python" -m vllm.entrypoints.openai.api_server \
   --model "$model_dir" --served-model-name "$name" \
