@@ -23,9 +23,11 @@ embedding requests, ``MTRAG_EMBED_MERGE=1``, for comparison).
 (a vLLM server: ``scripts/vllm_start.sh``), as a ``vllm:NAME@URL`` spec. Every level answers the same
 tasks (``--min-tasks`` of them when ``--waves`` times the level is smaller), so the table also says how
 many answers equal those at concurrency 1, and the engine's own view, read from its ``/metrics`` every
-0.2 s: the most requests it ran at once and kept waiting, and its prefix-cache hit rate.
+0.2 s: the most requests it ran at once and kept waiting, and its prefix-cache hit rate. Each level
+starts with an empty prefix cache (``POST /reset_prefix_cache``: start the server with
+``MTRAG_VLLM_DEV_MODE=1``), else a level would reuse the prompts the level before computed.
 
-    bash scripts/vllm_start.sh
+    MTRAG_VLLM_DEV_MODE=1 bash scripts/vllm_start.sh
     flock /tmp/mtrag-cpu.lock python -m benchmarks.throughput /work/shared/data/mtrag/tasks/mtragun_dev.jsonl \\
         --endpoint http://127.0.0.1:8011/v1 --model qwen2.5-coder-0.5b --levels 1 4 8 16 --min-tasks 24 --waves 1
 """
@@ -119,6 +121,18 @@ class EngineSampler(threading.Thread):
         }
 
 
+def reset_prefix_cache(base_url: str) -> None:
+    """Empty a vLLM server's prefix cache (its development routes: ``VLLM_SERVER_DEV_MODE=1``)."""
+    url = base_url.rstrip("/").removesuffix("/v1") + "/reset_prefix_cache"
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=30).close()
+    except OSError as error:
+        raise SystemExit(
+            f"{url}: {error}; start the server with MTRAG_VLLM_DEV_MODE=1, so that each level starts "
+            "with an empty prefix cache"
+        ) from None
+
+
 def child(args: argparse.Namespace) -> None:
     """One level: warm up, then answer the tasks at the given concurrency; print a JSON line."""
     from mtrag_graph.context import Context
@@ -140,6 +154,8 @@ def child(args: argparse.Namespace) -> None:
         )
     graph = build_graph(output="state")
     work = Path(args.work)
+    if args.model:
+        reset_prefix_cache(args.url)
     answer_tasks(
         work / "warmup.jsonl", work / f"warm-{args.concurrency}.jsonl", context, progress=False, graph=graph
     )

@@ -8,7 +8,9 @@
 # Settings (environment): MTRAG_VLLM_PORT (8011), MTRAG_VLLM_THREADS (CPU threads of the engine: 1, so
 # the client and the rest of a 2-core machine keep a core), MTRAG_VLLM_KV_GB (KV cache, GiB: 2; the
 # 0.5B needs 12 KiB a token, so 2 GiB hold about 170,000 tokens), MTRAG_VLLM_MAX_SEQS (sequences per
-# step: 16), MTRAG_N_CTX (the longest prompt plus reply: 8192), MTRAG_VLLM_LOG / MTRAG_VLLM_PIDFILE.
+# step: 16), MTRAG_N_CTX (the longest prompt plus reply: 8192), MTRAG_VLLM_LOG / MTRAG_VLLM_PIDFILE,
+# MTRAG_VLLM_DEV_MODE=1 (vLLM's development routes, POST /reset_prefix_cache among them, which
+# benchmarks.throughput calls between levels; they also let any local process drive the engine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VLLM_VENV=${VLLM_VENV:-.venv-vllm}
@@ -35,6 +37,7 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRAC
 export VLLM_CPU_KVCACHE_SPACE=${MTRAG_VLLM_KV_GB:-2}
 export VLLM_CPU_OMP_THREADS_BIND=nobind OMP_NUM_THREADS=$threads VLLM_CPU_NUM_OF_RESERVED_CPU=0
 export VLLM_TARGET_DEVICE=cpu
+if [ "${MTRAG_VLLM_DEV_MODE:-0}" = 1 ]; then export VLLM_SERVER_DEV_MODE=1; fi
 
 # the server must not keep a descriptor this script inherited: under `flock FILE scripts/vllm_start.sh`
 # it would hold the lock for as long as it runs
