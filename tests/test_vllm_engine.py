@@ -37,6 +37,7 @@ pytestmark = pytest.mark.slow
 
 MODEL = "qwen2.5-coder-0.5b"
 MODEL_DIR = "vllm/qwen2.5-coder-0.5b-instruct"
+PASSAGE_OBJECTS = [{"document_id": f"d{i}", "text": text} for i, text in enumerate(PASSAGES)]
 
 
 class Engine:
@@ -203,7 +204,7 @@ def test_a_thread_answers_and_follows_up_on_the_messages_graph(engine):
     graph = build_graph(checkpointer=InMemorySaver())
     thread = {"configurable": {"thread_id": "vllm-thread"}}
     first = graph.invoke(
-        {"messages": [HumanMessage("When did the Eiffel Tower open?")], "contexts": PASSAGES},
+        {"messages": [HumanMessage("When did the Eiffel Tower open?")], "contexts": PASSAGE_OBJECTS},
         thread,
         context=context,
     )
