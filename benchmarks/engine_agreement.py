@@ -6,8 +6,9 @@
         --endpoint http://127.0.0.1:8011/v1 --model qwen2.5-coder-0.5b --local qwen2.5-coder-0.5b
 
 The same tasks (``--limit`` of them, spread over the file) are answered twice with the same settings
-but the models: every model role the bundled GGUF through llama.cpp in this process (``--local``), then
-every role the engine as a ``vllm:`` spec. Both runs rerank by word overlap and compute the gate's
+but the models: every model role the engine as a ``vllm:`` spec, then every role the bundled GGUF
+through llama.cpp in this process (``--local``), one task at a time. With ``--keep`` the runs resume,
+and ``--compare-only`` compares the tasks both runs have answered so far. Both runs rerank by word overlap and compute the gate's
 evidence from hashed words (``testing.endpoint_context``), so no other model differs. Per task it compares
 the decisions a run records: whether it asked back, the relation class of the question, the gate's
 verdict, and the outcome (answered, or the abstention's reason); and whether the answer text is the
@@ -86,7 +87,12 @@ def main() -> int:
     parser.add_argument("--model", required=True, help="the model name the engine serves")
     parser.add_argument("--local", default="qwen2.5-coder-0.5b", help="the same model for llama.cpp")
     parser.add_argument("--concurrency", type=int, default=8, help="tasks in flight against the engine")
-    parser.add_argument("--keep", help="keep both runs' predictions in this folder")
+    parser.add_argument(
+        "--keep", help="keep both runs' predictions in this folder (a run again resumes them)"
+    )
+    parser.add_argument(
+        "--compare-only", action="store_true", help="compare what --keep holds, answering nothing"
+    )
     parser.add_argument("-o", "--output", help="append the table to this markdown file")
     args = parser.parse_args()
 
@@ -100,17 +106,18 @@ def main() -> int:
         work.mkdir(parents=True, exist_ok=True)
         tasks = work / "tasks.jsonl"
         tasks.write_text("\n".join(tasks_for(args.limit, rows)) + "\n", encoding="utf-8")
+        # the engine first (a minute); llama.cpp takes a minute or more per task on a busy 2-core machine,
+        # and its run resumes (--keep): what both runs answered is compared
         runs = {
-            "local": (endpoint_context(args.local), 1),
             "engine": (endpoint_context(f"vllm:{args.model}@{args.endpoint}"), args.concurrency),
+            "local": (endpoint_context(args.local), 1),
         }
         answered: dict[str, dict[str, dict]] = {}
         for name, (context, concurrency) in runs.items():
             out = work / f"{name}.jsonl"
-            summary = answer_tasks(tasks, out, context, progress=False, concurrency=concurrency)
-            print(
-                f"{name}: {summary.answered} answered, {summary.failed} failed", file=sys.stderr, flush=True
-            )
+            if not args.compare_only:
+                summary = answer_tasks(tasks, out, context, progress=False, concurrency=concurrency)
+                print(f"{name}: {summary.answered} answered now, {summary.failed} failed", file=sys.stderr)
             records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
             answered[name] = {r["task_id"]: r for r in records if r.get("status") == "ok"}
         table = render(compare(answered["local"], answered["engine"]), args)
