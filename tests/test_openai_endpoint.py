@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -14,6 +18,13 @@ from mtrag_graph.graph import build_graph
 from mtrag_graph.models.calls import CallLog, constraint_options, invoke_text
 from mtrag_graph.models.factory import get_chat_model
 from mtrag_graph.testing import endpoint_context, make_task
+from tests.conftest import REPO
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 class StandIn(BaseHTTPRequestHandler):
@@ -187,3 +198,44 @@ def test_free_text_streams_and_a_constrained_reply_comes_whole(endpoint, kind, m
     chunks = list(model.stream([HumanMessage(content="Yes or no?")], response_format=constrained))
     assert [c.content for c in chunks if c.content] == ['{"answer": "yes"}']
     assert [bool(r.get("stream")) for r in StandIn.requests] == [True, False]
+
+
+def standin_process(port: int) -> tuple[subprocess.Popen, str]:
+    """The stand-in in a process of its own (a killed process drops its connections, as a server does)."""
+    command = [sys.executable, "-m", "mtrag_graph.testing.standin", "--port", str(port), "--latency", "0",
+               "--max-requests", "100", "--idle-exit", "60"]  # fmt: skip
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    return process, process.stdout.readline().strip()
+
+
+def test_a_call_waits_for_an_endpoint_that_answered_before_to_come_back(monkeypatch):
+    monkeypatch.setenv("MTRAG_ENDPOINT_OUTAGE_S", "60")
+    port = free_port()
+    first, url = standin_process(port)
+    model = get_chat_model(f"vllm:outage@{url}")
+    assert invoke_text(model, [HumanMessage(content="Say something.")], backoff_seconds=0).content
+    first.kill()
+    first.wait()
+    second: list[subprocess.Popen] = []
+    restart = threading.Timer(2.0, lambda: second.append(standin_process(port)[0]))
+    restart.start()
+    log = CallLog(node="t")
+    try:
+        reply = invoke_text(model, [HumanMessage(content="Say something else.")], log, backoff_seconds=0)
+    finally:
+        restart.join()
+        for process in second:
+            process.kill()
+            process.wait()
+    assert reply.content and second
+    assert "ConnectionError" in log.records[0]["error"] and "error" not in log.records[1]
+
+
+def test_an_endpoint_that_never_answered_fails_at_once(monkeypatch):
+    monkeypatch.setenv("MTRAG_ENDPOINT_OUTAGE_S", "30")
+    model = get_chat_model(f"vllm:never@http://127.0.0.1:{free_port()}/v1")
+    started = time.monotonic()
+    with pytest.raises(ConnectionError):
+        invoke_text(model, [HumanMessage(content="Say something.")], backoff_seconds=0)
+    assert time.monotonic() - started < 5

@@ -2,8 +2,8 @@
 
 OpenAI and vLLM accept ``response_format: {"type": "json_schema", ...}`` (and vLLM its own
 ``structured_outputs``); other OpenAI-compatible servers do not (llama-cpp-python's own server answers
-500 to a ``json_schema``: it knows only ``text`` and ``json_object``). When an endpoint rejects the constraint, the call is asked again without it: the
-reply is parsed strictly anyway (and retried with the error shown when it does not parse), and the
+500 to a ``json_schema``: it knows only ``text`` and ``json_object``). When an endpoint rejects the
+constraint, the call is asked again without it: the reply is parsed strictly anyway (and retried with the error shown when it does not parse), and the
 rejected attempt stays in the node's ``model_calls`` (the route's ``model_errors``). Later calls to
 that endpoint send no constraint at all.
 """
