@@ -18,6 +18,18 @@ process's, per task in flight, and per extra task in flight compared with concur
 ``--reranker embedding`` runs the default MiniLM reranker instead of word overlap, to show what the
 CPU-side work of a task does to throughput on this machine (``--merge-embeddings`` merges concurrent
 embedding requests, ``MTRAG_EMBED_MERGE=1``, for comparison).
+
+``--endpoint URL --model NAME`` runs against a real OpenAI-compatible engine instead of the stand-in
+(a vLLM server: ``scripts/vllm_start.sh``), as a ``vllm:NAME@URL`` spec. Every level answers the same
+tasks (``--min-tasks`` of them when ``--waves`` times the level is smaller), so the table also says how
+many answers equal those at concurrency 1, and the engine's own view, read from its ``/metrics`` every
+0.2 s: the most requests it ran at once and kept waiting, and its prefix-cache hit rate. Each level
+starts with an empty prefix cache (``POST /reset_prefix_cache``: start the server with
+``MTRAG_VLLM_DEV_MODE=1``), else a level would reuse the prompts the level before computed.
+
+    MTRAG_VLLM_DEV_MODE=1 bash scripts/vllm_start.sh
+    flock /tmp/mtrag-cpu.lock python -m benchmarks.throughput /work/shared/data/mtrag/tasks/mtragun_dev.jsonl \\
+        --endpoint http://127.0.0.1:8011/v1 --model qwen2.5-coder-0.5b --levels 1 4 8 16 --min-tasks 24 --waves 1
 """
 
 from __future__ import annotations
@@ -25,11 +37,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,25 +79,92 @@ class PeakSampler(threading.Thread):
         return max(self.peak, rss_mb())
 
 
+class EngineSampler(threading.Thread):
+    """A vLLM server's own view, from its Prometheus ``/metrics``: the most requests it ran at once and
+    kept waiting, and its prefix-cache counters (queries and hits, in tokens) over the run."""
+
+    GAUGES = ("num_requests_running", "num_requests_waiting")
+    COUNTERS = ("prefix_cache_queries_total", "prefix_cache_hits_total")
+
+    def __init__(self, base_url: str, every_s: float = 0.2):
+        super().__init__(daemon=True)
+        self.url = base_url.rstrip("/").removesuffix("/v1") + "/metrics"
+        self.every_s, self._done = every_s, threading.Event()
+        self.peaks = dict.fromkeys(self.GAUGES, 0.0)
+        self.start_counts = self.read()
+
+    def read(self) -> dict[str, float]:
+        with urllib.request.urlopen(self.url, timeout=5) as response:
+            text = response.read().decode()
+        values: dict[str, float] = {}
+        for name in (*self.GAUGES, *self.COUNTERS):
+            found = re.findall(rf"^vllm:{name}{{[^}}]*}} ([0-9.e+]+)$", text, re.MULTILINE)
+            values[name] = sum(float(v) for v in found)
+        return values
+
+    def run(self) -> None:
+        while not self._done.wait(self.every_s):
+            values = self.read()
+            for name in self.GAUGES:
+                self.peaks[name] = max(self.peaks[name], values[name])
+
+    def stop(self) -> dict[str, float]:
+        self._done.set()
+        self.join()
+        end = self.read()
+        queries = end["prefix_cache_queries_total"] - self.start_counts["prefix_cache_queries_total"]
+        hits = end["prefix_cache_hits_total"] - self.start_counts["prefix_cache_hits_total"]
+        return {
+            "engine_peak_running": self.peaks["num_requests_running"],
+            "engine_peak_waiting": self.peaks["num_requests_waiting"],
+            "prefix_cache_hit_rate": hits / queries if queries else 0.0,
+        }
+
+
+def reset_prefix_cache(base_url: str) -> None:
+    """Empty a vLLM server's prefix cache (its development routes: ``VLLM_SERVER_DEV_MODE=1``)."""
+    url = base_url.rstrip("/").removesuffix("/v1") + "/reset_prefix_cache"
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=30).close()
+    except OSError as error:
+        raise SystemExit(
+            f"{url}: {error}; start the server with MTRAG_VLLM_DEV_MODE=1, so that each level starts "
+            "with an empty prefix cache"
+        ) from None
+
+
 def child(args: argparse.Namespace) -> None:
     """One level: warm up, then answer the tasks at the given concurrency; print a JSON line."""
     from mtrag_graph.context import Context
     from mtrag_graph.graph import build_graph
     from mtrag_graph.models import embeddings
     from mtrag_graph.runtime.batch import answer_tasks
+    from mtrag_graph.testing import endpoint_context
 
-    spec = f"vllm:stand-in@{args.url}"
-    context = Context(
-        rewrite_model=spec, classify_model=spec, gate_model=spec, generate_model=spec, reranker=args.reranker
-    )
+    if args.model:  # a real engine: every model role calls it (clarify's too), no model loads here
+        context = endpoint_context(f"vllm:{args.model}@{args.url}", reranker=args.reranker)
+    else:
+        spec = f"vllm:stand-in@{args.url}"
+        context = Context(
+            rewrite_model=spec,
+            classify_model=spec,
+            gate_model=spec,
+            generate_model=spec,
+            reranker=args.reranker,
+        )
     graph = build_graph(output="state")
     work = Path(args.work)
+    if args.model:
+        reset_prefix_cache(args.url)
     answer_tasks(
         work / "warmup.jsonl", work / f"warm-{args.concurrency}.jsonl", context, progress=False, graph=graph
     )
     baseline = rss_mb()
     sampler = PeakSampler()
     sampler.start()
+    engine = EngineSampler(args.url) if args.model else None
+    if engine:
+        engine.start()
     started = time.perf_counter()
     summary = answer_tasks(
         work / "tasks.jsonl",
@@ -94,6 +176,7 @@ def child(args: argparse.Namespace) -> None:
     )
     wall = time.perf_counter() - started
     peak = sampler.stop()
+    engine_view = engine.stop() if engine else {}
     records = [json.loads(line) for line in (work / f"out-{args.concurrency}.jsonl").read_text().splitlines()]
     calls = sum(r["route"]["model_calls"] for r in records if r.get("status") == "ok")
     (_, in_flight, requests), *_ = summary.endpoints.values()
@@ -111,6 +194,8 @@ def child(args: argparse.Namespace) -> None:
         "baseline_mb": baseline,
         "peak_mb": peak,
         "abstained": sum(summary.abstentions.values()),
+        "answers": {r["task_id"]: r["predictions"][0]["text"] for r in records if r.get("status") == "ok"},
+        **engine_view,
     }
     if args.reranker == "embedding":
         merged = getattr(embeddings.get_embedder(context.embedder)._encode, "stats", None)
@@ -127,6 +212,35 @@ def start_standin(latency: float, budget: int) -> tuple[subprocess.Popen, str]:
     )  # fmt: skip
     assert process.stdout is not None
     return process, process.stdout.readline().strip()
+
+
+def render_engine(results: list[dict], args: argparse.Namespace, cpu: str) -> str:
+    """The real engine's table: throughput, the client's and the engine's view, and the answers."""
+    base = results[0] if results and results[0]["concurrency"] == 1 else None
+    lines = [
+        f"# python -m benchmarks.throughput {args.tasks} --endpoint {args.endpoint} --model {args.model} "
+        f"--levels {' '.join(map(str, args.levels))} --min-tasks {args.min_tasks} --waves {args.waves} "
+        f"--reranker {args.reranker}",
+        "",
+        f"Real engine: {args.model} at {args.endpoint}. Machine: {cpu}.",
+        "",
+        "| concurrency | tasks | failed | wall s | tasks/s | speed-up vs c1 | requests/s | client peak in flight "
+        "| engine peak running | engine peak waiting | prefix-cache hits | s/task mean | answers as at c1 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        speedup = f"{r['tasks_per_s'] / base['tasks_per_s']:.1f}x" if base else "-"
+        same = "-"
+        if base:
+            shared = set(base["answers"]) & set(r["answers"])
+            same = f"{sum(base['answers'][k] == r['answers'][k] for k in shared)}/{len(shared)}"
+        lines.append(
+            f"| {r['concurrency']} | {r['tasks']} | {r['failed']} | {r['wall_s']:.1f} | {r['tasks_per_s']:.3f} "
+            f"| {speedup} | {r['requests_per_s']:.2f} | {r['peak_in_flight']} | {r['engine_peak_running']:.0f} "
+            f"| {r['engine_peak_waiting']:.0f} | {r['prefix_cache_hit_rate']:.0%} | {r['seconds_per_task']:.1f} "
+            f"| {same} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def render(results: list[dict], args: argparse.Namespace, cpu: str) -> str:
@@ -173,6 +287,9 @@ def main() -> int:
         action="store_true",
         help="merge concurrent embedding requests (MTRAG_EMBED_MERGE=1)",
     )
+    parser.add_argument("--endpoint", help="a real engine's base URL (vLLM: http://127.0.0.1:8011/v1)")
+    parser.add_argument("--model", help="the model name the engine serves (with --endpoint)")
+    parser.add_argument("--keep", help="copy each level's predictions here (out-C.jsonl)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
@@ -183,10 +300,12 @@ def main() -> int:
         return 0
     if not args.tasks:
         parser.error("give a tasks file")
+    if bool(args.endpoint) != bool(args.model):
+        parser.error("--endpoint and --model go together")
     rows = [line for line in Path(args.tasks).read_text(encoding="utf-8").splitlines() if line.strip()]
     sizes = {c: max(args.min_tasks, args.waves * c) for c in args.levels}
     budget = sum(n + 1 for n in sizes.values()) * MAX_CALLS_PER_TASK
-    standin, url = start_standin(args.latency, budget)
+    standin, url = (None, args.endpoint) if args.endpoint else start_standin(args.latency, budget)
     results = []
     try:
         for level in args.levels:
@@ -196,6 +315,8 @@ def main() -> int:
                 Path(work, "warmup.jsonl").write_text(rows[-1] + "\n", encoding="utf-8")
                 command = [sys.executable, __file__, "--child", "--url", url, "--work", work,
                            "--concurrency", str(level), "--reranker", args.reranker]  # fmt: skip
+                if args.model:
+                    command += ["--model", args.model]
                 env = {**os.environ, "MTRAG_EMBED_MERGE": "1" if args.merge_embeddings else "0"}
                 out = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
                 if out.returncode != 0:
@@ -203,12 +324,17 @@ def main() -> int:
                     return 1
                 result = json.loads(out.stdout.strip().splitlines()[-1])
                 results.append(result)
-                print(json.dumps(result), file=sys.stderr, flush=True)
+                if args.keep:
+                    Path(args.keep).mkdir(parents=True, exist_ok=True)
+                    shutil.copy(Path(work, f"out-{level}.jsonl"), Path(args.keep, f"out-{level}.jsonl"))
+                shown = {k: v for k, v in result.items() if k != "answers"}
+                print(json.dumps(shown), file=sys.stderr, flush=True)
     finally:
-        standin.terminate()
-        standin.wait()
+        if standin is not None:
+            standin.terminate()
+            standin.wait()
     cpu = f"{os.cpu_count()} CPU cores"
-    table = render(results, args, cpu)
+    table = (render_engine if args.endpoint else render)(results, args, cpu)
     print(table)
     if args.output:
         with open(args.output, "a", encoding="utf-8") as handle:

@@ -23,6 +23,7 @@ Read at call time (not at import), so a test or a command can set a variable bef
 | ``MTRAG_CHECKPOINTER`` | the chat's checkpointer (SQLite file or ``postgresql://``) | ``~/.mtrag-graph/chat.sqlite`` |
 | ``MTRAG_DATA`` | the MTRAG benchmark data folder (tests, benchmarks, ``decisions --data``) | ``../shared/data/mtrag`` |
 | ``VLLM_API_KEY`` | the key sent to a ``vllm:`` endpoint | ``EMPTY`` |
+| ``MTRAG_ENDPOINT_OUTAGE_S`` | how long a ``vllm:`` call waits for an endpoint that answered before and stopped answering (a restarted server) | 120 |
 | ``OTEL_SERVICE_NAME`` | the service name of exported OpenTelemetry spans | ``mtrag-graph`` |
 | ``XDG_CACHE_HOME`` | where ``MTRAG_GRAPH_CACHE`` defaults to | ``~/.cache`` |
 | ``MTRAG_API_KEYS`` | API keys ``mtrag-graph serve`` asks for (comma-separated) | none: no key asked |
@@ -157,6 +158,10 @@ def data_dir_given() -> str | None:
 
 def vllm_api_key() -> str:
     return _text("VLLM_API_KEY") or "EMPTY"
+
+
+def endpoint_outage_seconds() -> float:
+    return float(_text("MTRAG_ENDPOINT_OUTAGE_S") or 120)
 
 
 def otel_service_name() -> str:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -11,9 +15,16 @@ from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 
 from mtrag_graph.graph import build_graph
-from mtrag_graph.models.calls import CallLog, invoke_text
+from mtrag_graph.models.calls import CallLog, constraint_options, invoke_text
 from mtrag_graph.models.factory import get_chat_model
 from mtrag_graph.testing import endpoint_context, make_task
+from tests.conftest import REPO
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 class StandIn(BaseHTTPRequestHandler):
@@ -35,6 +46,8 @@ class StandIn(BaseHTTPRequestHandler):
         prompt = body["messages"][-1]["content"]
         if "answer" in schema.get("properties", {}):
             content = json.dumps({"answer": "yes"})
+        elif (body.get("structured_outputs") or {}).get("choice"):
+            content = body["structured_outputs"]["choice"][0]
         elif "Rewrite the last user question" in prompt:
             content = "What do honey bees do when food is close?"
         else:
@@ -105,10 +118,23 @@ def test_graph_runs_end_to_end_against_an_openai_compatible_server(endpoint):
     state = build_graph(output="state").invoke({"task": task}, context=context)
     assert state["answer"] == "Honey bees perform a round dance when food is close to the hive."
     assert state["gate"] == "yes"
-    choice_requests = [r for r in StandIn.requests if r.get("response_format")]
+    # vLLM's own choice constraint (the bare word, as llama.cpp gives it); JSON through response_format
+    choice_requests = [r for r in StandIn.requests if r.get("structured_outputs")]
     assert choice_requests, "yes/no calls must ask the server for constrained output"
-    assert choice_requests[0]["response_format"]["type"] == "json_schema"
+    assert choice_requests[0]["structured_outputs"] == {"choice": ["yes", "no"]}
     assert all(r["model"] == "stand-in" and r["temperature"] == 0.0 for r in StandIn.requests)
+
+
+def test_a_vllm_spec_asks_a_choice_as_vllms_choice_and_a_schema_as_response_format(endpoint, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    vllm, openai = get_chat_model(f"vllm:c@{endpoint}"), get_chat_model(f"openai:c@{endpoint}")
+    assert constraint_options(vllm, choices=["yes", "no"]) == {
+        "structured_outputs": {"choice": ["yes", "no"]}
+    }
+    assert constraint_options(vllm, json_schema=schema)["response_format"]["json_schema"]["schema"] == schema
+    openai_choice = constraint_options(openai, choices=["yes", "no"])["response_format"]["json_schema"]
+    assert openai_choice["schema"]["properties"]["answer"]["enum"] == ["yes", "no"]
 
 
 def test_one_retry_layer_counts_and_records_every_request(endpoint):
@@ -151,8 +177,8 @@ def test_the_endpoint_streams_the_draft_and_the_graph_streams_the_answer_that_st
     assert "".join(shown) == state["answer"]
     # free-text calls may stream (their tokens stay out of the graph's stream); constrained ones never do
     streamed = [r for r in StandIn.requests if r.get("stream")]
-    assert streamed and not any("response_format" in r for r in streamed)
-    assert any(r.get("response_format") for r in StandIn.requests)
+    assert streamed and not any("response_format" in r or "structured_outputs" in r for r in streamed)
+    assert any(r.get("structured_outputs") for r in StandIn.requests)
     generate_calls = [c for c in state["model_calls"] if c["node"] == "generate"]
     assert generate_calls[0]["completion_tokens"] == len(state["answer"].split())
     assert generate_calls[0]["finish_reason"] == "stop"
@@ -172,3 +198,44 @@ def test_free_text_streams_and_a_constrained_reply_comes_whole(endpoint, kind, m
     chunks = list(model.stream([HumanMessage(content="Yes or no?")], response_format=constrained))
     assert [c.content for c in chunks if c.content] == ['{"answer": "yes"}']
     assert [bool(r.get("stream")) for r in StandIn.requests] == [True, False]
+
+
+def standin_process(port: int) -> tuple[subprocess.Popen, str]:
+    """The stand-in in a process of its own (a killed process drops its connections, as a server does)."""
+    command = [sys.executable, "-m", "mtrag_graph.testing.standin", "--port", str(port), "--latency", "0",
+               "--max-requests", "100", "--idle-exit", "60"]  # fmt: skip
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    return process, process.stdout.readline().strip()
+
+
+def test_a_call_waits_for_an_endpoint_that_answered_before_to_come_back(monkeypatch):
+    monkeypatch.setenv("MTRAG_ENDPOINT_OUTAGE_S", "60")
+    port = free_port()
+    first, url = standin_process(port)
+    model = get_chat_model(f"vllm:outage@{url}")
+    assert invoke_text(model, [HumanMessage(content="Say something.")], backoff_seconds=0).content
+    first.kill()
+    first.wait()
+    second: list[subprocess.Popen] = []
+    restart = threading.Timer(2.0, lambda: second.append(standin_process(port)[0]))
+    restart.start()
+    log = CallLog(node="t")
+    try:
+        reply = invoke_text(model, [HumanMessage(content="Say something else.")], log, backoff_seconds=0)
+    finally:
+        restart.join()
+        for process in second:
+            process.kill()
+            process.wait()
+    assert reply.content and second
+    assert "ConnectionError" in log.records[0]["error"] and "error" not in log.records[1]
+
+
+def test_an_endpoint_that_never_answered_fails_at_once(monkeypatch):
+    monkeypatch.setenv("MTRAG_ENDPOINT_OUTAGE_S", "30")
+    model = get_chat_model(f"vllm:never@http://127.0.0.1:{free_port()}/v1")
+    started = time.monotonic()
+    with pytest.raises(ConnectionError):
+        invoke_text(model, [HumanMessage(content="Say something.")], backoff_seconds=0)
+    assert time.monotonic() - started < 5

@@ -86,7 +86,7 @@ def stop(process: subprocess.Popen) -> None:
 # ---------------------------------------------------------------- endpoints without json_schema
 
 
-def test_an_endpoint_that_rejects_json_schema_is_asked_plainly_and_the_run_goes_on(tmp_path):
+def test_an_endpoint_that_rejects_constraints_is_asked_plainly_and_the_run_goes_on(tmp_path):
     server = StandInServer(reject_json_schema=True).start()
     spec = f"vllm:plain@{server.base_url}"
     context = endpoint_context(spec)
@@ -100,9 +100,9 @@ def test_an_endpoint_that_rejects_json_schema_is_asked_plainly_and_the_run_goes_
         server.server_close()
     record = json.loads((tmp_path / "out.jsonl").read_text())
     assert summary.failed == 0 and record["route"]["abstain_reason"] != "error"
-    rejected = [e for e in record["route"]["model_errors"] if "response_format" in e["error"]]
+    rejected = [e for e in record["route"]["model_errors"] if "structured_outputs" in e["error"]]
     assert len(rejected) == 1, "only the first constrained call pays for the rejection"
-    constrained = ["response_format" in r for r in server.requests]
+    constrained = ["response_format" in r or "structured_outputs" in r for r in server.requests]
     rejected_from = constrained.index(True)  # the first constrained call (the client retries a 500 itself)
     retried_plainly = constrained.index(False, rejected_from)
     assert not any(constrained[retried_plainly:]), "after the rejection no call asks for a constraint"

@@ -1,8 +1,8 @@
 """Calling chat models: recording each call (a callback handler), bounded retries, strict parsing.
 
 LLM output is untrusted. ``ask_choice`` and ``ask_json`` constrain decoding where the backend can
-(llama.cpp grammar / JSON schema, OpenAI-compatible ``response_format``), parse strictly anyway, and
-on a parse failure ask again with the error appended (decoding is deterministic, so an unchanged
+(llama.cpp grammar / JSON schema, OpenAI-compatible ``response_format``, vLLM's ``structured_outputs``),
+parse strictly anyway, and on a parse failure ask again with the error appended (decoding is deterministic, so an unchanged
 prompt would fail the same way). After ``retries`` failed attempts they return ``None`` and the
 caller records its safe default.
 """
@@ -176,9 +176,13 @@ def timed_model_call(name: str, call: Callable[[], R]) -> R:
 def constraint_options(model: BaseChatModel, choices=None, json_schema=None) -> dict[str, Any]:
     if not choices and not json_schema:
         return {}
-    if capabilities_of(model).constraint == "response_format":
-        if refuses_constraints(model):
-            return {}
+    constraint = capabilities_of(model).constraint
+    if constraint != "call_options" and refuses_constraints(model):
+        return {}
+    if constraint == "structured_outputs" and choices:
+        # the bare word, as llama.cpp's grammar gives it, its log-probabilities at the first token
+        return {"structured_outputs": {"choice": list(choices)}}
+    if constraint in ("response_format", "structured_outputs"):
         schema = json_schema or {
             "type": "object",
             "properties": {"answer": {"type": "string", "enum": list(choices)}},

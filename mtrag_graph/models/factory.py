@@ -5,7 +5,8 @@ Specs:
 - ``gguf:/path/model.gguf`` (or a path ending in ``.gguf``): any local GGUF file through llama.cpp.
 - ``openai:MODEL``: OpenAI (``OPENAI_API_KEY``); ``openai:MODEL@URL`` any OpenAI-compatible endpoint.
 - ``vllm:MODEL@URL``: a vLLM server's OpenAI-compatible API (``VLLM_API_KEY``, default ``EMPTY``);
-  structured outputs and choices are then constrained server-side. Requests go over plain ``httpx``
+  structured outputs and choices are then constrained server-side (a choice with vLLM's
+  ``structured_outputs``, a JSON schema with ``response_format``). Requests go over plain ``httpx``
   (``mtrag_graph.models.openai_compatible``), not the OpenAI SDK.
 - ``scripted:a|b|c``: a scripted fake that replies a, then b, then c (for tests and dry runs).
 A ``BaseChatModel`` instance is accepted wherever a spec is, and returned unchanged.
@@ -22,7 +23,13 @@ from langchain_openai import ChatOpenAI
 
 from mtrag_graph import settings
 from mtrag_graph.models.bundled import BUNDLED_GGUF, gguf_path
-from mtrag_graph.models.capabilities import IN_PROCESS, Capabilities, capabilities_of, openai_compatible
+from mtrag_graph.models.capabilities import (
+    IN_PROCESS,
+    Capabilities,
+    capabilities_of,
+    openai_compatible,
+    vllm_endpoint,
+)
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.models.faults import FaultInjectingChatModel
 from mtrag_graph.models.llama import ChatLlamaCpp
@@ -72,7 +79,9 @@ def spec_capabilities(spec: ModelSpec) -> Capabilities:
     backend, rest = _backend(spec)
     if backend == "llama":
         return ChatLlamaCpp.capabilities
-    if backend in ("openai", "vllm"):
+    if backend == "vllm":
+        return vllm_endpoint(_split_url(rest)[1])
+    if backend == "openai":
         return openai_compatible(_split_url(rest)[1])
     return IN_PROCESS
 

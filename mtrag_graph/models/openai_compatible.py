@@ -9,6 +9,12 @@ benchmarks/results/throughput.md). Errors keep the classes and fields the retry 
 timeout is a ``TimeoutError``, a connection failure a ``ConnectionError``, an HTTP error an
 ``EndpointError`` with ``status_code`` (429 and 5xx are retried, other codes are not).
 
+A server that answered before and then stops answering (killed, restarted: vLLM takes about a minute
+to come back) is waited for before the connection error is raised, at most
+``MTRAG_ENDPOINT_OUTAGE_S`` seconds (``settings.endpoint_outage_seconds``), so the retry that follows
+reaches the restarted server and no task of a run ends in an error for the outage. An endpoint that
+never answered (a wrong URL) fails at once.
+
 Free-text replies stream (server-sent events) when the caller streams (``graph.stream(...,
 stream_mode="messages")``); constrained replies and replies with log-probabilities come whole, as when
 not streamed, so the constraint fallback and the strict parsing see the same reply either way.
@@ -17,7 +23,9 @@ not streamed, so the constraint fallback and the strict parsing see the same rep
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,11 +35,15 @@ from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 
+from mtrag_graph import settings
+from mtrag_graph.models.capabilities import Capabilities, vllm_endpoint
 from mtrag_graph.models.chunks import whole_reply
-from mtrag_graph.models.constraints import rejects_constraint
+from mtrag_graph.models.constraints import CONSTRAINT_KEYS, rejects_constraint
 
 _CLIENTS: dict[str, httpx.Client] = {}
 _LOCK = threading.Lock()
+_ANSWERED: set[str] = set()  # endpoints that answered a request in this process
+logger = logging.getLogger("mtrag_graph")
 
 
 class EndpointError(RuntimeError):
@@ -47,13 +59,13 @@ class TransientEndpointError(EndpointError):
 
 
 class ConstraintRejected(EndpointError):
-    """The endpoint refused the request's ``response_format``: not retried as is, asked again without it
+    """The endpoint refused the request's constraint: not retried as is, asked again without it
     (``models.constraints.drop_refused_constraint``)."""
 
 
 def endpoint_error(status_code: int, body: str, payload: dict[str, Any]) -> EndpointError:
     """The error class for an HTTP error status: a refused constraint, transient, or permanent."""
-    if "response_format" in payload and rejects_constraint(status_code, body):
+    if any(key in payload for key in CONSTRAINT_KEYS) and rejects_constraint(status_code, body):
         return ConstraintRejected(status_code, body)
     if status_code == 429 or status_code >= 500:
         return TransientEndpointError(status_code, body)
@@ -69,10 +81,29 @@ def _client(base_url: str) -> httpx.Client:
         return _CLIENTS[base_url]
 
 
+def wait_out_outage(base: str, headers: dict[str, str]) -> None:
+    """After a connection failure: if ``base`` answered before, wait until it answers again (its model
+    list), at most ``settings.endpoint_outage_seconds()``; return at once for an endpoint never reached."""
+    if base not in _ANSWERED:
+        return
+    limit = settings.endpoint_outage_seconds()
+    deadline, warned = time.monotonic() + limit, False
+    while time.monotonic() < deadline:
+        try:
+            if _client(base).get(f"{base}/models", headers=headers, timeout=2.0).status_code < 500:
+                return
+        except httpx.TransportError:
+            pass
+        if not warned:
+            logger.warning("%s stopped answering: waiting up to %g s for it to come back", base, limit)
+            warned = True
+        time.sleep(1.0)
+
+
 def streams_text_only(kwargs: dict[str, Any]) -> bool:
     """Whether a call with these options streams: free text does; a constrained reply
-    (``response_format``) or one with log-probabilities comes whole."""
-    return not (kwargs.get("response_format") or kwargs.get("logprobs"))
+    (``response_format``, ``structured_outputs``) or one with log-probabilities comes whole."""
+    return not (any(kwargs.get(key) for key in CONSTRAINT_KEYS) or kwargs.get("logprobs"))
 
 
 class ChatOpenAIStreamingText(ChatOpenAI):
@@ -86,7 +117,12 @@ class ChatOpenAIStreamingText(ChatOpenAI):
 
 
 class ChatOpenAICompatible(ChatOpenAI):
-    """``ChatOpenAI`` whose chat completions go over ``httpx`` (see the module doc)."""
+    """``ChatOpenAI`` whose chat completions go over ``httpx`` (see the module doc); a ``vllm:`` spec's
+    model, so it constrains with vLLM's parameters (``capabilities.VLLM``)."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return vllm_endpoint(self.openai_api_base)
 
     def _endpoint(self) -> tuple[str, dict[str, str], float]:
         base = str(self.openai_api_base or "https://api.openai.com/v1").rstrip("/")
@@ -115,7 +151,9 @@ class ChatOpenAICompatible(ChatOpenAI):
         except httpx.TimeoutException as error:
             raise TimeoutError(f"{base}: no reply within {timeout:g} s ({type(error).__name__})") from error
         except httpx.TransportError as error:
+            wait_out_outage(base, headers)  # the retry that follows reaches a restarted server
             raise ConnectionError(f"{base}: {type(error).__name__}: {error}") from error
+        _ANSWERED.add(base)
         if response.status_code >= 400:
             raise endpoint_error(response.status_code, response.text, payload)
         return self._create_chat_result(response.json())
@@ -141,6 +179,7 @@ class ChatOpenAICompatible(ChatOpenAI):
             with _client(base).stream(
                 "POST", f"{base}/chat/completions", json=payload, headers=headers, timeout=timeout
             ) as response:
+                _ANSWERED.add(base)
                 if response.status_code >= 400:
                     raise endpoint_error(
                         response.status_code, response.read().decode(errors="replace"), payload
@@ -167,6 +206,7 @@ class ChatOpenAICompatible(ChatOpenAI):
         except httpx.TimeoutException as error:
             raise TimeoutError(f"{base}: no reply within {timeout:g} s ({type(error).__name__})") from error
         except httpx.TransportError as error:
+            wait_out_outage(base, headers)
             raise ConnectionError(f"{base}: {type(error).__name__}: {error}") from error
         if not pieces and not finished:
             # llama.cpp's server answers a streamed request that comes while it is busy with an empty

@@ -1,8 +1,8 @@
 """An OpenAI-compatible stand-in endpoint: deterministic replies after an injected latency.
 
 For tests and the throughput benchmark: it answers ``POST /v1/chat/completions`` the way a vLLM
-server would (a reply that follows ``response_format``'s JSON schema when one is asked for, plain text
-otherwise; server-sent events when ``stream`` is asked for), but the reply is a function of the request alone (a hash of its messages), so a run at any
+server would (a reply that follows ``response_format``'s JSON schema or ``structured_outputs``' choice
+when one is asked for, plain text otherwise; server-sent events when ``stream`` is asked for), but the reply is a function of the request alone (a hash of its messages), so a run at any
 concurrency gets the same answers. It listens on 127.0.0.1 only, serves at most ``max_requests``
 completions and stops by itself after them or after ``idle_exit_s`` without a request.
 ``GET /stats`` reports the requests served and the most that were in flight at once.
@@ -26,7 +26,8 @@ YES_NO_SHARE = 4  # an enum reply picks the first choice except one time in this
 
 
 def _digest(body: dict[str, Any]) -> int:
-    payload = json.dumps([body.get("messages"), body.get("response_format")], sort_keys=True)
+    constraint = body.get("response_format") or body.get("structured_outputs")
+    payload = json.dumps([body.get("messages"), constraint], sort_keys=True)
     return int.from_bytes(hashlib.sha256(payload.encode("utf-8")).digest()[:8], "big")
 
 
@@ -56,6 +57,9 @@ def completion_text(body: dict[str, Any]) -> str:
     schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
     if schema:
         return json.dumps(_schema_reply(schema, digest))
+    choices = (body.get("structured_outputs") or {}).get("choice")  # vLLM's choice: the bare word
+    if choices:
+        return choices[0] if digest % YES_NO_SHARE or len(choices) == 1 else choices[1]
     prompt = str(((body.get("messages") or [{}])[-1]).get("content") or "")
     document = _FIRST_DOCUMENT.search(prompt)
     sentences = _SENTENCE.findall(document.group(1)) if document else []
@@ -79,7 +83,8 @@ class StandInServer(ThreadingHTTPServer):
         self.latency_s = latency_s
         self.max_requests = max_requests
         self.idle_exit_s = idle_exit_s
-        # answer a json_schema response_format as llama-cpp-python's server does: 500, "json_object" only
+        # answer a json_schema response_format as llama-cpp-python's server does (500, "json_object" only)
+        # and vLLM's structured_outputs as OpenAI's API does (400, an unrecognised argument)
         self.reject_json_schema = reject_json_schema
         self.requests: list[dict[str, Any]] = []
         self.served = 0
@@ -170,6 +175,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.requests.append(body)
             message = "1 validation error: ('body', 'response_format', 'type'): Input should be 'text' or 'json_object'"
             self._send(500, {"error": {"message": message, "type": "internal_server_error"}})
+            return
+        if self.server.reject_json_schema and "structured_outputs" in body:
+            self.server.requests.append(body)
+            message = "Unrecognized request argument supplied: structured_outputs"
+            self._send(400, {"error": {"message": message, "type": "invalid_request_error"}})
             return
         if not self.server._enter(body):
             self._send(503, {"error": {"message": "stand-in: request budget spent"}})
