@@ -12,6 +12,11 @@ Features (all cheap: the yes-probability comes with the gate's one call, the res
 overlap): ``logit_p_yes``, ``cos_max`` / ``cos_mean`` (question vs each passage), ``overlap_max`` /
 ``overlap_all`` (share of the question's content words found in the best passage / in all of them).
 What the decision rests on is written to ``gate_evidence``; ``mtrag-graph decisions`` measures it.
+
+``decline_threshold`` (off): after a "yes", "no" when the answering model's first-token probability of
+declining (``judging.decline.decline_probability``, ``decline_instruction``) reaches it. Measured on the
+real-documents tuning split, it did not separate invented answers from right ones under the graph's
+prompt; the answer samples (``judging.answer_check``) read the same probability on their own prompt.
 """
 
 from __future__ import annotations
