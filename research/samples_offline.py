@@ -24,7 +24,7 @@ from typing import Any
 
 from mtrag_graph.context import Context
 from mtrag_graph.judging.decline import decline_probability, sample_disagreements
-from mtrag_graph.messages import sample_messages
+from mtrag_graph.messages import question_for_answering, sample_messages
 from mtrag_graph.models import get_chat_model, get_embedder
 from mtrag_graph.state import AbstainReason
 from research.decline_samples import task_state
@@ -37,7 +37,7 @@ def disagreements(record: dict[str, Any]) -> list[str] | None:
     samples = (route.get("grounding") or {}).get("samples")
     if not samples:
         return None
-    question = route.get("standalone_question") or route.get("global_rewrite") or record["input"][-1]["text"]
+    question = question_for_answering({**route, "question": record["input"][-1]["text"]})
     return sample_disagreements(record["predictions"][0]["text"], samples.get("replies") or [], question)
 
 

@@ -49,7 +49,7 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     retries = state.get("retries", 0)
     # sentences about the documents ("The documents provide information about ...") state nothing: an
     # answer made only of them declines
-    answer = drop_about_documents(answer) if answer.strip() else answer
+    answer = drop_about_documents(answer)
     if declines(answer):
         # the gate judged the passages relevant: ask once for the part they support before declining
         retry = context.retry_declines_retrieved if retrieved_setting(state) else context.retry_declines

@@ -12,14 +12,21 @@ know" way out, and the distribution over its first reply token (``logprobs``, on
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from mtrag_graph.judging.grounding import claim_text, facts_in, numbers_in, technical_tokens, verbatim_key
+from mtrag_graph.judging.grounding import (
+    LIST_NUMBER,
+    claim_text,
+    facts_in,
+    numbers_in,
+    technical_tokens,
+    verbatim_key,
+    verbatim_pattern,
+)
 from mtrag_graph.models.calls import invoke_text
 from mtrag_graph.models.capabilities import capabilities_of
 from mtrag_graph.text import declines, sentences
@@ -28,7 +35,6 @@ from mtrag_graph.text import declines, sentences
 # an answer from documentation rarely opens with the bare pronoun ("If", "In", "It" are other tokens)
 DECLINE_STARTS = frozenset({"i", "sorry", "unfortunately", "i'm"})
 TOP_LOGPROBS = 20
-_LIST_NUMBER = re.compile(r"\s*\d+[.)]\s*")
 
 
 def first_token_mass(logprobs: Any, starts: frozenset[str] = DECLINE_STARTS) -> float | None:
@@ -58,16 +64,20 @@ def decline_probability(model: BaseChatModel, messages: Sequence[BaseMessage]) -
 # ---- samples: does the model write the same facts again? --------------------------------------------
 
 
-def key_facts(text: str, *, commands: bool = False) -> set[str]:
+def key_facts(text: str) -> set[str]:
     """What two answers must share to say the same thing: numbers, technical tokens (an option also by
-    its name: "--encryption=MODE" is "--encryption" too) and names. ``commands``: only the first two words
-    of the commands among them ("`borg init --encryption=MODE PATH`" -> "borg init"), which a short
-    sample may name alone."""
+    its name: "--encryption=MODE" is "--encryption" too) and names."""
+    return _facts_and_commands(text)[0]
+
+
+def _facts_and_commands(text: str) -> tuple[set[str], set[str]]:
+    """``key_facts``, and the first two words of the commands among them ("`borg init --encryption=MODE
+    PATH`" -> "borg init"), which a short sample may name alone."""
     found: set[str] = set()
     prefixes: set[str] = set()
     for sentence in sentences(text):
         sentence = claim_text(sentence)  # "[Document 2]", "in Document 2": no fact of the answer's
-        if _LIST_NUMBER.fullmatch(sentence):  # "1." split off a numbered list item
+        if LIST_NUMBER.fullmatch(sentence):  # "1." split off a numbered list item
             continue
         numbers, names = facts_in(sentence)
         found |= numbers | names
@@ -77,7 +87,7 @@ def key_facts(text: str, *, commands: bool = False) -> set[str]:
             words_of = token.split()
             if len(words_of) > 2:
                 prefixes.add(verbatim_key(" ".join(words_of[:2])))
-    return prefixes if commands else found
+    return found, prefixes
 
 
 def holds_fact(text: str, fact: str) -> bool:
@@ -85,7 +95,7 @@ def holds_fact(text: str, fact: str) -> bool:
     whole word?"""
     if fact in numbers_in(text):
         return True
-    return re.search(rf"(?<![\w]){re.escape(fact)}(?![\w])", verbatim_key(text)) is not None
+    return verbatim_pattern(fact).search(verbatim_key(text)) is not None
 
 
 def sample_disagreements(answer: str, samples: Sequence[str], question: str = "") -> list[str]:
@@ -94,8 +104,8 @@ def sample_disagreements(answer: str, samples: Sequence[str], question: str = ""
     the answer's command ("`borg init`") agrees when every fact the sample names is the answer's. A sample
     that names no fact of its own (cut before it, or in other words) says nothing either way."""
     asked = key_facts(question)
-    facts = key_facts(answer) - asked
-    commands = key_facts(answer, commands=True) - asked
+    facts, commands = _facts_and_commands(answer)
+    facts, commands = facts - asked, commands - asked
     reasons = []
     for sample in samples:
         if declines(sample):

@@ -38,7 +38,7 @@ _NOT_NAMES = frozenset(
     "first second third finally overall then this that these those it its they there here the a an "
     "in on at for to of and or but if when while after before during with without by from as so".split()
 )
-_LIST_NUMBER = re.compile(r"\s*\d+[.)]\s*")  # "2." left alone by a sentence split: a list's number, no claim
+LIST_NUMBER = re.compile(r"\s*\d+[.)]\s*")  # "2." left alone by a sentence split: a list's number, no claim
 MAX_CITED = 3  # passages cited for one sentence at most
 # what introduces a reason or a purpose: the clause after it is checked on its own
 _REASON = re.compile(
@@ -132,6 +132,11 @@ def verbatim_key(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+def verbatim_pattern(token: str) -> re.Pattern[str]:
+    """``token`` as a whole word (never inside a longer one), to search in a ``verbatim_key`` text."""
+    return re.compile(rf"(?<![\w]){re.escape(verbatim_key(token))}(?![\w])")
+
+
 def facts_in(sentence: str) -> tuple[set[str], set[str]]:
     """The sentence's numbers and names (see ``numbers_in``, ``names_in``)."""
     return {_normalise_number(m.group()) for m in _NUMBER.finditer(sentence)}, names_in(sentence)
@@ -168,7 +173,7 @@ class _Evidence:
 
     def holding(self, token: str) -> tuple[bool, set[int]]:
         """Whether what was said holds ``token`` verbatim, and which passages do (never inside a longer word)."""
-        pattern = re.compile(rf"(?<![\w]){re.escape(verbatim_key(token))}(?![\w])")
+        pattern = verbatim_pattern(token)
         return bool(pattern.search(self.said_text)), {
             i for i, t in enumerate(self.texts) if pattern.search(t)
         }
@@ -177,7 +182,7 @@ class _Evidence:
         bare = claim_text(sentence)
         stems = set(content_stems(bare))
         numbers, names = facts_in(bare)
-        if (not stems and not numbers) or _LIST_NUMBER.fullmatch(bare):
+        if (not stems and not numbers) or LIST_NUMBER.fullmatch(bare):
             return SentenceSupport(sentence, start, end, True, 1.0, claim=False)
         missing = sorted(n for n in numbers if n not in self.all_numbers) + sorted(
             n for n in names if n not in self.all_words
