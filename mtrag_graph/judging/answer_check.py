@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from mtrag_graph.judging import yes_no
 from mtrag_graph.judging.decline import decline_probability, draw_samples, sample_disagreements
 from mtrag_graph.judging.grounding import grounded_answer, sentence_support, support_entries
 from mtrag_graph.messages import (
@@ -20,6 +21,7 @@ from mtrag_graph.messages import (
     verify_messages,
 )
 from mtrag_graph.models import get_chat_model
+from mtrag_graph.models.embeddings import get_embedder
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.state import AbstainReason, RetryReason, retrieved_setting
 from mtrag_graph.text import declines
@@ -98,6 +100,25 @@ def ground(answer: str, state: Mapping[str, Any], context: Context) -> tuple[str
     return grounded_answer(answer, support), grounding
 
 
+def quotes_yes_no(state: Mapping[str, Any], context: Context, answer: str) -> bool:
+    """Whether ``answer`` is settled on a quoted sentence (``Context.yes_no_quote``, ``judging.yes_no``)."""
+    on = context.yes_no_quote and context.grounding != "off"
+    return on and bool(state.get("kept_passages")) and yes_no.applies(question_for_answering(state), answer)
+
+
+def quote_yes_no(state: Mapping[str, Any], context: Context, answer: str) -> tuple[str, dict[str, Any]]:
+    """The yes/no answer with the sentence that decides it quoted, and the record (``judging.yes_no``)."""
+    return yes_no.settle(
+        answer,
+        question_for_answering(state),
+        state.get("kept_passages") or [],
+        get_chat_model(context.generate_model),
+        get_embedder(context.embedder).embed,
+        min_confidence=context.yes_no_min_confidence,
+        retries=context.parse_retries,
+    )
+
+
 def verifies(state: Mapping[str, Any], context: Context) -> bool:
     """Whether the model is asked to confirm the answer (``Context.verify_retried_answers``)."""
     scope = context.verify_retried_answers
@@ -154,8 +175,8 @@ def check_against_samples(state: Mapping[str, Any], context: Context, answer: st
 
 def standing_text(draft: str, state: Mapping[str, Any], context: Context) -> str:
     """The answer the checks would give if the run's draft were ``draft`` ('' when they would hold it)."""
-    if verifies(state, context) or samples_checked(state, context):
-        return ""  # the model confirms the answer, or its samples are read, at the end: nothing stands before
+    if verifies(state, context) or samples_checked(state, context) or quotes_yes_no(state, context, draft):
+        return ""  # the model confirms the answer, reads its samples or a quote at the end: nothing stands before
     outcome = check_draft({**state, "draft": draft, "draft_finish_reason": "stop"}, context)
     answer = outcome.get("answer")
     if not answer or outcome.get("abstain_reason") is not None or answer == context.idk_answer:

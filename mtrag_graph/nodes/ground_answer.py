@@ -11,6 +11,9 @@ way out away) is also checked by the model itself when ``Context.verify_retried_
 yes/no whether the documents state it, a "yes" probability under ``verify_threshold`` makes it the
 abstention (``AbstainReason.UNVERIFIED``); the probability is kept in ``grounding["verify"]``.
 
+A yes/no question's answer is first settled on the sentence that decides it, quoted
+(``Context.yes_no_quote``, ``judging.yes_no``); the grounding check then cites the quote's passage.
+
 The decisions are in ``judging.answer_check`` (what the stream shows of a draft reads them too).
 """
 
@@ -24,6 +27,8 @@ from mtrag_graph.context import Context
 from mtrag_graph.judging.answer_check import (
     check_against_samples,
     ground,
+    quote_yes_no,
+    quotes_yes_no,
     samples_checked,
     verifies,
     verify_answer,
@@ -38,7 +43,12 @@ def ground_answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     answer = state.get("answer") or ""
     if context.grounding == "off" or not answer:
         return {}
-    kept, grounding = ground(answer, state, context)
+    settled, quoted = None, answer
+    if quotes_yes_no(state, context, answer):
+        quoted, settled = quote_yes_no(state, context, answer)
+    kept, grounding = ground(quoted, state, context)
+    if settled is not None:
+        grounding["yes_no"] = settled
     if kept is None:
         return {"grounding": grounding, "abstain_reason": AbstainReason.UNGROUNDED}
     if verifies(state, context):

@@ -68,6 +68,16 @@ class GroundSettings:
         stage="ground",
         description="The answer prompt's instruction for the samples (offers 'I don't know').",
     )
+    yes_no_quote: bool = setting(
+        True,
+        stage="ground",
+        description="A yes/no question's answer quotes the passage sentence closest to the question; the model, "
+        "shown only that quote, leads it with yes or no when at least yes_no_min_confidence sure, and the "
+        "draft stays before the quote only when it says the same (judging.yes_no).",
+    )
+    yes_no_min_confidence: float = setting(
+        0.9, stage="ground", description="The probability a yes or no verdict on the quote needs to be said."
+    )
     verify_instruction: str = setting(
         grounded.VERIFY_ANSWER,
         stage="ground",

@@ -62,6 +62,8 @@ def fake_context(
         "grounding": "off",
         # nor samples of the answer: each would take a scripted reply (tests/test_decline.py draws them)
         "answer_samples": 0,
+        # nor a yes/no answer's quote: its verdict would take a scripted reply (tests/test_yes_no.py)
+        "yes_no_quote": False,
         # routing tests script every model call; tests/test_clarify.py switches clarify on (the default)
         "clarify": False,
         # the scripts interleave the two relation judgements (question, answer) for every exchange:

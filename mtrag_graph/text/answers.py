@@ -53,13 +53,18 @@ _YES_NO_QUESTION = re.compile(
 _LEADING_YES_NO = re.compile(r"^(yes|no)\s*[,.!:;]\s*(?=\S)", re.IGNORECASE)
 
 
+def is_yes_no_question(question: str) -> bool:
+    """Does ``question`` open like a yes/no question ("Is ...", "Does ...", "Can ...")?"""
+    return _YES_NO_QUESTION.match(question) is not None
+
+
 def drop_spurious_yes_no(answer: str, question: str) -> str:
     """Remove a "Yes, " / "No, " opener from an answer to a question that is not a yes/no question.
 
     Prompts that tell a small model to start yes/no answers with "Yes" or "No" make it open every
     answer that way ("No, Watson Assistant is a service ..." to "What is Watson Assistant?").
     """
-    if _YES_NO_QUESTION.match(question):
+    if is_yes_no_question(question):
         return answer
     stripped = _LEADING_YES_NO.sub("", answer, count=1)
     return stripped[0].upper() + stripped[1:] if stripped and stripped != answer else answer

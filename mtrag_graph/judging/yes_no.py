@@ -1,0 +1,175 @@
+"""A yes/no answer decided on the sentence that decides it, and quoting it.
+
+A small model asked a yes/no question over whole passages answers "Yes" far too often: on the
+real-documents tuning split every one of its three answerable yes/no questions was answered wrong,
+two of them "Yes" where the passage it cited says the opposite ("qsolve only supports homogeneous
+linear systems"). Shown one sentence at a time, the same model reads it right. So a yes/no answer is
+settled here, after the draft:
+
+1. the passages' sentences (``passage_sentences``: PDF lines joined, list items kept apart) ranked by
+   the embedder's cosine with the question; the best ``candidates``;
+2. each asked of the model alone ("Does this sentence answer the question: yes, no, or not stated?",
+   one constrained token with its probabilities);
+3. the deciding sentence is the most confident yes-or-no among them; the answer becomes that verdict
+   and the sentence, quoted ("No. The documentation says: “...”"), which the grounding check then
+   cites. When no sentence decides (every one "not stated", or below ``min_confidence``) the draft
+   stands as it was, and the record says so.
+
+The verdict and every sentence's probabilities are kept in ``grounding["yes_no"]``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from mtrag_graph.models.logprobs import score_choice
+from mtrag_graph.text import declines
+from mtrag_graph.text.answers import is_yes_no_question
+
+VERDICTS = ("yes", "no", "unclear")
+SENTENCE_CHARS = 400  # a longer "sentence" (a table, a run-on PDF line) is cut to this in the prompt
+MIN_WORDS = 4  # shorter pieces (headings, page numbers) are not candidates
+
+SYSTEM = "You read one sentence from a document and say whether it answers a yes/no question."
+INSTRUCTION = (
+    "Sentence: \u201c{sentence}\u201d\n\n"
+    "Question: {question}\n\n"
+    "Going only by this sentence, is the answer to the question yes or no? Reply with one word: "
+    "yes, no, or unclear (the sentence does not say)."
+)
+LEAD = {"yes": "Yes", "no": "No"}
+QUOTE = "The documentation says: \u201c{sentence}\u201d"
+SECOND_WITHIN = 0.1  # the second-best sentence joins the quote when its cosine is this close
+_LEADING = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+
+_LINE_START_KEEP = re.compile(r"^\s*(?:[-*\u2022\u2023\u25e6]|\d+[.)]\s|#|\||```|\$ |>)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"\u201d')\]]*\s+(?=[\"\u201c'(\[`]?[A-Z0-9])")
+_SPACE = re.compile(r"[ \t]+")
+
+
+def passage_sentences(text: str) -> list[str]:
+    """The sentences of a passage: a paragraph's broken lines (PDF text) joined, a list item, heading,
+    table row or code line kept on its own, then split at sentence ends."""
+    pieces: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        current: list[str] = []
+        for line in paragraph.splitlines():
+            if not line.strip():
+                continue
+            if _LINE_START_KEEP.match(line) and current:
+                pieces.append(" ".join(current))
+                current = []
+            current.append(line.strip())
+        if current:
+            pieces.append(" ".join(current))
+    result: list[str] = []
+    for piece in pieces:
+        for sentence in _SENTENCE_END.split(_SPACE.sub(" ", piece)):
+            sentence = sentence.strip().lstrip("-*\u2022 ").strip()
+            if len(sentence.split()) >= MIN_WORDS and not sentence.startswith(("|", "```", "#")):
+                result.append(sentence)
+    return result
+
+
+def candidate_sentences(
+    question: str,
+    passages: Sequence[Mapping[str, Any]],
+    embed: Callable[[Sequence[str]], np.ndarray],
+    k: int,
+) -> list[tuple[int, str, float]]:
+    """The ``k`` sentences of ``passages`` closest to ``question`` (passage index, sentence, cosine)."""
+    found = [(i, s) for i, p in enumerate(passages) for s in passage_sentences(str(p.get("text", "")))]
+    if not found or k <= 0:
+        return []
+    vectors = np.asarray(embed([question, *(s for _, s in found)]), dtype=np.float32)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    cosines = vectors[1:] @ vectors[0]
+    order = np.argsort(-cosines, kind="stable")[:k]
+    return [(found[j][0], found[j][1], round(float(cosines[j]), 4)) for j in order]
+
+
+def verdict_messages(sentence: str, question: str) -> list[BaseMessage]:
+    return [
+        SystemMessage(content=SYSTEM),
+        HumanMessage(content=INSTRUCTION.format(sentence=sentence[:SENTENCE_CHARS], question=question)),
+    ]
+
+
+def quoted(
+    candidates: Sequence[tuple[int, str, float]], passages: Sequence[Mapping[str, Any]]
+) -> tuple[int, str] | None:
+    """The quote: the best sentence, with the second when it is from the same passage and nearly as close
+    (``SECOND_WITHIN``), in the passage's order. (passage index, text); None without candidates."""
+    if not candidates:
+        return None
+    passage, best, cosine = candidates[0]
+    chosen = [best]
+    if len(candidates) > 1:
+        other_passage, other, other_cosine = candidates[1]
+        if other_passage == passage and cosine - other_cosine <= SECOND_WITHIN:
+            text = str(passages[passage].get("text", ""))
+            chosen = sorted([best, other], key=lambda s: _position(text, s))
+    return passage, " ".join(s.rstrip() for s in chosen)
+
+
+def _position(text: str, sentence: str) -> int:
+    found = re.sub(r"\s+", " ", text).find(sentence[:40])
+    return found if found >= 0 else len(text)
+
+
+def polarity(answer: str) -> str | None:
+    """ "yes" or "no" when the answer opens with it."""
+    match = _LEADING.match(answer)
+    return match.group(1).lower() if match else None
+
+
+def settle(
+    answer: str,
+    question: str,
+    passages: Sequence[Mapping[str, Any]],
+    model: BaseChatModel,
+    embed: Callable[[Sequence[str]], np.ndarray],
+    *,
+    min_confidence: float,
+    retries: int = 1,
+) -> tuple[str, dict[str, Any]]:
+    """The answer to a yes/no question with the sentence that decides it quoted, and the record.
+
+    The model reads the quote alone: a verdict at least ``min_confidence`` leads the answer; the draft
+    is kept before the quote only when it says the same (or says neither yes nor no). Without a
+    confident verdict the quote is the answer: the draft's own yes or no is not trusted."""
+    candidates = candidate_sentences(question, passages, embed, 2)
+    quote = quoted(candidates, passages)
+    record: dict[str, Any] = {"candidates": [list(c) for c in candidates], "answer_before": answer}
+    if quote is None:
+        return answer, {**record, "outcome": "no sentence"}
+    passage, text = quote
+    text = text[:SENTENCE_CHARS]
+    _, probabilities, raws = score_choice(
+        model, verdict_messages(text, question), list(VERDICTS), retries=retries
+    )
+    record.update({"passage": passage, "quote": text, "raw": raws[-1] if raws else "",
+                   "p": {c: round(v, 4) for c, v in probabilities.items()} if probabilities else None})  # fmt: skip
+    verdict = None
+    if probabilities:
+        best = max(VERDICTS, key=lambda c: probabilities[c])
+        if best != "unclear" and probabilities[best] >= min_confidence:
+            verdict = best
+    said = polarity(answer)
+    quote_text = QUOTE.format(sentence=text)
+    if verdict is not None and said in (None, verdict):
+        return f"{answer.rstrip()} {quote_text}", {**record, "verdict": verdict, "outcome": "draft kept"}
+    if verdict is not None:
+        return f"{LEAD[verdict]}. {quote_text}", {**record, "verdict": verdict, "outcome": "verdict"}
+    return quote_text, {**record, "verdict": None, "outcome": "quote only"}
+
+
+def applies(question: str, answer: str) -> bool:
+    """A yes/no question that got an answer (not a decline)."""
+    return bool(answer) and is_yes_no_question(question) and not declines(answer)
