@@ -4,7 +4,8 @@ Verdicts, for each task:
 
 - ``asked_back``: the graph asked a clarifying question instead of answering;
 - ``idk``: it said it doesn't know (an abstention, or an answer that declines);
-- ``right`` (answerable): every key fact is in the answer (one of its spellings, normalised), not
+- ``right`` (answerable): every key fact is in the answer (one of its spellings, normalised), it does
+  not open with the opposite of the reference's yes or no, not
   ``idk``, not ``asked_back``;
 - ``invented``: an answer to an unanswerable question, or an answer to an answerable one that holds
   none of its key facts;
@@ -119,6 +120,15 @@ def kept_passages(
     return kept
 
 
+_YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+
+
+def contradicts(answer: str, reference: str) -> bool:
+    """Does the answer open with "yes" where the reference opens with "no", or the other way round?"""
+    said, meant = _YES_NO.match(answer), _YES_NO.match(reference)
+    return bool(said and meant) and said.group(1).lower() != meant.group(1).lower()
+
+
 def score_record(
     record: Mapping[str, Any], turn: Turn, follow_up: bool, passages: Mapping[str, Mapping[str, Any]]
 ) -> Verdict:
@@ -131,7 +141,8 @@ def score_record(
     idk = not asked_back and (bool(route.get("abstained")) or declines(answer))
     answered = not asked_back and not idk
     found = facts_found(answer, turn.key_facts) if turn.answerable else 0
-    right = turn.answerable and answered and found == len(turn.key_facts)
+    # a yes or no that says the opposite of the reference's is wrong, whatever else the answer quotes
+    right = turn.answerable and answered and found == len(turn.key_facts) and not contradicts(answer, turn.answer)
     invented = answered and (not turn.answerable or found == 0)
     kept = kept_passages(record, passages)
     cited_indices = sorted({i for s in prediction.get("citations") or [] for i in s.get("passages") or []})

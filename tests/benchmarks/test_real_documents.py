@@ -56,10 +56,10 @@ def documents():
     return {document.name: document}
 
 
-def turn(question="Which port?", *, answerable=True, facts=(("8008",),), where=None):
+def turn(question="Which port?", *, answerable=True, facts=(("8008",),), where=None, answer="8008"):
     return Turn(
         question=question,
-        answer="8008",
+        answer=answer,
         answerable=answerable,
         key_facts=facts if answerable else (),
         where=(where or PORTS) if answerable else None,
@@ -324,6 +324,14 @@ def test_an_answer_to_an_unanswerable_question_or_without_any_key_fact_is_invent
     assert wrong.invented and not wrong.right
     partial = score_record(record("Port 8008."), turn(facts=(("8008",), ("TLS",))), False, {})
     assert not partial.right and not partial.invented
+
+
+def test_a_yes_or_no_opposite_to_the_reference_is_wrong_though_it_quotes_the_fact():
+    reference = turn("Does it listen on 443?", answer="No, it listens on 8008.")
+    quoted = "The documentation says: \u201cThe server listens on port 8008.\u201d"
+    assert score_record(record(quoted), reference, False, {}).right
+    assert score_record(record("No. " + quoted), reference, False, {}).right
+    assert not score_record(record("Yes. " + quoted), reference, False, {}).right
 
 
 def test_the_table_counts_first_turns_and_follow_ups_apart():
