@@ -1,21 +1,22 @@
-"""A yes/no answer decided on the sentence that decides it, and quoting it.
+"""A yes/no answer that quotes the sentence deciding it.
 
-A small model asked a yes/no question over whole passages answers "Yes" far too often: on the
-real-documents tuning split every one of its three answerable yes/no questions was answered wrong,
-two of them "Yes" where the passage it cited says the opposite ("qsolve only supports homogeneous
-linear systems"). Shown one sentence at a time, the same model reads it right. So a yes/no answer is
-settled here, after the draft:
+A small model asked a yes/no question over whole passages says "Yes" too often: on the real-documents
+tuning split two of its three answerable yes/no questions were answered "Yes" where the passage it
+cited says the opposite ("qsolve only supports homogeneous linear systems"). Shown only that sentence,
+the 1.5B model was no surer (yes 0.50 / no 0.49 on it), so its yes or no is not what the user should
+rely on; the sentence is. A yes/no answer is settled after the draft:
 
-1. the passages' sentences (``passage_sentences``: PDF lines joined, list items kept apart) ranked by
-   the embedder's cosine with the question; the best ``candidates``;
-2. each asked of the model alone ("Does this sentence answer the question: yes, no, or not stated?",
-   one constrained token with its probabilities);
-3. the deciding sentence is the most confident yes-or-no among them; the answer becomes that verdict
-   and the sentence, quoted ("No. The documentation says: “...”"), which the grounding check then
-   cites. When no sentence decides (every one "not stated", or below ``min_confidence``) the draft
-   stands as it was, and the record says so.
+1. the quote: the passages' sentences (``passage_sentences``: PDF lines joined, list items kept apart)
+   ranked by the embedder's cosine with the question; the best one, with the second when it is from the
+   same passage and nearly as close;
+2. the model reads the quote alone ("going only by this sentence, yes or no?", one constrained token
+   and its probabilities): a verdict at least ``min_confidence`` sure leads the answer, and the draft
+   stays before the quote only when it says the same (or neither yes nor no);
+3. without a sure verdict the quote is the answer ("The documentation says: “...”"): the draft's own yes
+   or no is dropped.
 
-The verdict and every sentence's probabilities are kept in ``grounding["yes_no"]``.
+The grounding check then cites the quote's passage. The record (candidates, quote, probabilities,
+outcome) is kept in ``grounding["yes_no"]``. Cost: one embedding batch and one short model call.
 """
 
 from __future__ import annotations
