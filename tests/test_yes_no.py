@@ -53,26 +53,26 @@ def _settle(draft: str, verdicts: list[str]) -> tuple[str, dict]:
 
 def test_a_draft_the_quote_contradicts_is_replaced_by_the_verdict_and_the_quote():
     answer, record = _settle("Yes, qsolve supports inhomogeneous systems.", ["no"])
-    assert answer.startswith("No. The documentation says: \u201c")
+    assert answer.startswith("No. The document says: \u201c")
     assert "only supports homogeneous linear systems" in answer
     assert record["outcome"] == "verdict" and record["verdict"] == "no" and record["passage"] == 1
 
 
 def test_a_draft_the_quote_agrees_with_stays_before_it():
     answer, record = _settle("No, only homogeneous systems.", ["no"])
-    assert answer.startswith("No, only homogeneous systems. The documentation says: \u201c")
+    assert answer.startswith("No, only homogeneous systems. The document says: \u201c")
     assert record["outcome"] == "draft kept"
 
 
 def test_without_a_sure_verdict_the_quote_is_the_answer():
     answer, record = _settle("Yes, qsolve supports inhomogeneous systems.", ["unclear"])
-    assert answer.startswith("The documentation says: \u201c") and "Yes" not in answer
+    assert answer.startswith("The document says: \u201c") and "Yes" not in answer
     assert record["outcome"] == "quote only"
 
 
 def test_an_unparseable_verdict_leaves_the_quote_and_records_the_reply():
     answer, record = _settle("Yes, it does.", ["maybe so", "who knows"])  # one retry (the default)
-    assert answer.startswith("The documentation says:")
+    assert answer.startswith("The document says:")
     assert record["p"] is None and record["raw"] == "who knows"
 
 
@@ -81,7 +81,7 @@ def test_the_graph_quotes_and_cites_the_deciding_sentence():
     context = fake_context(generate_model=model, grounding="facts", yes_no_quote=True, rewrite=[QUESTION])
     task = make_task([QUESTION], [OTHER, PDF_PASSAGE])
     out = build_graph(output="state").invoke({"task": task}, context=context)
-    assert out["answer"].startswith("No. The documentation says:")
+    assert out["answer"].startswith("No. The document says:")
     assert out["grounding"]["yes_no"]["outcome"] == "verdict"
     cited = {d for s in out["grounding"]["sentences"] if s["supported"] for d in s["document_ids"]}
     assert "d1" in cited

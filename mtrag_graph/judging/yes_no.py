@@ -12,7 +12,7 @@ rely on; the sentence is. A yes/no answer is settled after the draft:
 2. the model reads the quote alone ("going only by this sentence, yes or no?", one constrained token
    and its probabilities): a verdict at least ``min_confidence`` sure leads the answer, and the draft
    stays before the quote only when it says the same (or neither yes nor no);
-3. without a sure verdict the quote is the answer ("The documentation says: “...”"): the draft's own yes
+3. without a sure verdict the quote is the answer ("The document says: “...”"): the draft's own yes
    or no is dropped.
 
 The grounding check then cites the quote's passage. The record (candidates, quote, probabilities,
@@ -45,7 +45,7 @@ INSTRUCTION = (
     "yes, no, or unclear (the sentence does not say)."
 )
 LEAD = {"yes": "Yes", "no": "No"}
-QUOTE = "The documentation says: \u201c{sentence}\u201d"
+QUOTE = "The document says: \u201c{sentence}\u201d"
 SECOND_WITHIN = 0.1  # the second-best sentence joins the quote when its cosine is this close
 _LEADING = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 

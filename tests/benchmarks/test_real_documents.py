@@ -328,7 +328,7 @@ def test_an_answer_to_an_unanswerable_question_or_without_any_key_fact_is_invent
 
 def test_a_yes_or_no_opposite_to_the_reference_is_wrong_though_it_quotes_the_fact():
     reference = turn("Does it listen on 443?", answer="No, it listens on 8008.")
-    quoted = "The documentation says: \u201cThe server listens on port 8008.\u201d"
+    quoted = "The document says: \u201cThe server listens on port 8008.\u201d"
     assert score_record(record(quoted), reference, False, {}).right
     assert score_record(record("No. " + quoted), reference, False, {}).right
     assert not score_record(record("Yes. " + quoted), reference, False, {}).right
