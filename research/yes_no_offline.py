@@ -35,6 +35,8 @@ def settled_record(record: dict[str, Any], context: Context) -> tuple[dict[str, 
     state = {**route, "question": record["input"][-1]["text"], "kept_passages": record.get("contexts") or [],
              "history": record["input"][:-1]}  # fmt: skip
     question = question_for_answering(state)
+    if (route.get("grounding") or {}).get("yes_no"):
+        return record, None  # settled by the graph that recorded it
     if route.get("abstained") or not state["kept_passages"] or not yes_no.applies(question, answer):
         return record, None
     quoted, settled = yes_no.settle(
