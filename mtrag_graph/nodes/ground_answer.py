@@ -11,6 +11,11 @@ way out away) is also checked by the model itself when ``Context.verify_retried_
 yes/no whether the documents state it, a "yes" probability under ``verify_threshold`` makes it the
 abstention (``AbstainReason.UNVERIFIED``); the probability is kept in ``grounding["verify"]``.
 
+With ``Context.verifier_threshold`` set, the trained verifier (``judging.verifier``) scores the standalone
+question against each passage the kept answer cites; a best score under the threshold makes the answer
+the abstention (``AbstainReason.NOT_STATED``), before any sample is drawn; the score is kept in
+``grounding["verifier"]``.
+
 The decisions are in ``judging.answer_check`` (what the stream shows of a draft reads them too).
 """
 
@@ -23,8 +28,10 @@ from langgraph.runtime import Runtime
 from mtrag_graph.context import Context
 from mtrag_graph.judging.answer_check import (
     check_against_samples,
+    check_with_verifier,
     ground,
     samples_checked,
+    verifier_checked,
     verifies,
     verify_answer,
 )
@@ -45,6 +52,10 @@ def ground_answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         grounding["verify"] = verified = verify_answer(state, context, kept)
         if not verified["kept"]:
             return {"grounding": grounding, "abstain_reason": AbstainReason.UNVERIFIED}
+    if verifier_checked(context):
+        grounding["verifier"] = scored = check_with_verifier(state, context, grounding)
+        if not scored["kept"]:
+            return {"grounding": grounding, "abstain_reason": AbstainReason.NOT_STATED}
     if samples_checked(state, context):
         grounding["samples"] = checked = check_against_samples(state, context, kept)
         if not checked["kept"]:

@@ -118,6 +118,7 @@ DECLINE_REASONS = (
     AbstainReason.FAILED_RETRY,
     AbstainReason.UNGROUNDED,
     AbstainReason.MODEL_UNSURE,
+    AbstainReason.NOT_STATED,
 )
 
 
