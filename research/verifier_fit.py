@@ -6,8 +6,8 @@ for "does this passage state the answer to this question?", on the train split o
 
 One command, CPU, one thread: it builds the pairs (same seed, same pairs), fine-tunes the top
 ``TRAINED_LAYERS`` encoder layers, the pooler and a one-logit head (the embeddings and lower layers stay
-the bundled model's, which keeps the shipped file small and the fit fast), and writes those tensors as
-fp16 safetensors (``verifier-head.safetensors``) with ``fit.json`` (settings, data and held-out figures,
+the bundled model's, which keeps the shipped file small and the fit fast), and writes those tensors
+(``verifier-head.safetensors``: matrices int8 with a scale a row, the rest fp16) with ``fit.json`` (settings, data and held-out figures,
 hash). Loss: binary cross-entropy with the positives weighted up to the negatives' count.
 """
 
@@ -23,7 +23,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mtrag_graph.judging.verifier import MAX_LENGTH, WEIGHTS, encode_pairs, load_model, weights_sha256
+from mtrag_graph.judging.verifier import (
+    MAX_LENGTH,
+    WEIGHTS,
+    encode_pairs,
+    load_model,
+    quantize,
+    weights_sha256,
+)
 from research.verifier_data import KINDS, build_pairs
 
 TRAINED_LAYERS = 3  # of MiniLM-L6's six
@@ -158,11 +165,10 @@ def save(model: Any, folder: Path) -> Path:
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
-    tensors = {
-        name: t.detach().half().contiguous() for name, t in model.state_dict().items() if trainable(name)
-    }
+    # rounded through fp16 first, so a file of fp16 tensors converts to the same bytes
+    tensors = {name: t.detach().half().float() for name, t in model.state_dict().items() if trainable(name)}
     path = folder / WEIGHTS.name
-    save_file(tensors, str(path))
+    save_file(quantize(tensors), str(path))
     return path
 
 

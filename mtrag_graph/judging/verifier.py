@@ -2,7 +2,7 @@
 answer to this question?" (0..1), trained by ``research/verifier_fit.py`` (card: ``docs/verifier.md``).
 
 The shipped file holds only what training changed (the top encoder layers, the pooler and the classifier
-head, fp16); the rest is the bundled all-MiniLM-L6-v2, which the package already carries. A passage longer
+head; matrices int8 with a scale a row, the rest fp16); the rest is the bundled all-MiniLM-L6-v2, which the package already carries. A passage longer
 than one window is scored window by window (``passage_windows``) and its best window counts, so the
 sentence that states the answer is never cut off by the 256-token limit.
 """
@@ -21,6 +21,7 @@ from mtrag_graph.text import sentences, words
 
 WEIGHTS = Path(__file__).resolve().parent.parent / "data" / "verifier" / "verifier-head.safetensors"
 MAX_LENGTH = 256
+SCALE = ".scale"  # the row scales of an int8 matrix in the weights file
 # a window of sentences fills up to this many words (about 200 word pieces: with a question it fits
 # MAX_LENGTH); the next window starts halfway through the previous one
 WINDOW_WORDS = 150
@@ -67,7 +68,6 @@ class Verifier:
     def __init__(self, weights: Path = WEIGHTS, threads: int = 1):
         settings.offline_hub()
         import torch  # noqa: PLC0415 - heavy: loaded when the verifier is first used
-        from safetensors.torch import load_file  # noqa: PLC0415
         from transformers import AutoModelForSequenceClassification, AutoTokenizer  # noqa: PLC0415
 
         from mtrag_graph.models.bundled import minilm_path  # noqa: PLC0415
@@ -77,10 +77,10 @@ class Verifier:
         base = str(minilm_path())
         self.tokenizer = AutoTokenizer.from_pretrained(base)
         self.model = load_model(base, AutoModelForSequenceClassification)
-        head = {k: v.float() for k, v in load_file(str(weights)).items()}
-        missing = set(head) - set(self.model.state_dict())
-        if missing:
-            raise ValueError(f"{weights}: tensors the model does not have: {sorted(missing)[:5]}")
+        head = load_head(weights)
+        unknown = set(head) - set(self.model.state_dict())
+        if unknown:
+            raise ValueError(f"{weights}: tensors the model does not have: {sorted(unknown)[:5]}")
         self.model.load_state_dict(head, strict=False)
         self.model.eval()
         self._lock = threading.Lock()
@@ -107,6 +107,39 @@ class Verifier:
         """The best window's score over all ``passages`` (0 with none)."""
         pairs = [(question, window) for text in passages if text.strip() for window in passage_windows(text)]
         return max(self.pair_scores(pairs), default=0.0)
+
+
+def quantize(tensors: dict[str, Any]) -> dict[str, Any]:
+    """Matrices as int8 rows with one fp16 scale a row (``<name>.scale``); the rest as fp16."""
+    out = {}
+    for name, tensor in tensors.items():
+        if tensor.dim() == 2:
+            scale = tensor.abs().amax(dim=1, keepdim=True).clamp(min=1e-8) / 127
+            out[name] = (tensor / scale).round().clamp(-127, 127).to(dtype=_int8()).contiguous()
+            out[f"{name}{SCALE}"] = scale.half().contiguous()
+        else:
+            out[name] = tensor.half().contiguous()
+    return out
+
+
+def load_head(path: Path) -> dict[str, Any]:
+    """The trained tensors of a weights file, as float32 (int8 matrices times their row scales)."""
+    from safetensors.torch import load_file  # noqa: PLC0415
+
+    stored = load_file(str(path))
+    return {
+        name: tensor.float() * stored[f"{name}{SCALE}"].float()
+        if f"{name}{SCALE}" in stored
+        else tensor.float()
+        for name, tensor in stored.items()
+        if not name.endswith(SCALE)
+    }
+
+
+def _int8() -> Any:
+    import torch  # noqa: PLC0415
+
+    return torch.int8
 
 
 def load_model(base: str, auto_class: Any) -> Any:

@@ -4,9 +4,11 @@ shipped weights themselves (slow)."""
 from __future__ import annotations
 
 import pytest
+import torch
+from safetensors.torch import save_file
 
 from mtrag_graph.graph import build_graph
-from mtrag_graph.judging.verifier import WEIGHTS, get_verifier, passage_windows
+from mtrag_graph.judging.verifier import WEIGHTS, get_verifier, load_head, passage_windows, quantize
 from mtrag_graph.state import AbstainReason
 from mtrag_graph.testing import fake_context, make_task
 from mtrag_graph.text import words
@@ -80,3 +82,13 @@ def test_the_shipped_verifier_scores_a_passage_stating_the_answer_above_one_that
     )
     not_stated = score(question, ["Players stand on the sideline while the band plays before the game."])
     assert stated > 0.5 > not_stated
+
+
+def test_quantized_weights_load_close_to_the_trained_ones(tmp_path):
+    trained = {"layer.weight": torch.randn(4, 8), "layer.bias": torch.randn(4)}
+    path = tmp_path / "head.safetensors"
+    save_file(quantize(trained), str(path))
+    loaded = load_head(path)
+    assert set(loaded) == set(trained)
+    for name, tensor in trained.items():
+        assert torch.allclose(loaded[name], tensor, atol=tensor.abs().max().item() / 100)
