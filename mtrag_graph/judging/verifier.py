@@ -1,8 +1,8 @@
 """The answer verifier: the bundled MiniLM fine-tuned as a cross-encoder for "does this passage state the
 answer to this question?" (0..1), trained by ``research/verifier_fit.py`` (card: ``docs/verifier.md``).
 
-The shipped file holds only what training changed (the top encoder layers, the pooler and the classifier
-head; matrices int8 with a scale a row, the rest fp16); the rest is the bundled all-MiniLM-L6-v2, which the package already carries. A passage longer
+The shipped file holds only what training changed (the top encoder layers and a one-logit head over the
+mean-pooled tokens; matrices int8 with a scale a row, the rest fp16); the rest is the bundled all-MiniLM-L6-v2, which the package already carries. A passage longer
 than one window is scored window by window (``passage_windows``) and its best window counts, so the
 sentence that states the answer is never cut off by the 256-token limit.
 """
@@ -21,6 +21,7 @@ from mtrag_graph.text import sentences, words
 
 WEIGHTS = Path(__file__).resolve().parent.parent / "data" / "verifier" / "verifier-head.safetensors"
 MAX_LENGTH = 256
+HEAD = "head."  # the head's tensors in the weights file; the rest are the encoder's trained layers
 SCALE = ".scale"  # the row scales of an int8 matrix in the weights file
 # a window of sentences fills up to this many words (about 200 word pieces: with a question it fits
 # MAX_LENGTH); the next window starts halfway through the previous one
@@ -68,7 +69,7 @@ class Verifier:
     def __init__(self, weights: Path = WEIGHTS, threads: int = 1):
         settings.offline_hub()
         import torch  # noqa: PLC0415 - heavy: loaded when the verifier is first used
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer  # noqa: PLC0415
+        from transformers import AutoTokenizer  # noqa: PLC0415
 
         from mtrag_graph.models.bundled import minilm_path  # noqa: PLC0415
 
@@ -76,13 +77,16 @@ class Verifier:
         self._threads = threads
         base = str(minilm_path())
         self.tokenizer = AutoTokenizer.from_pretrained(base)
-        self.model = load_model(base, AutoModelForSequenceClassification)
-        head = load_head(weights)
-        unknown = set(head) - set(self.model.state_dict())
-        if unknown:
-            raise ValueError(f"{weights}: tensors the model does not have: {sorted(unknown)[:5]}")
-        self.model.load_state_dict(head, strict=False)
-        self.model.eval()
+        self.encoder, self.head = load_network(base)
+        trained = load_head(weights)
+        head = {k.removeprefix(HEAD): v for k, v in trained.items() if k.startswith(HEAD)}
+        layers = {k: v for k, v in trained.items() if not k.startswith(HEAD)}
+        unknown = set(layers) - set(self.encoder.state_dict())
+        if unknown or set(head) != {"weight", "bias"}:
+            raise ValueError(f"{weights}: not verifier weights (unknown tensors: {sorted(unknown)[:5]})")
+        self.encoder.load_state_dict(layers, strict=False)
+        self.head.load_state_dict(head)
+        self.encoder.eval()
         self._lock = threading.Lock()
 
     def pair_scores(self, pairs: Sequence[tuple[str, str]], batch_size: int = 16) -> list[float]:
@@ -95,9 +99,9 @@ class Verifier:
             torch.set_num_threads(self._threads)
             try:
                 for start in range(0, len(pairs), batch_size):
-                    batch = pairs[start : start + batch_size]
-                    encoded = encode_pairs(self.tokenizer, batch)
-                    logits = self.model(**encoded).logits.squeeze(-1)
+                    encoded = encode_pairs(self.tokenizer, pairs[start : start + batch_size])
+                    hidden = self.encoder(**encoded).last_hidden_state
+                    logits = self.head(mean_pool(hidden, encoded["attention_mask"])).squeeze(-1)
                     scores.extend(torch.sigmoid(logits).tolist())
             finally:
                 torch.set_num_threads(before)
@@ -107,6 +111,21 @@ class Verifier:
         """The best window's score over all ``passages`` (0 with none)."""
         pairs = [(question, window) for text in passages if text.strip() for window in passage_windows(text)]
         return max(self.pair_scores(pairs), default=0.0)
+
+
+def load_network(base: str) -> tuple[Any, Any]:
+    """The bundled MiniLM encoder and an untrained one-logit head over its mean-pooled tokens (the pooling
+    the model was trained with, so the head starts from meaningful features)."""
+    import torch  # noqa: PLC0415
+    from transformers import AutoModel  # noqa: PLC0415
+
+    encoder = AutoModel.from_pretrained(base)
+    return encoder, torch.nn.Linear(encoder.config.hidden_size, 1)
+
+
+def mean_pool(hidden: Any, mask: Any) -> Any:
+    weights = mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
 
 
 def quantize(tensors: dict[str, Any]) -> dict[str, Any]:
@@ -140,18 +159,6 @@ def _int8() -> Any:
     import torch  # noqa: PLC0415
 
     return torch.int8
-
-
-def load_model(base: str, auto_class: Any) -> Any:
-    """The bundled MiniLM with a one-logit classification head (the head's weights come from training)."""
-    import transformers  # noqa: PLC0415
-
-    verbosity = transformers.logging.get_verbosity()
-    transformers.logging.set_verbosity_error()  # the untrained head's "newly initialized" notice
-    try:
-        return auto_class.from_pretrained(base, num_labels=1)
-    finally:
-        transformers.logging.set_verbosity(verbosity)
 
 
 def encode_pairs(tokenizer: Any, pairs: Sequence[tuple[str, str]]) -> Any:
