@@ -31,6 +31,9 @@ from research.verifier_fit import auc, held_out_figures
 
 THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 RETRIEVED = 3  # BM25 passages for an MTRAG-UN UNANSWERABLE turn
+# the verifier's best score over the kept passages, over the cited ones; and, for comparison, the score
+# the run's gate classifier gave (model-free evidence: MiniLM cosine, word overlap)
+BASES = ("kept", "cited", "gate")
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -75,7 +78,9 @@ def run_figures(verifier: Verifier, run: Path) -> dict[str, Any]:
             for c in (prediction["predictions"][0].get("citations") or [])
             for d in c.get("document_ids", [])
         }
+        evidence = route.get("gate_evidence") or {}
         rows.append({"task_id": prediction["task_id"], "outcome": outcome(verdict), "question": question,
+                     "score_gate": evidence.get("score", 0.0),
                      "kept": [c["text"] for c in contexts],
                      "cited": [c["text"] for c in contexts if c["document_id"] in cited_ids]})  # fmt: skip
     kept = best_scores(verifier, [(r["question"], r["kept"]) for r in rows])
@@ -85,7 +90,7 @@ def run_figures(verifier: Verifier, run: Path) -> dict[str, Any]:
         del r["kept"], r["cited"]
     return {
         "rows": rows,
-        **{f"by_{which}": separation(rows, f"score_{which}") for which in ("kept", "cited")},
+        **{f"by_{which}": separation(rows, f"score_{which}") for which in BASES},
     }
 
 
@@ -154,9 +159,14 @@ def tables(result: dict[str, Any]) -> str:
              f"| {h['accuracy_answer_removed']} | {h['accuracy_other_passage']} | {h['accuracy_unanswerable']} "
              f"| {h['auc_positive_vs_answer_removed']} | {h['auc_positive_vs_other_passage']} "
              f"| {h['auc_positive_vs_unanswerable']} |"]  # fmt: skip
-    for which in ("kept", "cited"):
+    for which in BASES:
         s = result["run"][f"by_{which}"]
-        lines += ["", f"## Recorded run, best score over {which} passages: {s['right']} right, {s['invented']} invented, "
+        what = (
+            "the gate's evidence score (comparison)"
+            if which == "gate"
+            else f"best score over {which} passages"
+        )
+        lines += ["", f"## Recorded run, {what}: {s['right']} right, {s['invented']} invented, "
                   f"AUC {s['auc_right_vs_invented']}", "",
                   "| invented declined (k) | threshold | right lost |", "|---|---|---|"]  # fmt: skip
         lines += [f"| {x['k']} | {x['threshold']} | {x['right_lost']} |" for x in s["lost_at_k"]]
