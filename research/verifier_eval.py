@@ -41,18 +41,13 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def best_scores(verifier: Verifier, items: Sequence[tuple[str, Sequence[str]]]) -> list[float]:
-    """For each (question, passages): the best window score (one batched pass over every window)."""
-    pairs, owner = [], []
-    for i, (question, passages) in enumerate(items):
-        for text in passages:
-            for window in passage_windows(text):
-                pairs.append((question, window))
-                owner.append(i)
-    scores = verifier.pair_scores(pairs)
-    best = [0.0] * len(items)
-    for i, s in zip(owner, scores, strict=True):
-        best[i] = max(best[i], s)
-    return best
+    """For each (question, passages): the best window score (each distinct pair scored once)."""
+    windows = [
+        [(question, w) for text in passages for w in passage_windows(text)] for question, passages in items
+    ]
+    distinct = list(dict.fromkeys(pair for pairs in windows for pair in pairs))
+    scored = dict(zip(distinct, verifier.pair_scores(distinct), strict=True))
+    return [max((scored[pair] for pair in pairs), default=0.0) for pairs in windows]
 
 
 def outcome(verdict: dict[str, Any]) -> str:

@@ -39,9 +39,9 @@ from research.verifier_data import KINDS, build_pairs
 
 TRAINED_LAYERS = 2  # of MiniLM-L6's six
 LAYERS = 6
-EPOCHS = 8
+EPOCHS = 4
 BATCH = 16
-LEARNING_RATE = {"layers": 2e-4, "head": 1e-3}
+LEARNING_RATE = {"layers": 1e-4, "head": 1e-3}
 WARMUP_SHARE = 0.1
 
 

@@ -3,12 +3,21 @@ shipped weights themselves (slow)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 from safetensors.torch import save_file
 
 from mtrag_graph.graph import build_graph
-from mtrag_graph.judging.verifier import WEIGHTS, get_verifier, load_head, passage_windows, quantize
+from mtrag_graph.judging.verifier import (
+    WEIGHTS,
+    get_verifier,
+    load_head,
+    passage_windows,
+    quantize,
+    weights_sha256,
+)
 from mtrag_graph.state import AbstainReason
 from mtrag_graph.testing import fake_context, make_task
 from mtrag_graph.text import words
@@ -92,3 +101,10 @@ def test_quantized_weights_load_close_to_the_trained_ones(tmp_path):
     assert set(loaded) == set(trained)
     for name, tensor in trained.items():
         assert torch.allclose(loaded[name], tensor, atol=tensor.abs().max().item() / 100)
+
+
+def test_the_shipped_weights_are_the_ones_their_card_names():
+    card = json.loads((WEIGHTS.parent / "fit.json").read_text())
+    assert card["weights"] == WEIGHTS.name
+    assert card["bytes"] == WEIGHTS.stat().st_size
+    assert card["sha256"] == weights_sha256(WEIGHTS)
