@@ -1,5 +1,5 @@
 """What of an answer stands: the draft's check (clean, reject, retry, decline) and the grounding check
-(sentences the passages back, the model's confirmation, the answer samples).
+(sentences the passages back, the model's confirmation, the trained verifier, the answer samples).
 
 The check_answer and ground_answer nodes apply these decisions; ``standing_text`` runs them on a draft
 still being written, so the stream shows only text that will stand (``nodekit.release``).
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from mtrag_graph.judging import yes_no
 from mtrag_graph.judging.decline import decline_probability, draw_samples, sample_disagreements
 from mtrag_graph.judging.grounding import grounded_answer, sentence_support, support_entries
+from mtrag_graph.judging.verifier import get_verifier
 from mtrag_graph.messages import (
     DECLINED_DESPITE_EVIDENCE,
     format_conversation,
@@ -148,6 +149,33 @@ def verify_answer(state: Mapping[str, Any], context: Context, answer: str) -> di
     return {**record, "p_yes": round(p_yes, 4), "kept": p_yes >= context.verify_threshold}
 
 
+def verifier_checked(context: Context) -> bool:
+    """Whether the trained verifier checks the answer (``Context.verifier_threshold``)."""
+    return context.verifier_threshold is not None
+
+
+def cited_passages(state: Mapping[str, Any], grounding: Mapping[str, Any]) -> list[str]:
+    """The texts of the kept passages that back a kept sentence of the answer (all of them when none)."""
+    passages = state.get("kept_passages") or []
+    cited = sorted(
+        {i for s in grounding.get("sentences") or [] if s.get("supported") for i in s.get("passages") or []}
+    )
+    chosen = [passages[i] for i in cited if i < len(passages)] or passages
+    return [p.get("text", "") for p in chosen]
+
+
+def check_with_verifier(
+    state: Mapping[str, Any], context: Context, grounding: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The verifier's best score for (the standalone question, each cited passage); the answer is kept
+    when it reaches ``verifier_threshold`` (``judging.verifier``: a passage that states the answer)."""
+    passages = cited_passages(state, grounding)
+    score = get_verifier(context.verifier)(question_for_answering(state), passages)
+    threshold = context.verifier_threshold
+    return {"score": round(score, 4), "threshold": threshold, "passages": len(passages),
+            "kept": threshold is None or score >= threshold}  # fmt: skip
+
+
 def samples_checked(state: Mapping[str, Any], context: Context) -> bool:
     """Whether the answer is checked against samples (``Context.answer_samples``, ``sample_scope``)."""
     if context.answer_samples <= 0:
@@ -175,8 +203,9 @@ def check_against_samples(state: Mapping[str, Any], context: Context, answer: st
 
 def standing_text(draft: str, state: Mapping[str, Any], context: Context) -> str:
     """The answer the checks would give if the run's draft were ``draft`` ('' when they would hold it)."""
-    if verifies(state, context) or samples_checked(state, context) or quotes_yes_no(state, context, draft):
-        return ""  # the model confirms the answer, reads its samples or a quote at the end: nothing stands before
+    confirmed_later = verifies(state, context) or samples_checked(state, context) or verifier_checked(context)
+    if confirmed_later or quotes_yes_no(state, context, draft):
+        return ""  # confirmed (model, samples, verifier) or quoted at the end: nothing stands before
     outcome = check_draft({**state, "draft": draft, "draft_finish_reason": "stop"}, context)
     answer = outcome.get("answer")
     if not answer or outcome.get("abstain_reason") is not None or answer == context.idk_answer:

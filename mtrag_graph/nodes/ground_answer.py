@@ -14,6 +14,11 @@ abstention (``AbstainReason.UNVERIFIED``); the probability is kept in ``groundin
 A yes/no question's answer is first settled on the sentence that decides it, quoted
 (``Context.yes_no_quote``, ``judging.yes_no``); the grounding check then cites the quote's passage.
 
+With ``Context.verifier_threshold`` set, the trained verifier (``judging.verifier``) scores the standalone
+question against each passage the kept answer cites; a best score under the threshold makes the answer
+the abstention (``AbstainReason.NOT_STATED``), before any sample is drawn; the score is kept in
+``grounding["verifier"]``.
+
 The decisions are in ``judging.answer_check`` (what the stream shows of a draft reads them too).
 """
 
@@ -26,10 +31,12 @@ from langgraph.runtime import Runtime
 from mtrag_graph.context import Context
 from mtrag_graph.judging.answer_check import (
     check_against_samples,
+    check_with_verifier,
     ground,
     quote_yes_no,
     quotes_yes_no,
     samples_checked,
+    verifier_checked,
     verifies,
     verify_answer,
 )
@@ -55,6 +62,10 @@ def ground_answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         grounding["verify"] = verified = verify_answer(state, context, kept)
         if not verified["kept"]:
             return {"grounding": grounding, "abstain_reason": AbstainReason.UNVERIFIED}
+    if verifier_checked(context):
+        grounding["verifier"] = scored = check_with_verifier(state, context, grounding)
+        if not scored["kept"]:
+            return {"grounding": grounding, "abstain_reason": AbstainReason.NOT_STATED}
     if samples_checked(state, context):
         grounding["samples"] = checked = check_against_samples(state, context, kept)
         if not checked["kept"]:

@@ -39,6 +39,19 @@ class GroundSettings:
     verify_threshold: float = setting(
         0.5, stage="ground", description="The yes-probability a verified answer needs."
     )
+    verifier: str = setting(
+        "bundled",
+        stage="ground",
+        description="The answer verifier, a cross-encoder trained for 'does this passage state the answer' "
+        "(docs/verifier.md): 'bundled' (the shipped weights), the path of a weights file, or 'fixed:P' "
+        "(every answer scores P; for tests).",
+    )
+    verifier_threshold: float | None = setting(
+        None,
+        stage="ground",
+        description="An answer none of whose cited passages the verifier scores at this (0-1) becomes a "
+        "decline (not_stated); None: the verifier is not asked.",
+    )
     answer_samples: int = setting(
         3,
         stage="ground",

@@ -117,7 +117,9 @@ DECLINE_REASONS = (
     AbstainReason.GENERATOR_DECLINED,
     AbstainReason.FAILED_RETRY,
     AbstainReason.UNGROUNDED,
+    AbstainReason.UNVERIFIED,
     AbstainReason.MODEL_UNSURE,
+    AbstainReason.NOT_STATED,
 )
 
 
