@@ -31,3 +31,34 @@ NO_PASSAGES = "(none)"
 # reference is: short, and no model call.
 WHICH_NOUN = "Which {noun} do you mean?"
 WHICH_PRONOUN = "What do you mean by '{pronoun}'?"
+
+# Whether the last question can be answered as it stands, from the conversation and the question alone
+# (no passages): one reply token, whose yes/no probabilities give the ask-back probability
+# (``judging/clarify.py`` ``ask_back_probability``). Each variant names the reply that means "ask back".
+# Chosen on the generated data's tuning split (benchmarks/results/clarify.md).
+ASK_BACK_WHICH = (
+    "Conversation so far:\n{conversation}\n\n"
+    "Last question: {question}\n\n"
+    "Can this last question be answered without asking the user which person, place, thing or topic they "
+    "mean? Reply with only yes or no."
+)
+ASK_BACK_IDENTIFIED = (
+    "Conversation so far:\n{conversation}\n\n"
+    "Last question: {question}\n\n"
+    "Do the conversation and the last question together say exactly what the last question is about "
+    '(every "it", "this ...", "the ..." tied to something named), and is it narrow enough for one '
+    "answer? Reply with only yes or no."
+)
+ASK_BACK_NEEDED = (
+    "Conversation so far:\n{conversation}\n\n"
+    "Last question: {question}\n\n"
+    "Before answering the last question, would a careful assistant have to ask the user which one they "
+    'mean ("Which ... do you mean?") because the question points at something nobody named or is too '
+    "broad? Reply with only yes or no."
+)
+# variant name -> (template, the reply that means "ask back")
+ASK_BACK_VARIANTS = {
+    "which": (ASK_BACK_WHICH, "no"),
+    "identified": (ASK_BACK_IDENTIFIED, "no"),
+    "needed": (ASK_BACK_NEEDED, "yes"),
+}
