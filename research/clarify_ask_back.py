@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import sys
@@ -52,7 +51,9 @@ STRATA = {
     "clear documents": 0.08,
     "clear twin": 0.22,
 }
-FALSE_ALARM = 0.03  # of the clear tuning turns in the sample, out of fold (the classifier's no-passage target)
+FALSE_ALARM = (
+    0.03  # of the clear tuning turns in the sample, out of fold (the classifier's no-passage target)
+)
 
 
 def stratum(item: dict[str, Any]) -> str:
@@ -88,7 +89,9 @@ def sample(items: Sequence[dict[str, Any]], split: str, size: int, seed: int) ->
 
 
 def generated(data: str, seed: int) -> list[dict[str, Any]]:
-    return generated_set(load_split(data, "tuning"), seed=seed, documents=tuning_documents(), variants=VARIANTS)
+    return generated_set(
+        load_split(data, "tuning"), seed=seed, documents=tuning_documents(), variants=VARIANTS
+    )
 
 
 def score(args: argparse.Namespace) -> None:
@@ -137,12 +140,14 @@ def auc(positives: Sequence[float], negatives: Sequence[float]) -> float:
 
 
 def screen(args: argparse.Namespace) -> None:
-    """Per scores file: AUC (underspecified against clear), the recall at 3% and at 10% of the clear
+    """Per scores file, on the items all of them scored: AUC (underspecified against clear), the recall at 3% and at 10% of the clear
     turns asked (in-sample thresholds: a screen, not an estimate), unparsed replies, seconds."""
     print("| file | items | unparsed | AUC | AUC natural | recall @3% clear | @10% | median s |")
     print("|---|---|---|---|---|---|---|---|")
-    for path in args.files:
-        rows = read_rows(path)
+    every = {str(path): read_rows(path) for path in args.files}
+    common = set.intersection(*({r["task_id"] for r in rows} for rows in every.values()))
+    for path, all_rows in every.items():
+        rows = [r for r in all_rows if r["task_id"] in common]  # the items every file scored
         kept = [r for r in rows if r["log_odds"] is not None]
         pos = [r["log_odds"] for r in kept if r["underspecified"]]
         neg = [r["log_odds"] for r in kept if not r["underspecified"]]
@@ -182,7 +187,10 @@ def fit(args: argparse.Namespace) -> None:
         threshold = threshold_for(oof[clear].tolist(), FALSE_ALARM)
         recall = float((oof[y == 1] >= threshold).mean())
         results[name] = (recall, threshold)
-        print(f"{name}: out-of-fold recall {recall:.3f} at {FALSE_ALARM:.0%} of the clear turns", file=sys.stderr)
+        print(
+            f"{name}: out-of-fold recall {recall:.3f} at {FALSE_ALARM:.0%} of the clear turns",
+            file=sys.stderr,
+        )
     # fitted on raw inputs (no standardising): two log-odds on one scale, the file stays readable
     coef, intercept = fit_logistic(x, y, args.l2)
     oof = out_of_fold(x, y, groups, args.l2)
@@ -212,26 +220,46 @@ def fit(args: argparse.Namespace) -> None:
     print(json.dumps(data, indent=1))
 
 
+def live_classifier_scores(data: str, seed: int, task_ids: set[str]) -> dict[str, float]:
+    """task id -> the shipped classifier's no-passage probability, the item's passages left out (one
+    MiniLM embedding each, cached)."""
+    from mtrag_graph.judging.clarify import classifier_row
+    from mtrag_graph.judging.clarify_classifier import load_clarify_classifier
+
+    classifier = load_clarify_classifier("default")
+    found = {}
+    for item in generated(data, seed):
+        if item["task_id"] in task_ids and item["task_id"] not in found:
+            history, question, _ = turn_of(item)
+            found[item["task_id"]] = classifier.probability(
+                classifier_row(history, question, None, classifier), None
+            )
+    return found
+
+
 def report(args: argparse.Namespace) -> None:
-    """Asked / total by label on the scored held-out sample: the fitted decision, the model alone at the
-    file's in-sample-equivalent threshold is not shown (it was not chosen), the classifier alone."""
+    """Asked / total by label on a scored sample, every turn without its passages: the fitted decision
+    (``--ask-back``) and the shipped classifier's no-passage model alone (the model-free signals ask no
+    turn without passages)."""
     from mtrag_graph.judging.clarify_ask_back import load_ask_back
     from mtrag_graph.judging.clarify_classifier import load_clarify_classifier
 
     decision = load_ask_back(args.ask_back)
-    classifier = classifier_scores(args.classifier_scores)
+    rows = read_rows(args.scores)
+    classifier = live_classifier_scores(args.data, args.seed, {r["task_id"] for r in rows})
     none_threshold = load_clarify_classifier("default").models["none"].threshold
     table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for row in read_rows(args.scores):
+    for row in rows:
         c = classifier[row["task_id"]]
         asked = {
             "ask-back": row["log_odds"] is not None
             and decision.probability(row["log_odds"], log_odds(c)) >= decision.threshold,
-            "classifier": c >= none_threshold,
+            "classifier (no-passage model)": c >= none_threshold,
         }
-        label = row["label"] + (" (passages removed)" if row["passages"] else "")
+        label = row["label"] + (" (passages removed)" if row["passages"] else " (no passages)")
+        overall = "UNDERSPECIFIED all" if row["underspecified"] else "clear all"
         for name, ask in asked.items():
-            for key in (label, "UNDERSPECIFIED all" if row["underspecified"] else "clear all"):
+            for key in (label, overall):
                 table[name][key][0] += ask
                 table[name][key][1] += 1
     names = list(table)
@@ -239,10 +267,17 @@ def report(args: argparse.Namespace) -> None:
     for key in sorted({k for t in table.values() for k in t}):
         cells = [f"{table[n][key][0]}/{table[n][key][1]}" for n in names]
         print(f"| {key} | " + " | ".join(cells) + " |")
+    seconds = sorted(r["seconds"] for r in rows)
+    unparsed = sum(r["log_odds"] is None for r in rows)
+    print(
+        f"\nmodel call: median {seconds[len(seconds) // 2]:.2f} s, max {seconds[-1]:.2f} s; unparsed {unparsed}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m research.clarify_ask_back", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m research.clarify_ask_back", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--data", default=os.environ.get("MTRAG_DATA"), help="benchmark data (MTRAG_DATA)")
     parser.add_argument("--seed", type=int, default=0)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -261,10 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("-o", "--output", required=True)
     r = commands.add_parser("report")
     r.add_argument("--scores", required=True)
-    r.add_argument("--classifier-scores", required=True)
     r.add_argument("--ask-back", default="default")
     args = parser.parse_args(argv)
-    if args.command == "score" and not args.data:
+    if args.command in ("score", "report") and not args.data:
         print("error: pass --data or set MTRAG_DATA", file=sys.stderr)
         return 2
     {"score": score, "screen": screen, "fit": fit, "report": report}[args.command](args)

@@ -10,6 +10,8 @@ from typing import Any, ClassVar
 import pytest
 from langchain_core.messages import BaseMessage
 
+from mtrag_graph.context import Context
+from mtrag_graph.graph import build_graph
 from mtrag_graph.judging import clarify
 from mtrag_graph.judging.clarify import is_underspecified
 from mtrag_graph.judging.clarify_ask_back import (
@@ -21,9 +23,10 @@ from mtrag_graph.judging.clarify_ask_back import (
     parse_ask_back,
     yes_no_mass,
 )
+from mtrag_graph.models import get_chat_model
 from mtrag_graph.models.capabilities import Capabilities
 from mtrag_graph.models.fake import ScriptedChatModel
-from mtrag_graph.testing import fake_context
+from mtrag_graph.testing import fake_context, make_task
 
 HISTORY = [
     {"speaker": "user", "text": "What is the capital of Peru?"},
@@ -86,7 +89,9 @@ def test_the_judgement_reads_the_conversation_and_the_question():
 
 
 def test_a_model_without_log_probabilities_gives_no_judgement():
-    odds, evidence = ask_back_judgement(ScriptedChatModel(responses=["no"]), [], "Q?", fake_context(), "which")
+    odds, evidence = ask_back_judgement(
+        ScriptedChatModel(responses=["no"]), [], "Q?", fake_context(), "which"
+    )
     assert odds is None and "log-probabilities" in evidence
 
 
@@ -96,7 +101,13 @@ def test_an_unknown_prompt_variant_is_refused():
 
 
 DECISION = AskBackModel(
-    model="scripted", variant="which", classifier="default", coef=(1.0, 0.0), intercept=0.0, threshold=0.5, card={}
+    model="scripted",
+    variant="which",
+    classifier="default",
+    coef=(1.0, 0.0),
+    intercept=0.0,
+    threshold=0.5,
+    card={},
 )
 
 
@@ -111,7 +122,9 @@ def classifier_half(monkeypatch):
     """The classifier's no-passage probability fixed at 0.5 (log-odds 0): no embedding."""
     monkeypatch.setattr(clarify, "classifier_row", lambda *a: None)
     monkeypatch.setattr(
-        clarify, "load_clarify_classifier", lambda spec: type("C", (), {"probability": lambda self, r, p: 0.5})()
+        clarify,
+        "load_clarify_classifier",
+        lambda spec: type("C", (), {"probability": lambda self, r, p: 0.5})(),
     )
 
 
@@ -146,9 +159,6 @@ def test_a_reply_that_says_neither_yes_nor_no_gives_no_decision(decision):
 
 
 def test_the_clarify_node_answers_when_the_ask_back_gives_no_decision(decision):
-    from mtrag_graph.graph import build_graph
-    from mtrag_graph.testing import make_task
-
     model = YesNoModel(responses=["The"], first_tokens=[("The", 0.9), ("No", 0.05)])
     task = make_task([HISTORY[0]["text"], HISTORY[1]["text"], "How tall is it?"], contexts=[])
     context = fake_context(clarify=True, clarify_ask_back="default", clarify_model=model)
@@ -171,3 +181,17 @@ def test_the_shipped_decision_file_loads_with_its_card():
     shipped = load_ask_back("default")
     assert shipped.card["items"] > 0 and 0 < shipped.threshold < 1
     assert shipped.classifier == "default"
+
+
+@pytest.mark.slow
+def test_the_real_path_decides_a_turn_without_passages_with_the_bundled_model():
+    context = Context(clarify_ask_back="default")
+    shipped = load_ask_back("default")
+    decided, evidence = is_underspecified([], "How tall is it?", None, context)
+    assert decided is not None and evidence[-1].startswith("ask-back: p=")
+    model = get_chat_model(context.clarify_model)
+    vague, _ = ask_back_judgement(model, [], "How tall is it?", context, shipped.variant)
+    named, _ = ask_back_judgement(
+        model, [], "How tall is the Eiffel Tower in Paris?", context, shipped.variant
+    )
+    assert vague is not None and named is not None and vague > named

@@ -56,9 +56,30 @@ ASK_BACK_NEEDED = (
     'mean ("Which ... do you mean?") because the question points at something nobody named or is too '
     "broad? Reply with only yes or no."
 )
+# worked examples first (a prefix every call shares, processed once), none from the MTRAG-UN dev slice
+ASK_BACK_EXAMPLES = (
+    "Decide whether the last question can be answered without asking the user which person, place, thing "
+    'or topic they mean. Answer no when it points at something ("it", "she", "this ...", "the ...") that '
+    "neither it nor the conversation names, or is too broad for one answer; else yes.\n\n"
+    "Conversation so far:\nUser: How do I renew my passport?\nAgent: Fill in form DS-82 and mail it.\n"
+    "Last question: What are the opening hours of the clinic?\nAnswer: no\n\n"
+    "Conversation so far:\n(this is the first turn)\nLast question: How many seasons did the show run?\n"
+    "Answer: no\n\n"
+    "Conversation so far:\nUser: Who was Marie Curie?\nAgent: A physicist and chemist who studied "
+    "radioactivity.\nLast question: When did she win her second Nobel prize?\nAnswer: yes\n\n"
+    "Conversation so far:\n(this is the first turn)\nLast question: What are the steps?\nAnswer: no\n\n"
+    "Conversation so far:\n(this is the first turn)\nLast question: What is the boiling point of water at "
+    "sea level?\nAnswer: yes\n\n"
+    "Conversation so far:\nUser: What is the weather like on Mars?\nAgent: Cold and dry, with dust "
+    "storms.\nLast question: How can we improve its performance?\nAnswer: no\n\n"
+    "Conversation so far:\nUser: How do I make a list in Python?\nAgent: Use square brackets: [1, 2, 3].\n"
+    "Last question: How do I sort it in reverse order?\nAnswer: yes\n\n"
+    "Conversation so far:\n{conversation}\nLast question: {question}\nAnswer (yes or no):"
+)
 # variant name -> (template, the reply that means "ask back")
 ASK_BACK_VARIANTS = {
     "which": (ASK_BACK_WHICH, "no"),
     "identified": (ASK_BACK_IDENTIFIED, "no"),
     "needed": (ASK_BACK_NEEDED, "yes"),
+    "examples": (ASK_BACK_EXAMPLES, "no"),
 }
