@@ -39,6 +39,7 @@ from mtrag_graph.prompts.clarify import ASK_BACK_VARIANTS
 from mtrag_graph.tasks import answerability_of
 from research.clarify_data import VARIANTS, generated_set, tuning_documents
 from research.clarify_fit import fit_logistic, group_of, out_of_fold, threshold_for, turn_of
+from research.twins import file_sha256
 
 # the share of each stratum in a sample: underspecified forms, then the clear turns the decision must
 # leave alone (natural turns of the benchmark, the real-documents turns, the answerable twins)
@@ -179,7 +180,9 @@ def fit(args: argparse.Namespace) -> None:
     x = inputs(rows, classifier)
     y = np.array([float(r["underspecified"]) for r in rows])
     groups = [r["group"] for r in rows]
-    clear = np.array([not r["underspecified"] for r in rows])
+    # the threshold's negatives: the benchmark's natural turns and the real-documents turns, as for the
+    # classifier (research.clarify_fit); the answerable twins are in the fit, not in the threshold
+    clear = np.array([r["stratum"] in ("clear natural", "clear documents") for r in rows])
     columns = {"model + classifier": [0, 1], "model": [0], "classifier": [1]}
     results = {}
     for name, cols in columns.items():
@@ -188,7 +191,7 @@ def fit(args: argparse.Namespace) -> None:
         recall = float((oof[y == 1] >= threshold).mean())
         results[name] = (recall, threshold)
         print(
-            f"{name}: out-of-fold recall {recall:.3f} at {FALSE_ALARM:.0%} of the clear turns",
+            f"{name}: out-of-fold recall {recall:.3f} at {FALSE_ALARM:.0%} of the natural turns",
             file=sys.stderr,
         )
     # fitted on raw inputs (no standardising): two log-odds on one scale, the file stays readable
@@ -200,6 +203,9 @@ def fit(args: argparse.Namespace) -> None:
         "command": "python -m research.clarify_ask_back fit " + " ".join(sys.argv[2:]),
         "data": "a stratified sample of the generated set's tuning split (research/clarify_data.py, seed "
         f"{args.seed}), every turn without its passages; never the MTRAG-UN dev slice",
+        "scores": "python -m research.clarify_ask_back score --split tuning --size "
+        f"{len(rows)} --model {rows[0]['model']} --variant {rows[0]['variant']} -o SCORES.jsonl",
+        "scores_sha256": file_sha256(Path(args.scores)),
         "items": len(rows),
         "underspecified": int(y.sum()),
         "l2": args.l2,
