@@ -33,30 +33,19 @@ WHICH_NOUN = "Which {noun} do you mean?"
 WHICH_PRONOUN = "What do you mean by '{pronoun}'?"
 
 # Whether the last question can be answered as it stands, from the conversation and the question alone
-# (no passages): one reply token, whose yes/no probabilities give the ask-back probability
-# (``judging/clarify.py`` ``ask_back_probability``). Each variant names the reply that means "ask back".
-# Chosen on the generated data's tuning split (benchmarks/results/clarify.md).
+# (no passages): one reply token, whose yes/no probabilities give the ask-back log-odds
+# (``judging/clarify_ask_back.py``). Each variant names the reply that means "ask back"; the decision
+# file names the one it was fitted with, chosen on the generated data's tuning split
+# (benchmarks/results/clarify.md).
 ASK_BACK_WHICH = (
     "Conversation so far:\n{conversation}\n\n"
     "Last question: {question}\n\n"
     "Can this last question be answered without asking the user which person, place, thing or topic they "
     "mean? Reply with only yes or no."
 )
-ASK_BACK_IDENTIFIED = (
-    "Conversation so far:\n{conversation}\n\n"
-    "Last question: {question}\n\n"
-    "Do the conversation and the last question together say exactly what the last question is about "
-    '(every "it", "this ...", "the ..." tied to something named), and is it narrow enough for one '
-    "answer? Reply with only yes or no."
-)
-ASK_BACK_NEEDED = (
-    "Conversation so far:\n{conversation}\n\n"
-    "Last question: {question}\n\n"
-    "Before answering the last question, would a careful assistant have to ask the user which one they "
-    'mean ("Which ... do you mean?") because the question points at something nobody named or is too '
-    "broad? Reply with only yes or no."
-)
-# worked examples first (a prefix every call shares, processed once), none from the MTRAG-UN dev slice
+# worked examples first (a prefix every call shares, processed once), written for the forms of issue 50;
+# the Mars one paraphrases a dev-slice turn that docs/clarify.md quotes ("How can we enhance its
+# performance?"), so the dev report counts that turn apart (benchmarks/results/clarify.md)
 ASK_BACK_EXAMPLES = (
     "Decide whether the last question can be answered without asking the user which person, place, thing "
     'or topic they mean. Answer no when it points at something ("it", "she", "this ...", "the ...") that '
@@ -79,7 +68,5 @@ ASK_BACK_EXAMPLES = (
 # variant name -> (template, the reply that means "ask back")
 ASK_BACK_VARIANTS = {
     "which": (ASK_BACK_WHICH, "no"),
-    "identified": (ASK_BACK_IDENTIFIED, "no"),
-    "needed": (ASK_BACK_NEEDED, "yes"),
     "examples": (ASK_BACK_EXAMPLES, "no"),
 }
