@@ -243,6 +243,17 @@ def live_classifier_scores(data: str, seed: int, task_ids: set[str]) -> dict[str
     return found
 
 
+def _group(row: dict[str, Any]) -> str:
+    """The report's summary row: underspecified, answerable twins, natural turns; with or without the
+    passages the benchmark gives."""
+    where = "passages removed" if row["passages"] else "no passages"
+    if row["underspecified"]:
+        return f"= UNDERSPECIFIED, {where}"
+    if row["stratum"] == "clear twin":
+        return f"= ANSWERABLE twins, {where}"
+    return f"= natural {'ANSWERABLE+PARTIAL' if row['passages'] else 'UNANSWERABLE+CONVERSATIONAL'}, {where}"
+
+
 def report(args: argparse.Namespace) -> None:
     """Asked / total by label on a scored sample, every turn without its passages: the fitted decision
     (``--ask-back``) and the shipped classifier's no-passage model alone (the model-free signals ask no
@@ -263,9 +274,8 @@ def report(args: argparse.Namespace) -> None:
             "classifier (no-passage model)": c >= none_threshold,
         }
         label = row["label"] + (" (passages removed)" if row["passages"] else " (no passages)")
-        overall = "UNDERSPECIFIED all" if row["underspecified"] else "clear all"
         for name, ask in asked.items():
-            for key in (label, overall):
+            for key in (label, _group(row)):
                 table[name][key][0] += ask
                 table[name][key][1] += 1
     names = list(table)
