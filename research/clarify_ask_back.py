@@ -35,11 +35,23 @@ from mtrag_graph.context import Context
 from mtrag_graph.judging.clarify_ask_back import ask_back_judgement, log_odds
 from mtrag_graph.measure.decisions.sets import load_split
 from mtrag_graph.models import get_chat_model
-from mtrag_graph.prompts.clarify import ASK_BACK_VARIANTS
+from mtrag_graph.prompts.clarify import ASK_BACK
 from mtrag_graph.tasks import answerability_of
 from research.clarify_data import VARIANTS, generated_set, tuning_documents
 from research.clarify_fit import fit_logistic, group_of, out_of_fold, threshold_for, turn_of
 from research.twins import file_sha256
+
+# the prompts screened: name -> (template, the reply that means ask back); "examples" is the package's
+# Context.clarify_ask_back_instruction
+ASK_BACK_VARIANTS = {
+    "which": (
+        "Conversation so far:\n{conversation}\n\nLast question: {question}\n\nCan this last question be "
+        "answered without asking the user which person, place, thing or topic they mean? Reply with only "
+        "yes or no.",
+        "no",
+    ),
+    "examples": (ASK_BACK, "no"),
+}
 
 # the share of each stratum in a sample: underspecified forms, then the clear turns the decision must
 # leave alone (natural turns of the benchmark, the real-documents turns, the answerable twins)
@@ -108,7 +120,8 @@ def score(args: argparse.Namespace) -> None:
                 continue
             history, question, _ = turn_of(item)
             started = time.perf_counter()
-            value, evidence = ask_back_judgement(model, history, question, context, args.variant)
+            template, ask_reply = ASK_BACK_VARIANTS[args.variant]
+            value, evidence = ask_back_judgement(model, history, question, context, template, ask_reply)
             row = {
                 "task_id": item["task_id"],
                 "split": args.split,

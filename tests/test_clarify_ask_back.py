@@ -80,7 +80,7 @@ def test_the_log_odds_follow_the_reply_that_means_ask_back():
 
 def test_the_judgement_reads_the_conversation_and_the_question():
     model = YesNoModel(responses=["no"], first_tokens=[("No", 0.9), ("Yes", 0.1)])
-    odds, evidence = ask_back_judgement(model, HISTORY, "How tall is it?", fake_context(), "which")
+    odds, evidence = ask_back_judgement(model, HISTORY, "How tall is it?", fake_context())
     assert odds == pytest.approx(math.log(9))
     assert "no 0.900" in evidence
     prompt = str(model.calls[0]["messages"][-1].content)
@@ -88,16 +88,22 @@ def test_the_judgement_reads_the_conversation_and_the_question():
     assert model.calls[0]["options"]["max_tokens"] == 1
 
 
+def test_the_instruction_is_a_setting_and_its_reply_that_means_ask_back_may_be_yes():
+    model = YesNoModel(responses=["no"], first_tokens=[("No", 0.9), ("Yes", 0.1)])
+    context = fake_context(clarify_ask_back_instruction="Q: {question} C: {conversation} Must we ask?")
+    odds, _ = ask_back_judgement(model, [], "How tall is it?", context, ask_reply="yes")
+    assert odds == pytest.approx(-math.log(9))
+    assert "Must we ask?" in str(model.calls[0]["messages"][-1].content)
+
+
 def test_a_model_without_log_probabilities_gives_no_judgement():
-    odds, evidence = ask_back_judgement(
-        ScriptedChatModel(responses=["no"]), [], "Q?", fake_context(), "which"
-    )
+    odds, evidence = ask_back_judgement(ScriptedChatModel(responses=["no"]), [], "Q?", fake_context())
     assert odds is None and "log-probabilities" in evidence
 
 
-def test_an_unknown_prompt_variant_is_refused():
-    with pytest.raises(ValueError, match="unknown"):
-        ask_back_judgement(YesNoModel(responses=["no"]), [], "Q?", fake_context(), "nope")
+def test_a_reply_other_than_yes_or_no_cannot_mean_ask_back():
+    with pytest.raises(ValueError, match="ask_reply"):
+        ask_back_judgement(YesNoModel(responses=["no"]), [], "Q?", fake_context(), ask_reply="maybe")
 
 
 DECISION = AskBackModel(
@@ -169,7 +175,7 @@ def test_the_clarify_node_answers_when_the_ask_back_gives_no_decision(decision):
 
 @pytest.mark.parametrize(
     ("change", "message"),
-    [({"coef": [1.0]}, "two coefficients"), ({"variant": "nope"}, "unknown prompt variant")],
+    [({"coef": [1.0]}, "two coefficients"), ({"coef": [1.0, "x"]}, "could not convert")],
 )
 def test_a_malformed_decision_file_is_refused(change, message):
     data = {"model": "m", "variant": "which", "coef": [1.0, 1.0], "intercept": 0.0, "threshold": 0.5}
@@ -186,12 +192,9 @@ def test_the_shipped_decision_file_loads_with_its_card():
 @pytest.mark.slow
 def test_the_real_path_decides_a_turn_without_passages_with_the_bundled_model():
     context = Context(clarify_ask_back="default")
-    shipped = load_ask_back("default")
     decided, evidence = is_underspecified([], "How tall is it?", None, context)
     assert decided is not None and evidence[-1].startswith("ask-back: p=")
     model = get_chat_model(context.clarify_model)
-    vague, _ = ask_back_judgement(model, [], "How tall is it?", context, shipped.variant)
-    named, _ = ask_back_judgement(
-        model, [], "How tall is the Eiffel Tower in Paris?", context, shipped.variant
-    )
+    vague, _ = ask_back_judgement(model, [], "How tall is it?", context)
+    named, _ = ask_back_judgement(model, [], "How tall is the Eiffel Tower in Paris?", context)
     assert vague is not None and named is not None and vague > named

@@ -333,9 +333,11 @@ def is_underspecified(
 ) -> tuple[bool | None, list[str]]:
     """The clarify decision alone: True = underspecified, None when the model gave no usable reply.
 
-    With ``Context.clarify_classifier`` set, the trained classifier decides (``classified``), from the
-    conversation and the question alone when there are no passages, with the passages when there are;
-    over a user's documents, the documents rule. By default (``None``), the signals below:
+    With ``Context.clarify_ask_back`` set, a turn without passages is decided by ``asked_back`` (the
+    clarify model's yes/no with the classifier's no-passage score). With ``Context.clarify_classifier``
+    set, the trained classifier decides (``classified``), from the conversation and the question alone
+    when there are no passages, with the passages when there are; over a user's documents, the documents
+    rule. By default (``None``), the signals below:
 
     A reference the conversation does not resolve, and passages that speak of several different
     things, is the sign that the user must say which. Each evidence line starts with the signal that
@@ -496,9 +498,7 @@ def asked_back(
     the clarify model's ask-back log-odds and the trained classifier's no-passage score, combined by the
     file's logistic regression; None when the model's reply names neither yes nor no."""
     decision = load_ask_back(str(context.clarify_ask_back))
-    model_odds, why = ask_back_judgement(
-        get_chat_model(context.clarify_model), history, question, context, decision.variant
-    )
+    model_odds, why = ask_back_judgement(get_chat_model(context.clarify_model), history, question, context)
     if model_odds is None:
         return None, [f"ask-back: {why}"]
     classifier = load_clarify_classifier(decision.classifier)

@@ -28,7 +28,6 @@ from mtrag_graph.context import Context
 from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models.calls import invoke_text
 from mtrag_graph.models.capabilities import capabilities_of
-from mtrag_graph.prompts.clarify import ASK_BACK_VARIANTS
 
 TOP_LOGPROBS = 20
 # the share of the first token's top alternatives that must be a yes or a no for the reply to count: a
@@ -73,16 +72,18 @@ def ask_back_judgement(
     history: Sequence[dict[str, str]],
     question: str,
     context: Context,
-    variant: str,
+    instruction: str | None = None,
+    ask_reply: str = "no",
 ) -> tuple[float | None, str]:
-    """The model's ask-back log-odds for the turn (prompt ``variant`` of ``ASK_BACK_VARIANTS``), from the
-    conversation and the question alone; None (and why) when the backend gives no log-probabilities or
-    the reply names neither yes nor no."""
-    if variant not in ASK_BACK_VARIANTS:
-        raise ValueError(f"ask-back prompt: unknown {variant!r}; known: {', '.join(ASK_BACK_VARIANTS)}")
+    """The model's ask-back log-odds for the turn, from the conversation and the question alone
+    (``instruction``, by default ``Context.clarify_ask_back_instruction``, whose reply ``ask_reply``
+    means ask back); None (and why) when the backend gives no log-probabilities or the reply names
+    neither yes nor no."""
+    if ask_reply not in ("yes", "no"):
+        raise ValueError(f"ask_reply must be 'yes' or 'no', got {ask_reply!r}")
     if not capabilities_of(model).logprobs:
         return None, "no log-probabilities from this model"
-    template, ask_reply = ASK_BACK_VARIANTS[variant]
+    template = context.clarify_ask_back_instruction if instruction is None else instruction
     messages = clarify_messages(template, history, question, None, context)
     reply = invoke_text(model, messages, max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
     mass = yes_no_mass((reply.response_metadata or {}).get("logprobs"))
@@ -97,7 +98,7 @@ class AskBackModel:
     classifier's no-passage log-odds, its threshold, the model and prompt it was fitted with, its card."""
 
     model: str
-    variant: str
+    variant: str  # the prompt it was fitted with (Context.clarify_ask_back_instruction's default: "examples")
     classifier: str  # the clarify classifier whose no-passage score is the second input
     coef: tuple[float, float]  # model log-odds, classifier log-odds
     intercept: float
@@ -114,8 +115,6 @@ def parse_ask_back(text: str) -> AskBackModel:
     coef = tuple(float(c) for c in data["coef"])
     if len(coef) != 2:
         raise ValueError(f"ask-back model: two coefficients expected, got {len(coef)}")
-    if data["variant"] not in ASK_BACK_VARIANTS:
-        raise ValueError(f"ask-back model: unknown prompt variant {data['variant']!r}")
     return AskBackModel(
         model=str(data["model"]),
         variant=str(data["variant"]),

@@ -33,20 +33,13 @@ WHICH_NOUN = "Which {noun} do you mean?"
 WHICH_PRONOUN = "What do you mean by '{pronoun}'?"
 
 # Whether the last question can be answered as it stands, from the conversation and the question alone
-# (no passages): one reply token, whose yes/no probabilities give the ask-back log-odds
-# (``judging/clarify_ask_back.py``). Each variant names the reply that means "ask back"; the decision
-# file names the one it was fitted with, chosen on the generated data's tuning split
-# (benchmarks/results/clarify.md).
-ASK_BACK_WHICH = (
-    "Conversation so far:\n{conversation}\n\n"
-    "Last question: {question}\n\n"
-    "Can this last question be answered without asking the user which person, place, thing or topic they "
-    "mean? Reply with only yes or no."
-)
+# (no passages): one reply token, whose yes/no probabilities give the ask-back log-odds ("no" means ask
+# back; ``judging/clarify_ask_back.py``), chosen on the generated data's tuning split against a plain
+# question (``research/clarify_ask_back.py``; benchmarks/results/clarify.md).
 # worked examples first (a prefix every call shares, processed once), written for the forms of issue 50;
 # the Mars one paraphrases a dev-slice turn that docs/clarify.md quotes ("How can we enhance its
 # performance?"), so the dev report counts that turn apart (benchmarks/results/clarify.md)
-ASK_BACK_EXAMPLES = (
+ASK_BACK = (
     "Decide whether the last question can be answered without asking the user which person, place, thing "
     'or topic they mean. Answer no when it points at something ("it", "she", "this ...", "the ...") that '
     "neither it nor the conversation names, or is too broad for one answer; else yes.\n\n"
@@ -65,8 +58,3 @@ ASK_BACK_EXAMPLES = (
     "Last question: How do I sort it in reverse order?\nAnswer: yes\n\n"
     "Conversation so far:\n{conversation}\nLast question: {question}\nAnswer (yes or no):"
 )
-# variant name -> (template, the reply that means "ask back")
-ASK_BACK_VARIANTS = {
-    "which": (ASK_BACK_WHICH, "no"),
-    "examples": (ASK_BACK_EXAMPLES, "no"),
-}

@@ -71,6 +71,12 @@ class ClarifySettings:
         "reply token's log-probabilities) combined with the classifier's no-passage score, a JSON file or "
         "'default' (mtrag_graph/data/clarify_ask_back.json); None: such a turn is decided as with passages.",
     )
+    clarify_ask_back_instruction: str = setting(
+        clarify_prompts.ASK_BACK,
+        stage="clarify",
+        description="Asks the clarify model whether the last question can be answered without asking which "
+        "one the user means (clarify_ask_back): a reply 'no' means ask back.",
+    )
     clarify_noun_question: str = setting(
         clarify_prompts.WHICH_NOUN,
         stage="clarify",
