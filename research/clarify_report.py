@@ -26,13 +26,19 @@ from typing import Any
 from mtrag_graph.context import Context
 from mtrag_graph.judging.clarify import is_underspecified
 from mtrag_graph.measure.decisions.sets import load_split
+from mtrag_graph.models.calls import CallLog, recording
 from mtrag_graph.nodes.clarify import clarifying_question
 from mtrag_graph.tasks import answerability_of, domain_of, parse_task
 from research.clarify_data import generated_set
 from research.clarify_fit import turn_of
 
 Turn = tuple[list[dict[str, str]], str, list[dict[str, Any]] | None]
-DECISIONS = {"classifier": Context(clarify_classifier="default"), "signals": Context()}
+DECISIONS = {
+    "classifier": Context(clarify_classifier="default"),
+    "signals": Context(),
+    # the signals with passages, the model's ask-back judgement with the classifier's score without
+    "ask-back": Context(clarify_ask_back="default"),
+}
 
 
 def _table(counts: dict[str, dict[str, list[int]]]) -> str:
@@ -53,21 +59,28 @@ def measure(
     *,
     retrieved: bool = False,
     record: Callable[[dict[str, Any]], None] | None = None,
+    decisions: Sequence[str] = tuple(DECISIONS),
 ) -> tuple[dict[str, dict[str, list[int]]], dict[str, list[float]]]:
-    """Asked / total by row label for each decision, and each decision's seconds per turn."""
-    counts: dict[str, dict[str, list[int]]] = {name: defaultdict(lambda: [0, 0]) for name in DECISIONS}
-    seconds: dict[str, list[float]] = {name: [] for name in DECISIONS}
+    """Asked / total by row label for each decision, and each decision's seconds per turn (and its
+    model calls, in ``calls``)."""
+    chosen = {name: DECISIONS[name] for name in decisions}
+    counts: dict[str, dict[str, list[int]]] = {name: defaultdict(lambda: [0, 0]) for name in chosen}
+    seconds: dict[str, list[float]] = {name: [] for name in chosen}
     for label, (history, question, passages), raw in rows:
-        for name, context in DECISIONS.items():
+        for name, context in chosen.items():
             started = time.perf_counter()
-            decision, evidence = is_underspecified(history, question, passages, context, retrieved=retrieved)
+            with recording(CallLog("clarify")) as log:
+                decision, evidence = is_underspecified(
+                    history, question, passages, context, retrieved=retrieved
+                )
             seconds[name].append(time.perf_counter() - started)
+            calls[name] = calls.get(name, 0) + len(log.records)
             counts[name][label][0] += bool(decision)
             counts[name][label][1] += 1
             if record is not None:
                 asked = clarifying_question(
                     {"history": history, "question": question, "passages": passages}, context
-                ) if decision and context.clarify_classifier else None  # fmt: skip
+                ) if decision and (context.clarify_classifier or context.clarify_ask_back) else None  # fmt: skip
                 record(
                     {
                         **raw,
@@ -80,13 +93,16 @@ def measure(
     return counts, seconds
 
 
+calls: dict[str, int] = {}  # language-model and embedding calls per decision, as CallLog records them
+
+
 def _cost(seconds: dict[str, list[float]]) -> str:
     parts = []
     for name, values in seconds.items():
         ordered = sorted(values)
         parts.append(
-            f"{name}: median {ordered[len(ordered) // 2] * 1000:.1f} ms, max {ordered[-1] * 1000:.0f} ms"
-            f" over {len(ordered)} turns (no model call)"
+            f"{name}: median {ordered[len(ordered) // 2] * 1000:.1f} ms, max {ordered[-1] * 1000:.0f} ms,"
+            f" total {sum(ordered):.1f} s over {len(ordered)} turns, {calls.get(name, 0)} model calls"
         )
     return "; ".join(parts)
 
@@ -105,7 +121,7 @@ def generated(args: argparse.Namespace) -> None:
         rows.append(
             (f"{label} {form} {'passages' if meta['passages'] else 'no passages'}", turn_of(item), {})
         )
-    counts, seconds = measure(rows)
+    counts, seconds = measure(rows, decisions=args.decisions)
     print(
         f"## generated held-out split (seed {args.seed}): {len(items)} items\n\n{_table(counts)}\n\n{_cost(seconds)}"
     )
@@ -116,7 +132,7 @@ def real_documents(args: argparse.Namespace) -> None:
 
     question_set = load_set()
     rows: list[tuple[str, Turn, dict[str, Any]]] = []
-    for split in ("tuning", "report"):
+    for split in args.splits:
         for conversation in question_set.split_conversations(split):
             history: list[dict[str, str]] = []
             for turn in conversation.turns:
@@ -128,7 +144,7 @@ def real_documents(args: argparse.Namespace) -> None:
                     {"speaker": "user", "text": turn.question},
                     {"speaker": "agent", "text": turn.answer},
                 ]
-    counts, seconds = measure(rows)
+    counts, seconds = measure(rows, decisions=args.decisions)
     print(
         f"## real-documents set: answerable turns, decided without passages\n\n{_table(counts)}\n\n{_cost(seconds)}"
     )
@@ -147,7 +163,7 @@ def dev(args: argparse.Namespace) -> None:
 
     context = Context()
     indexes: dict[str, Any] = {}
-    for setting in ("B", "C"):
+    for setting in args.settings:
         rows = []
         for raw in tasks:
             task = parse_task(raw)
@@ -178,7 +194,7 @@ def dev(args: argparse.Namespace) -> None:
                     {"task_id": task.task_id, "setting": setting, "label": label, "question": task.question},
                 )
             )
-        counts, seconds = measure(rows, retrieved=setting == "C", record=record)
+        counts, seconds = measure(rows, retrieved=setting == "C", record=record, decisions=args.decisions)
         print(f"## dev slice, Task {setting}\n\n{_table(counts)}\n\n{_cost(seconds)}\n")
     if out is not None:
         out.close()
@@ -193,11 +209,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--index", type=Path, help="dev: the index of the mini corpora (Task C stand-in)")
     parser.add_argument("-o", "--output", help="dev: every decision and question, JSON lines")
+    parser.add_argument(
+        "--decisions",
+        nargs="+",
+        choices=tuple(DECISIONS),
+        default=("classifier", "signals"),
+        help="which to measure",
+    )
+    parser.add_argument(
+        "--settings", nargs="+", choices=("B", "C"), default=("B", "C"), help="dev: the settings"
+    )
+    parser.add_argument(
+        "--splits",
+        nargs="+",
+        choices=("tuning", "report"),
+        default=("tuning", "report"),
+        help="real-documents: the splits",
+    )
     args = parser.parse_args(argv)
     if args.what != "real-documents" and not args.data:
         print("error: pass --data or set MTRAG_DATA", file=sys.stderr)
         return 2
-    if args.what == "dev" and not args.index:
+    if args.what == "dev" and "C" in args.settings and not args.index:
         print(
             "error: dev needs --index (mtrag-graph index $MTRAG_DATA/corpora/mini/*.jsonl -o indexes/mini)",
             file=sys.stderr,

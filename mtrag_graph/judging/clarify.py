@@ -18,6 +18,7 @@ from os.path import commonprefix
 from typing import Any, get_args
 
 from mtrag_graph.context import Context
+from mtrag_graph.judging.clarify_ask_back import ask_back_judgement, load_ask_back, log_odds
 from mtrag_graph.judging.clarify_classifier import (
     ClarifyClassifier,
     feature_row,
@@ -332,9 +333,11 @@ def is_underspecified(
 ) -> tuple[bool | None, list[str]]:
     """The clarify decision alone: True = underspecified, None when the model gave no usable reply.
 
-    With ``Context.clarify_classifier`` set, the trained classifier decides (``classified``), from the
-    conversation and the question alone when there are no passages, with the passages when there are;
-    over a user's documents, the documents rule. By default (``None``), the signals below:
+    With ``Context.clarify_ask_back`` set, a turn without passages is decided by ``asked_back`` (the
+    clarify model's yes/no with the classifier's no-passage score). With ``Context.clarify_classifier``
+    set, the trained classifier decides (``classified``), from the conversation and the question alone
+    when there are no passages, with the passages when there are; over a user's documents, the documents
+    rule. By default (``None``), the signals below:
 
     A reference the conversation does not resolve, and passages that speak of several different
     things, is the sign that the user must say which. Each evidence line starts with the signal that
@@ -370,6 +373,8 @@ def is_underspecified(
         raise ValueError(f"clarify_signals: unknown {sorted(on - set(SIGNALS))}; known: {', '.join(SIGNALS)}")
     if passages and all(document_of(p) is not None for p in passages):
         return _underspecified_over_documents(history, question, passages, context, on)
+    if not passages and context.clarify_ask_back is not None:
+        return asked_back(history, question, context)
     if context.clarify_classifier is not None:
         return classified(history, question, passages, context.clarify_classifier)
     things = passage_things(passages)
@@ -484,6 +489,25 @@ def classified(
     threshold = classifier.threshold(passages)
     setting = setting_of(passages)
     return probability >= threshold, [f"classifier-{setting}: p={probability:.3f}, threshold {threshold:.3f}"]
+
+
+def asked_back(
+    history: Sequence[dict[str, str]], question: str, context: Context
+) -> tuple[bool | None, list[str]]:
+    """A turn without passages decided by ``Context.clarify_ask_back`` (``judging/clarify_ask_back.py``):
+    the clarify model's ask-back log-odds and the trained classifier's no-passage score, combined by the
+    file's logistic regression; None when the model's reply names neither yes nor no."""
+    decision = load_ask_back(str(context.clarify_ask_back))
+    model_odds, why = ask_back_judgement(get_chat_model(context.clarify_model), history, question, context)
+    if model_odds is None:
+        return None, [f"ask-back: {why}"]
+    classifier = load_clarify_classifier(decision.classifier)
+    classifier_p = classifier.probability(classifier_row(history, question, None, classifier), None)
+    probability = decision.probability(model_odds, log_odds(classifier_p))
+    return probability >= decision.threshold, [
+        f"ask-back: p={probability:.3f}, threshold {decision.threshold:.3f} (model log-odds "
+        f"{model_odds:+.2f}, classifier p={classifier_p:.3f})"
+    ]
 
 
 def _underspecified_over_documents(

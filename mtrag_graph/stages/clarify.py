@@ -64,6 +64,19 @@ class ClarifySettings:
         "call); None (the default: the classifier asked 3 of the dev slice's 18 underspecified turns): the "
         "model-free signals (clarify_signals, clarify_threshold).",
     )
+    clarify_ask_back: str | None = setting(
+        None,
+        stage="clarify",
+        description="For a turn without passages: the model's yes/no ask-back judgement (clarify_model, one "
+        "reply token's log-probabilities) combined with the classifier's no-passage score, a JSON file or "
+        "'default' (mtrag_graph/data/clarify_ask_back.json); None: such a turn is decided as with passages.",
+    )
+    clarify_ask_back_instruction: str = setting(
+        clarify_prompts.ASK_BACK,
+        stage="clarify",
+        description="Asks the clarify model whether the last question can be answered without asking which "
+        "one the user means (clarify_ask_back): a reply 'no' means ask back.",
+    )
     clarify_noun_question: str = setting(
         clarify_prompts.WHICH_NOUN,
         stage="clarify",
