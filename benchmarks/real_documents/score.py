@@ -142,7 +142,9 @@ def score_record(
     answered = not asked_back and not idk
     found = facts_found(answer, turn.key_facts) if turn.answerable else 0
     # a yes or no that says the opposite of the reference's is wrong, whatever else the answer quotes
-    right = turn.answerable and answered and found == len(turn.key_facts) and not contradicts(answer, turn.answer)
+    right = (
+        turn.answerable and answered and found == len(turn.key_facts) and not contradicts(answer, turn.answer)
+    )
     invented = answered and (not turn.answerable or found == 0)
     kept = kept_passages(record, passages)
     cited_indices = sorted({i for s in prediction.get("citations") or [] for i in s.get("passages") or []})
