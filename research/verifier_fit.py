@@ -60,7 +60,7 @@ def batches(items: Sequence[Any], rng: random.Random) -> list[list[Any]]:
     order = list(items)
     rng.shuffle(order)
     chunks = [order[i : i + BATCH * 8] for i in range(0, len(order), BATCH * 8)]
-    out = []
+    out: list[list[Any]] = []
     for chunk in chunks:
         chunk.sort(key=lambda item: item[0].shape[0])
         out.extend(chunk[i : i + BATCH] for i in range(0, len(chunk), BATCH))

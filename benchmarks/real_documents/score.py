@@ -126,7 +126,9 @@ _YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 def contradicts(answer: str, reference: str) -> bool:
     """Does the answer open with "yes" where the reference opens with "no", or the other way round?"""
     said, meant = _YES_NO.match(answer), _YES_NO.match(reference)
-    return bool(said and meant) and said.group(1).lower() != meant.group(1).lower()
+    if said is None or meant is None:
+        return False
+    return said.group(1).lower() != meant.group(1).lower()
 
 
 def score_record(
