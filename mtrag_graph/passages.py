@@ -88,7 +88,7 @@ def as_row(item: Mapping[str, Any]) -> dict[str, Any]:
 
 def read_passages(path: str | Path) -> list[Passage]:
     """Passages from a JSON-lines file, one ``{"document_id" | "_id", "title", "text", origin...}`` a
-    line; a passage that names no origin of its own comes from this file."""
+    line (a passage that names no origin is labelled by its title and id: ``source_label``)."""
     found = []
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
@@ -97,10 +97,7 @@ def read_passages(path: str | Path) -> list[Passage]:
             row = json.loads(line)
             if not isinstance(row, dict) or not isinstance(row.get("text"), str):
                 raise ValueError(f"{path}, line {number}: expected an object with a 'text' string")
-            item = passage(row, number)
-            if "file" not in item and "url" not in item:
-                item["file"] = Path(path).name
-            found.append(item)
+            found.append(passage(row, number))
     return found
 
 

@@ -12,7 +12,7 @@ from mtrag_graph.tasks import parse_task
 from tests.ingest.conftest import make_pdf
 
 
-def test_a_passages_file_keeps_each_passage_s_origin_and_names_itself_for_one_without(tmp_path):
+def test_a_passages_file_keeps_each_passage_s_origin_as_its_line_gives_it(tmp_path):
     path = tmp_path / "p.jsonl"
     rows = [
         {"_id": "a", "title": "A", "text": "x", "url": "https://a.example", "page": 3},
@@ -27,7 +27,8 @@ def test_a_passages_file_keeps_each_passage_s_origin_and_names_itself_for_one_wi
         "url": "https://a.example",
         "page": 3,
     }
-    assert found["b"] == {"document_id": "b", "title": "", "text": "y", "file": "p.jsonl"}
+    assert found["b"] == {"document_id": "b", "title": "", "text": "y"}
+    assert source_label(found["b"]) == "(untitled) (b)"
 
 
 def test_an_index_row_s_source_is_read_as_its_url_or_its_file():

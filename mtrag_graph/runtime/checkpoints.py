@@ -127,7 +127,8 @@ def migrate_thread(graph: Any, config: Mapping[str, Any]) -> bool:
     messages = _messages(turns)
     users = sum(turn["speaker"] == "user" for turn in turns)
     task_id = f"{thread_id}<::>{users}"
-    saver.delete_thread(thread_id)
+    # written over the old head, which stays until this succeeds (the graph reads none of its
+    # channels but "passages", set here); the old run's own checkpoints go at the next prune
     config = {"configurable": {"thread_id": thread_id}}
     if asking is not None and (asking.get("clarification") or {}).get("asked"):
         question = asking["clarification"]["question"]
@@ -149,5 +150,5 @@ def migrate_thread(graph: Any, config: Mapping[str, Any]) -> bool:
         return True
     if messages:
         messages[-1].response_metadata = {"mtrag": _last_reply_metadata(values, task_id)}
-    graph.update_state(config, inputs, as_node="finish")
+    graph.update_state(config, {**inputs, "passages": None}, as_node="finish")
     return True
