@@ -62,7 +62,7 @@ for task in tasks if args.jsonl else tasks[:1]:
         continue
     print()
     # which passage backs which sentence
-    cited = CitedAnswer.of(state)
+    cited = CitedAnswer.of_reply(state["messages"][-1])  # the reply carries its citations
     print("answer:", cited.text)
     for source in cited.sources:
         print(f"  [{source.number}] {source.title or source.document_id}")

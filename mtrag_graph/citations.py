@@ -4,46 +4,27 @@ The grounding check (``nodes/ground_answer.py``) writes, for each answer sentenc
 passages back it and which ones (``state["grounding"]["sentences"]``). Where a state has no grounding
 (``Context(grounding="off")``), ``grounding_sentences`` computes the same list with the same measure
 (``judging.grounding.sentence_support``, no model call). ``answer_citations`` picks the one that
-applies; the prediction file, the trace and the chat show its result. ``CitedAnswer`` is the one view
-of a cited answer (markers, numbered sources) that the page, the terminal chat and predictions read.
+applies, once per run: ``nodes/finish.py`` puts its result in the reply's metadata (with the passages
+it indexes), and the prediction file, the page, the API and the terminal chat read it there.
+``CitedAnswer`` is the one view of a cited reply (markers, numbered sources) that they use.
 
 Each sentence: ``{"text", "supported", "passages" (indices into kept_passages, best first),
-"document_ids", "score", ...}`` as ``judging.grounding.SentenceSupport.as_dict`` gives it.
+"document_ids", "score", ...}`` as ``judging.grounding.SentenceSupport.as_dict`` gives it, and for
+passages of files ``"sources"``, where each cited one comes from (``passages.source_label``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
 from mtrag_graph.judging.grounding import sentence_support, support_entries
 from mtrag_graph.messages import format_conversation
+from mtrag_graph.passages import source_label
 from mtrag_graph.stages.ground import DEFAULT_MIN_SUPPORT
-from mtrag_graph.tasks import document_source
 
 MIN_SUPPORT = DEFAULT_MIN_SUPPORT  # the grounding check's default (Context.grounding_min_support)
-
-
-def source_label(passage: Mapping[str, Any]) -> str:
-    """Where a passage comes from, for a reader: ``guide.pdf, p. 2``, ``notes.md, Install``, or for a
-    benchmark passage its title and id (``Cloudant (doc-12)``).
-
-    Reads the passage's ``source`` / ``page`` / ``section`` fields, else its id when that is a document
-    passage's id.
-    """
-    source, page, section = passage.get("source"), passage.get("page"), passage.get("section")
-    doc_id = str(passage.get("document_id") or "")
-    if not source:
-        found = document_source(doc_id)
-        if found is None:
-            return f"{passage.get('title') or '(untitled)'} ({passage.get('document_id')})"
-        source, page = found
-    name = str(source) if "://" in str(source) else PurePosixPath(str(source)).name
-    if page:
-        return f"{name}, p. {page}"
-    return f"{name}, {section}" if section else name
 
 
 def grounding_sentences(
@@ -81,25 +62,12 @@ def answer_citations(state: Mapping[str, Any]) -> list[dict[str, Any]]:
             format_conversation(state.get("history") or []),
             question=state.get("question") or "",
         )
-    if any(p.get("source") for p in kept):  # passages of documents: say where each cited one is
+    if any(p.get("file") for p in kept):  # passages of files: say where each cited one is
         for sentence in sentences:
             sentence["sources"] = [
                 source_label(kept[i]) for i in sentence.get("passages") or [] if i < len(kept)
             ]
     return sentences
-
-
-ORIGIN_FIELDS = ("source", "page", "section", "url")  # where a passage comes from, when it says
-
-
-def passage_origin(passage: Mapping[str, Any]) -> dict[str, Any]:
-    """A passage's id, title and origin (``ORIGIN_FIELDS``), without its text: what a reply or a chat
-    thread keeps of each passage it cites."""
-    return {
-        "document_id": passage.get("document_id"),
-        "title": passage.get("title") or "",
-        **{key: passage[key] for key in ORIGIN_FIELDS if passage.get(key)},
-    }
 
 
 @dataclass(frozen=True)
@@ -123,12 +91,17 @@ class CitedSource:
     def label(self) -> str:
         return source_label(self.passage)
 
+    def shown(self) -> dict[str, Any]:
+        """What the page and the API show of the source: its number, the passage and its origin."""
+        return {"number": self.number, **{k: v for k, v in self.passage.items() if k != "score"}}
+
 
 @dataclass(frozen=True)
 class CitedAnswer:
-    """An answer as a reader sees it cited: the one view the page, the terminal chat and predictions use.
+    """An answer as a reader sees it cited: the one view the page, the API and the terminal chat use.
 
-    ``sentences`` are ``answer_citations``' rows, their ``passages`` indices into ``passages``. Passages
+    ``sentences`` are ``answer_citations``' rows, their ``passages`` indices into ``passages`` (a reply's
+    ``citations`` and ``sources``). Passages
     are numbered in order of first citation by a supported sentence; ``text`` is the answer with markers
     ``[1]``, ``[2]`` after each sentence that cites, ``parts`` the same as ``{"text", "cites"}`` rows,
     ``sources`` the numbered passages. An answer that cites nothing is itself, in one part.
@@ -139,22 +112,12 @@ class CitedAnswer:
     passages: Sequence[Mapping[str, Any]]
 
     @classmethod
-    def of(cls, state: Mapping[str, Any]) -> CitedAnswer:
-        """The final answer of a run's state, cited by ``answer_citations``, with its kept passages."""
+    def of_reply(cls, reply: Any) -> CitedAnswer:
+        """The answer of a reply message (``nodes/finish.py``), cited as its metadata says."""
+        metadata = (getattr(reply, "response_metadata", None) or {}).get("mtrag") or {}
         return cls(
-            str(state.get("answer") or ""), answer_citations(state), list(state.get("kept_passages") or [])
+            str(reply.content), list(metadata.get("citations") or []), list(metadata.get("sources") or [])
         )
-
-    @classmethod
-    def from_record(cls, answer: str, record: Mapping[str, Any] | None) -> CitedAnswer:
-        """The answer cited as ``record()`` kept it (a chat thread's ``citations``)."""
-        record = record or {}
-        return cls(answer, list(record.get("sentences") or []), list(record.get("passages") or []))
-
-    def record(self) -> dict[str, Any]:
-        """What a chat thread keeps of the citations: the sentences, and each passage's origin (not its
-        text, which the page reads from the passages' source when it shows one)."""
-        return {"sentences": self.sentences, "passages": [passage_origin(p) for p in self.passages]}
 
     @property
     def parts(self) -> list[dict[str, Any]]:

@@ -20,6 +20,8 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict  # pydantic's JSON schemas need it on Python < 3.12
 
+from mtrag_graph.passages import Passage
+
 
 class RelationClass(IntEnum):
     """How the current question relates to the previous exchange (Q(t-1), A(t-1))."""
@@ -63,7 +65,7 @@ class InputState(TypedDict, total=False):
     new user message), or one MTRAG task dict as ``task`` (``input`` conversation, ``contexts`` passages).
 
     ``contexts``: the passages a conversation is answered from (an MTRAG task's ``contexts``: objects with
-    ``text``, ``document_id``, ``title``); a thread keeps them for its later runs; absent or ``None``: the
+    ``text``, ``document_id``, ``title``, and any origin field of ``passages.Passage``); a thread keeps them for its later runs; absent or ``None``: the
     passages are retrieved from ``Context.index_dir``. A task brings its own and ignores these.
     """
 
@@ -74,33 +76,31 @@ class InputState(TypedDict, total=False):
 
 
 class Citation(TypedDict):
-    """One sentence of the answer and the passages that back it (``citations.answer_citations``)."""
+    """One sentence of the answer and the passages that back it (``citations.answer_citations``), with
+    the grounding check's measures of it (``judging.grounding.SentenceSupport``)."""
 
     text: str
     supported: bool
     passages: list[int]  # indices into ``ReplyMetadata.sources``, best first
     document_ids: list[str]
-
-
-class Source(TypedDict):
-    """A passage the answer was written from: its id and title, and its origin when it has one."""
-
-    document_id: str | None
-    title: str
-    source: NotRequired[str]
-    page: NotRequired[int | str]
-    section: NotRequired[str]
-    url: NotRequired[str]
+    score: NotRequired[float]
+    start: NotRequired[int]
+    end: NotRequired[int]
+    unsupported_facts: NotRequired[list[str]]
+    claim: NotRequired[bool]
+    sources: NotRequired[list[str]]  # where each cited passage comes from, for passages of files
 
 
 class ReplyMetadata(TypedDict):
-    """What the reply ``AIMessage`` carries in ``response_metadata["mtrag"]`` beside its text."""
+    """What the reply ``AIMessage`` carries in ``response_metadata["mtrag"]`` beside its text: the
+    citations, computed once when the reply is made, and the passages they index, whole (text and
+    origin), so a page, an API, a terminal or a prediction file needs nothing else to show them."""
 
     task_id: str
     kind: str  # "answer" | "abstention" | "clarifying_question"
     abstain_reason: str | None  # an ``AbstainReason`` value when the run abstained
     citations: list[Citation]
-    sources: list[Source]
+    sources: list[Passage]  # the passages the answer was written from (the kept passages)
 
 
 class OutputState(TypedDict):
@@ -118,7 +118,7 @@ class State(InputState, total=False):
         list[dict[str, str]], MATERIAL
     ]  # the conversation before the question: {"speaker", "text"}
     question: Annotated[str, MATERIAL]  # the user's last turn
-    passages: Annotated[list[dict[str, Any]] | None, MATERIAL]  # candidate passages (given, or retrieved)
+    passages: Annotated[list[Passage] | None, MATERIAL]  # candidate passages (given, or retrieved)
     # rewriting and relation classification
     pronoun_detected: bool
     global_rewrite: str
@@ -133,7 +133,7 @@ class State(InputState, total=False):
     standalone_question: str
     clarification: dict[str, Any]  # clarify node: {"asked", "question", "reply"}
     # evidence
-    kept_passages: Annotated[list[dict[str, Any]], MATERIAL]  # top-k after reranking, each with its score
+    kept_passages: Annotated[list[Passage], MATERIAL]  # top-k after reranking, each with its score
     gate: str  # "yes" | "no"
     gate_evidence: dict[str, Any]  # what the gate's decision rests on: yes-probability, classifier score
     # generation
@@ -221,14 +221,23 @@ def accumulated_keys() -> tuple[str, ...]:
 
 
 def plain(value: Any) -> Any:
-    """``value`` as plain data (enums as their values, tuples as lists), what the state keeps.
+    """``value`` as plain data (enums as their values, tuples as lists, text that UTF-8 can encode),
+    what the state keeps.
 
     Checkpointers store the state with msgpack; LangGraph refuses to load types it does not know
     (``LANGGRAPH_STRICT_MSGPACK``), so a saved chat thread must hold nothing but plain data. Enums
     compare equal to their values (``StrEnum``, ``IntEnum``), so code reading the state is unchanged.
+    PostgreSQL keeps a checkpoint's strings in JSON, which refuses a lone surrogate (a model's reply
+    may hold one): it becomes U+FFFD.
     """
     if isinstance(value, Enum):
         return value.value
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
     if isinstance(value, Mapping):
         return {key: plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
@@ -250,6 +259,11 @@ def needs_retrieval(state: Mapping[str, Any]) -> bool:
 
 
 def retrieved_setting(state: Mapping[str, Any]) -> bool:
-    """The passages were retrieved (full RAG, MTRAG Task C), not given with the task (Task B)."""
+    """The passages were retrieved (full RAG, MTRAG Task C), not given with the task or the
+    conversation (Task B)."""
+    if state.get("retrieve"):
+        return True
+    if state.get("from_messages"):
+        return state.get("contexts") is None
     task = state.get("task")
-    return bool(state.get("retrieve")) or (isinstance(task, Mapping) and task.get("contexts") is None)
+    return isinstance(task, Mapping) and task.get("contexts") is None

@@ -1,16 +1,16 @@
-"""MTRAG task input: parsing and validation at the boundary, with errors that name task and field; what
-the id of a passage cut from a user's document names (``document_source``)."""
+"""MTRAG task input: parsing and validation at the boundary, with errors that name task and field."""
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+from mtrag_graph.passages import Passage, passage
 
 ANSWERABILITY = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL", "UNDERSPECIFIED")
 DOMAINS = {"clapnq": "clapnq", "cloud": "cloud", "ibmcloud": "cloud", "fiqa": "fiqa", "govt": "govt"}
@@ -27,24 +27,6 @@ class TaskError(ValueError):
 class Turn(BaseModel):
     speaker: Literal["user", "agent"]
     text: str
-
-
-class Passage(BaseModel):
-    document_id: str = ""
-    title: str = ""
-    text: str
-    score: float | None = None
-
-
-# The id of a passage cut from a document (ingest/build.py): ``guide.pdf#page=2&chunk=5``, ``notes.md#chunk=3``
-_DOCUMENT_ID = re.compile(r"^(?P<source>.+?)#(?:page=(?P<page>\d+)&)?chunk=\d+$")
-
-
-def document_source(document_id: str) -> tuple[str, str | None] | None:
-    """The file and page (None off a PDF) a document passage's id names (``guide.pdf#page=2&chunk=5``);
-    None for an id that is not a document passage's (a corpus passage)."""
-    match = _DOCUMENT_ID.match(document_id)
-    return None if match is None else (match["source"], match["page"])
 
 
 class Task(BaseModel):
@@ -147,15 +129,7 @@ def parse_task(raw: Any, line: int | None = None) -> Task:
             text = ctx.get("text")
             if not isinstance(text, str):
                 raise TaskError(label, f"{where}.text", f"must be a string, got {type(text).__name__}")
-            doc_id = ctx.get("document_id", ctx.get("_id", f"passage-{i}"))
-            title = ctx.get("title", "")
-            passages.append(
-                Passage(
-                    document_id=str(doc_id),
-                    title=title if isinstance(title, str) else "",
-                    text=text,
-                )
-            )
+            passages.append(passage(ctx, i))
     targets = raw.get("targets")
     target_texts = (
         [t["text"] for t in targets if isinstance(t, dict) and isinstance(t.get("text"), str)]

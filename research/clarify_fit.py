@@ -55,7 +55,11 @@ FALSE_ALARM = {"passages": 0.02, "none": 0.03}
 def turn_of(item: dict[str, Any]) -> tuple[list[dict[str, str]], str, list[dict[str, Any]] | None]:
     """(history, question, passages) as the clarify node sees them."""
     task = parse_task(item)
-    passages = None if task.passages is None else [p.model_dump(exclude={"score"}) for p in task.passages]
+    passages = (
+        None
+        if task.passages is None
+        else [{k: p[k] for k in ("document_id", "title", "text")} for p in task.passages]
+    )
     return [t.model_dump() for t in task.history], task.question, passages or None
 
 

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         if label not in CLASSES or (args.limit and total[label] >= args.limit):
             continue
         history = [turn.model_dump() for turn in task.history]
-        passages = None if task.passages is None else [p.model_dump() for p in task.passages]
+        passages = None if task.passages is None else [dict(p) for p in task.passages]
         started = time.perf_counter()
         decision, raws = is_underspecified(history, task.question, passages, context)
         seconds.append(time.perf_counter() - started)

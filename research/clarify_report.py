@@ -171,7 +171,9 @@ def dev(args: argparse.Namespace) -> None:
             history = [t.model_dump() for t in task.history]
             if setting == "B":
                 passages = (
-                    None if not task.passages else [p.model_dump(exclude={"score"}) for p in task.passages]
+                    None
+                    if not task.passages
+                    else [{k: p[k] for k in ("document_id", "title", "text")} for p in task.passages]
                 )
             else:
                 domain = domain_of(task.collection) or "unknown"

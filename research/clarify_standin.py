@@ -84,7 +84,11 @@ def main(argv: list[str] | None = None) -> int:
             history = [turn.model_dump() for turn in task.history]
             if setting == "B":
                 given = task.passages
-                passages = None if given is None else [p.model_dump(exclude={"score"}) for p in given]
+                passages = (
+                    None
+                    if given is None
+                    else [{k: p[k] for k in ("document_id", "title", "text")} for p in given]
+                )
             else:
                 domain = domain_of(task.collection) or "unknown"
                 index = indexes.setdefault(domain, index_for(str(args.index), domain))

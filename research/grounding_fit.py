@@ -63,8 +63,8 @@ def support_rows(
     for number, raw in enumerate(sample, start=1):
         task = parse_task(raw)
         reference = task.targets[0]
-        given = [p.text for p in task.passages or []]
-        given_ids = {p.document_id for p in task.passages or []}
+        given = [p["text"] for p in task.passages or []]
+        given_ids = {p["document_id"] for p in task.passages or []}
         others = (
             [p["text"] for p in retrieve(raw) if p.get("document_id") not in given_ids][:5]
             if retrieve

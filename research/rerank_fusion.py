@@ -22,7 +22,7 @@ import collections
 import json
 import random
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ DOMAINS = ("clapnq", "cloud", "fiqa", "govt")
 
 
 def three_orders(
-    question: str, passages: Sequence[dict[str, Any]], window_words: int = 0
+    question: str, passages: Sequence[Mapping[str, Any]], window_words: int = 0
 ) -> dict[str, list[dict[str, Any]]]:
     """The candidates in search order, by the reranker alone, and by their fusion (the graph's default),
     the reranker scoring a passage by its best window of ``window_words`` words (0: whole)."""
@@ -53,7 +53,7 @@ def three_orders(
             retrieval_weight=weight, window_words=window_words,
         )  # fmt: skip
 
-    return {"search": list(passages), "reranker": rerank(0.0), "fusion": rerank(1.0)}
+    return {"search": [dict(p) for p in passages], "reranker": rerank(0.0), "fusion": rerank(1.0)}
 
 
 def real_documents(run: Path, index_dir: str, window_words: int) -> None:

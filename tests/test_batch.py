@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+from langchain_core.messages import AIMessage
+
 from mtrag_graph.cli import main
+from mtrag_graph.nodes.finish import reply_metadata
 from mtrag_graph.runtime.batch import answer_tasks, prediction_record
 from mtrag_graph.runtime.jsonl_out import open_resumable
 from mtrag_graph.testing import fake_context, make_task
@@ -115,8 +118,9 @@ def test_cli_exit_code_is_zero_when_all_tasks_succeed(tmp_path):
 
 def test_retrieved_passages_become_the_predictions_contexts():
     task = make_task(["How do bees find flowers?"], PASSAGES, "r<::>1")
-    kept = [{"document_id": "d9", "text": "Bees dance.", "title": "Bees", "score": 0.5, "extra": 1}]
+    kept = [{"document_id": "d9", "text": "Bees dance.", "title": "Bees", "score": 0.5, "file": "b.md"}]
     state = {"answer": "Bees dance.", "retrieve": True, "kept_passages": kept}
+    state["messages"] = [AIMessage(state["answer"], response_metadata={"mtrag": reply_metadata(state)})]
     record = prediction_record(task, state, 1.0)
     assert record["contexts"] == [{"document_id": "d9", "title": "Bees", "text": "Bees dance.", "score": 0.5}]
     assert record["reference_contexts"] == task["contexts"]

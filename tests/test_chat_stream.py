@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import io
 
+from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from mtrag_graph.commands.chat import stream_turn
-from mtrag_graph.runtime.chat import build_chat_graph, user_turn
+from mtrag_graph.graph import build_graph
 from mtrag_graph.testing import fake_context
 from tests.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
 
@@ -38,8 +39,8 @@ def test_a_turn_shows_its_steps_streams_the_answer_and_cites_each_sentence():
     )
     out = Recording()
     state = stream_turn(
-        build_chat_graph(checkpointer=InMemorySaver()),
-        user_turn("Why do bees dance?", PASSAGES),
+        build_graph(checkpointer=InMemorySaver()),
+        {"messages": [HumanMessage("Why do bees dance?")], "contexts": PASSAGES},
         {"configurable": {"thread_id": "t"}},
         context,
         out,
@@ -51,7 +52,7 @@ def test_a_turn_shows_its_steps_streams_the_answer_and_cites_each_sentence():
     assert "Bees dance to show where the flowers are." in out.writes
     assert "bot> Bees dance to show where the flowers are. [1] Bananas are yellow. [2]" in text
     assert "[1] Honey bee dances (bees)" in text and "[2] Fruit (fruit)" in text
-    assert state["citations"]["sentences"][0]["document_ids"] == ["bees"]
+    assert state["messages"][-1].response_metadata["mtrag"]["citations"][0]["document_ids"] == ["bees"]
 
 
 def test_a_clarifying_question_is_printed_and_the_turn_waits_for_the_reply():
@@ -61,8 +62,8 @@ def test_a_clarifying_question_is_printed_and_the_turn_waits_for_the_reply():
     ]
     out = io.StringIO()
     state = stream_turn(
-        build_chat_graph(checkpointer=InMemorySaver()),
-        user_turn("When does this library open?", passages),
+        build_graph(checkpointer=InMemorySaver()),
+        {"messages": [HumanMessage("When does this library open?")], "contexts": passages},
         {"configurable": {"thread_id": "t"}},
         fake_context(clarify=True),
         out,

@@ -24,6 +24,8 @@ SERVING = [
             "stages",
             "text",
             "presets",
+            "serve",
+            "ingest",
         )
     ),
 ]

@@ -8,9 +8,11 @@ import sys
 import uuid
 
 import pytest
+from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 
-from mtrag_graph.runtime.chat import build_chat_graph, open_checkpointer, pending_question, user_turn
+from mtrag_graph.graph import build_graph
+from mtrag_graph.runtime.checkpoints import open_checkpointer, pending_question
 from mtrag_graph.testing import fake_context
 from tests.conftest import REPO
 from tests.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES, judge
@@ -20,6 +22,16 @@ PASSAGES = [
     {"document_id": f"d{i}", "text": text, "title": title}
     for i, (text, title) in enumerate(zip(LIBRARIES, TITLES, strict=True))
 ]
+
+
+def user_turn(text: str, passages: list[dict]) -> dict:
+    return {"messages": [HumanMessage(text)], "contexts": passages}
+
+
+def turns(state: dict) -> list[tuple[str, str]]:
+    return [(m.type, m.text) for m in state["messages"]]
+
+
 MODELS = ["--small-model", "scripted:yes", "--large-model", "scripted:yes|The library opens at 9 am.",
           "--reranker", "lexical", "--embedder", "hashing:64", "--no-clarify"]  # fmt: skip
 
@@ -50,24 +62,21 @@ def test_a_killed_chat_process_continues_its_thread_after_a_restart(tmp_path):
     assert "thread kept: continuing, 2 turns so far" in output
     assert "you> When does the Alameda library open?" in output
     with open_checkpointer(db) as saver:
-        turns = (
-            build_chat_graph(checkpointer=saver)
-            .get_state({"configurable": {"thread_id": "kept"}})
-            .values["turns"]
-        )
-    assert [t["speaker"] for t in turns] == ["user", "agent", "user", "agent"]
-    assert turns[2]["text"] == "And the Monterey library?"
+        saved = build_graph(checkpointer=saver).get_state({"configurable": {"thread_id": "kept"}})
+    said = turns(saved.values)
+    assert [speaker for speaker, _ in said] == ["human", "ai", "human", "ai"]
+    assert said[2][1] == "And the Monterey library?"
 
 
 def test_the_api_keeps_each_thread_apart_and_feeds_history_to_the_next_turn(tmp_path):
     context = fake_context()
     with open_checkpointer(tmp_path / "chat.sqlite") as saver:
-        chat = build_chat_graph(checkpointer=saver)
+        chat = build_graph(checkpointer=saver)
         one, two = ({"configurable": {"thread_id": name}} for name in ("one", "two"))
         chat.invoke(user_turn("When does the Alameda library open?", PASSAGES), one, context=context)
         chat.invoke(user_turn("Where is Monterey?", PASSAGES), two, context=context)
         state = chat.invoke(user_turn("And on Sundays?", PASSAGES), one, context=context)
-    assert len(state["turns"]) == 4
+    assert len(state["messages"]) == 4
     conversation = str(context.generate_model.calls[-1]["messages"][-1].content).split(
         "Conversation so far:"
     )[1]
@@ -81,19 +90,17 @@ def test_a_clarifying_question_pauses_the_chat_and_the_reply_resumes_it(tmp_path
     context = fake_context(clarify=True, clarify_model=judge(QUESTION_ASKED))
     config = {"configurable": {"thread_id": "ask"}}
     with open_checkpointer(tmp_path / "chat.sqlite") as saver:
-        chat = build_chat_graph(checkpointer=saver)
+        chat = build_graph(checkpointer=saver)
         paused = chat.invoke(user_turn("When does this library open?", PASSAGES), config, context=context)
         assert pending_question(paused) == QUESTION_ASKED
     with open_checkpointer(tmp_path / "chat.sqlite") as saver:  # reopened: the pause was saved
-        state = build_chat_graph(checkpointer=saver).invoke(
-            Command(resume="Alameda"), config, context=context
-        )
-    assert [t["text"] for t in state["turns"]][:3] == [
+        state = build_graph(checkpointer=saver).invoke(Command(resume="Alameda"), config, context=context)
+    assert [text for _, text in turns(state)][:3] == [
         "When does this library open?",
         QUESTION_ASKED,
         "Alameda",
     ]
-    assert state["turns"][3]["speaker"] == "agent"
+    assert turns(state)[3][0] == "ai"
 
 
 @pytest.fixture(scope="module")
@@ -115,14 +122,14 @@ def test_a_thread_persists_in_postgresql_across_connections(postgres_url):
     pytest.importorskip("langgraph.checkpoint.postgres")
     thread = {"configurable": {"thread_id": f"pg-{uuid.uuid4().hex}"}}
     with open_checkpointer(postgres_url) as saver:
-        build_chat_graph(checkpointer=saver).invoke(
+        build_graph(checkpointer=saver).invoke(
             user_turn("When does the Alameda library open?", PASSAGES), thread, context=fake_context()
         )
     with open_checkpointer(postgres_url) as saver:
-        chat = build_chat_graph(checkpointer=saver)
-        assert len(chat.get_state(thread).values["turns"]) == 2
+        chat = build_graph(checkpointer=saver)
+        assert len(chat.get_state(thread).values["messages"]) == 2
         state = chat.invoke(user_turn("And the Monterey one?", PASSAGES), thread, context=fake_context())
-    assert len(state["turns"]) == 4
+    assert len(state["messages"]) == 4
 
 
 def _strict_chat(checkpointer: str, thread: str, passages_file, line: str) -> subprocess.CompletedProcess:

@@ -17,7 +17,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.graph import Insertion, build_graph
 from mtrag_graph.nodes import clarify
 from mtrag_graph.nodes.ask_user import reply_text
-from mtrag_graph.runtime.chat import open_checkpointer
+from mtrag_graph.runtime.checkpoints import open_checkpointer
 from mtrag_graph.tasks import TaskError
 from mtrag_graph.testing import endpoint_context, fake_context, make_task
 from mtrag_graph.testing.standin import StandInServer
@@ -269,7 +269,7 @@ STRICT_TURN = """
 import sys
 from langchain_core.messages import HumanMessage
 from mtrag_graph.graph import build_graph
-from mtrag_graph.runtime.chat import open_checkpointer
+from mtrag_graph.runtime.checkpoints import open_checkpointer
 from mtrag_graph.testing import fake_context
 with open_checkpointer(sys.argv[1]) as saver:
     out = build_graph(checkpointer=saver).invoke(

@@ -1,5 +1,5 @@
 """A serving install (``pip install -e '.[models]'``, no ``measure`` extra) answers tasks: the graph, the
-batch runner, the chat graph and the CLI import none of the measurement libraries."""
+batch runner, the thread checkpoints and the CLI import none of the measurement libraries."""
 
 from __future__ import annotations
 
@@ -25,13 +25,13 @@ SERVE_WITHOUT_MEASURE = textwrap.dedent(
     sys.meta_path.insert(0, Absent())
 
     from mtrag_graph.runtime.batch import answer_tasks
-    from mtrag_graph.runtime.chat import build_chat_graph
+    from mtrag_graph.runtime.checkpoints import migrate_thread
     from mtrag_graph.cli import build_parser
     from mtrag_graph.graph import build_graph
     from mtrag_graph.testing import fake_context, make_task
 
     build_parser()
-    build_chat_graph()
+    assert migrate_thread
     state = build_graph(output="state").invoke(
         {{"task": make_task(["How do bees find flowers?"], ["Bees follow the waggle dance."])}},
         context=fake_context(gate_classifier="default", embedder="hashing:64", grounding="facts"),

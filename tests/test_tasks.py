@@ -27,7 +27,7 @@ def test_a_valid_task_parses_into_history_question_and_passages():
     task = parse_task(GOOD)
     assert task.question == "What is BM25?"
     assert [t.speaker for t in task.history] == ["user", "agent"]
-    assert task.passages[0].document_id == "d1"
+    assert task.passages[0]["document_id"] == "d1"
     assert task.answerability == "ANSWERABLE"
 
 

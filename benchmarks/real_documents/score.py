@@ -27,8 +27,8 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from benchmarks.real_documents.data import Turn, Where
-from mtrag_graph.citations import source_label
 from mtrag_graph.judging.decline import holds_fact, key_facts
+from mtrag_graph.passages import source_label
 from mtrag_graph.text import declines
 
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "‐": "-", "‑": "-", "–": "-", "—": "-"})

@@ -1,7 +1,10 @@
 """``mtrag-graph chat --passages FILE | --corpus INDEX_DIR [--thread ID]``: a terminal chat over the graph.
 
-The conversation is kept in a checkpointer (a SQLite file by default, PostgreSQL with
-``--checkpointer postgresql://...``): starting again with the same ``--thread`` continues it.
+The chat drives the one graph (``graph.build_graph``, what ``langgraph.json`` serves): each line is a
+``HumanMessage``, each answer the cited reply ``AIMessage``, a clarifying question an interrupt that
+the next line answers. The conversation is kept in a checkpointer (a SQLite file by default,
+PostgreSQL with ``--checkpointer postgresql://...``): starting again with the same ``--thread``
+continues it (a thread an older release stored is rewritten first: ``runtime.checkpoints``).
 
 While a turn runs, a status line names the step the graph is in (rewriting, retrieving, checking the
 passages, writing); the answer is printed as its sentences pass the checks (only text that stands:
@@ -17,10 +20,13 @@ import shutil
 import sys
 import uuid
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mtrag_graph import settings
 from mtrag_graph.commands._options import add_model_options, context_from_args
+
+if TYPE_CHECKING:
+    from mtrag_graph.citations import CitedAnswer
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -104,12 +110,9 @@ class TurnPrinter:
         columns = max(columns, 1)
         return sum(max(1, -(-len(line) // columns)) for line in text.split("\n"))
 
-    def finish(self, answer: str, citations: Mapping[str, Any] | None) -> None:
+    def finish(self, cited: CitedAnswer) -> None:
         """The final answer, cited (in place of the streamed text on a terminal); then the sources."""
-        from mtrag_graph.citations import CitedAnswer
-
         self._clear_status()
-        cited = CitedAnswer.from_record(answer, citations)
         # the streamed text is the final answer (what stands): its cited form is written over it
         self.retract()
         self.out.write(f"{BOT}{cited.text}\n")
@@ -118,13 +121,17 @@ class TurnPrinter:
         self.out.flush()
 
 
-def stream_turn(chat: Any, inputs: Any, config: dict[str, Any], context: Any, out: TextIO) -> dict[str, Any]:
-    """Run one chat turn streamed to ``out``; returns the chat's state after it."""
+def stream_turn(
+    graph: Any, inputs: Any, config: Mapping[str, Any], context: Any, out: TextIO
+) -> dict[str, Any]:
+    """Run one turn of the thread streamed to ``out``; returns the run's final values, with the
+    clarifying question it waits on as ``waiting`` (None when it answered)."""
+    from mtrag_graph.citations import CitedAnswer
     from mtrag_graph.runtime.streaming import iter_events
 
     printer = TurnPrinter(out)
     waiting, values = None, {}
-    for kind, value in iter_events(chat, inputs, context=context, config=config):
+    for kind, value in iter_events(graph, inputs, context=context, config=config):
         if kind == "step":
             printer.step(value)
         elif kind == "text":
@@ -135,10 +142,8 @@ def stream_turn(chat: Any, inputs: Any, config: dict[str, Any], context: Any, ou
             waiting = value
         else:
             values = value
-    if waiting:
-        printer.finish(str(waiting), None)
-    else:
-        printer.finish(values["turns"][-1]["text"], values.get("citations"))
+    reply = values["messages"][-1]
+    printer.finish(CitedAnswer(str(waiting), [], []) if waiting else CitedAnswer.of_reply(reply))
     return {**values, "waiting": waiting}
 
 
@@ -150,29 +155,33 @@ def _read(prompt: str) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from langchain_core.messages import HumanMessage
+    from langchain_core.runnables import RunnableConfig
     from langgraph.types import Command
 
-    from mtrag_graph.runtime.chat import (
-        build_chat_graph,
-        open_checkpointer,
-        read_passages,
-        snapshot_question,
-        user_turn,
-    )
+    from mtrag_graph.graph import build_graph
+    from mtrag_graph.passages import read_passages
+    from mtrag_graph.runtime.checkpoints import migrate_thread, open_checkpointer, snapshot_question
     from mtrag_graph.runtime.tracing import tracing_callbacks
 
     settings.quiet_hub()
     context = context_from_args(args, clarify=not args.no_clarify, index_dir=args.corpus)
     passages = read_passages(args.passages) if args.passages else None
     thread = args.thread or uuid.uuid4().hex[:12]
-    config = {"configurable": {"thread_id": thread}, "callbacks": tracing_callbacks(args.trace_file)}
+    config: RunnableConfig = {
+        "configurable": {"thread_id": thread},
+        "callbacks": tracing_callbacks(args.trace_file),
+    }
     with open_checkpointer(args.checkpointer) as saver:
-        chat = build_chat_graph(checkpointer=saver)
-        saved = chat.get_state(config)
-        turns = (saved.values or {}).get("turns", [])
-        print(f"thread {thread}: {'continuing, ' + str(len(turns)) + ' turns so far' if turns else 'new'}")
-        for turn in turns:
-            print(f"{'you' if turn['speaker'] == 'user' else 'bot'}> {turn['text']}")
+        graph = build_graph(checkpointer=saver)
+        migrate_thread(graph, config)
+        saved = graph.get_state(config)
+        messages = (saved.values or {}).get("messages", [])
+        print(
+            f"thread {thread}: {'continuing, ' + str(len(messages)) + ' turns so far' if messages else 'new'}"
+        )
+        for message in messages:
+            print(f"{'you' if isinstance(message, HumanMessage) else 'bot'}> {message.text}")
         waiting = snapshot_question(saved)
         while True:
             text = _read("you> ")
@@ -180,5 +189,9 @@ def run(args: argparse.Namespace) -> int:
                 return 0
             if not text.strip():
                 continue
-            inputs: Any = Command(resume=text.strip()) if waiting else user_turn(text.strip(), passages)
-            waiting = stream_turn(chat, inputs, config, context, sys.stdout)["waiting"]
+            inputs: Any = (
+                Command(resume=text.strip())
+                if waiting
+                else {"messages": [HumanMessage(text.strip())], "contexts": passages}
+            )
+            waiting = stream_turn(graph, inputs, config, context, sys.stdout)["waiting"]

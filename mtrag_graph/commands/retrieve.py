@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from mtrag_graph.models.embeddings import get_embedder
+    from mtrag_graph.passages import as_context
     from mtrag_graph.retrieval.corpus import COLLECTIONS, domain_of_path
     from mtrag_graph.retrieval.index import IndexNotFound, index_for
     from mtrag_graph.retrieval.search import as_passages, clean_query, search
@@ -68,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
         for qid, text, collection in tqdm(queries, desc="retrieving", unit="query"):
             index = indexes[collection]
             hits = search(index, text, top_k=args.top, mode=args.mode, **options) if text else []
-            contexts = as_passages(index, hits)
+            # the benchmark's contexts: id, title, text and score (or id and score)
+            contexts = [as_context(p) for p in as_passages(index, hits)]
             if args.no_text:
                 contexts = [{"document_id": c["document_id"], "score": c["score"]} for c in contexts]
             domain = domain_of(collection) or index.domain

@@ -38,7 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def add_serve_options(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--corpus", help="index folder: retrieve passages for each turn")
-    source.add_argument("--passages", help="JSON-lines passages ({document_id, title, text, url?, page?})")
+    source.add_argument(
+        "--passages", help="JSON-lines passages ({document_id, title, text, file?, page?, section?, url?})"
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument(
         "--allowed-host",
@@ -134,23 +136,19 @@ def api_keys(args: argparse.Namespace) -> list[str]:
 
 def build_app(args: argparse.Namespace):
     """The app the parsed command line describes (used by each worker process)."""
+    from mtrag_graph.passages import read_passages
     from mtrag_graph.serve.app import ServeConfig, create_app
-    from mtrag_graph.serve.sources import SourceCatalog, read_source_rows
 
     context = context_from_args(args)
     context.clarify = not args.no_clarify
     passages = None
     if args.passages:
-        rows = read_source_rows(args.passages)
-        passages = [{k: r[k] for k in ("document_id", "title", "text")} for r in rows]
-        sources = SourceCatalog(rows)
+        passages = read_passages(args.passages)
     else:
         context.index_dir = args.corpus
-        sources = SourceCatalog(index_dir=args.corpus)
     config = ServeConfig(
         checkpointer=args.checkpointer,
         passages=passages,
-        sources=sources,
         api_keys=api_keys(args),
         allowed_hosts=allowed_hosts(args),
         max_messages=args.max_messages_per_thread,

@@ -28,8 +28,8 @@ from mtrag_graph.judging.clarify_classifier import (
 from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models import get_chat_model
 from mtrag_graph.models.logprobs import score_choice
+from mtrag_graph.passages import document_source
 from mtrag_graph.stages.clarify import ClarifySignal
-from mtrag_graph.tasks import document_source
 from mtrag_graph.text import STOPWORDS, stem, words
 
 # Closed-class words only (determiners, pronouns, auxiliaries): no list of topic nouns. A phrase
@@ -203,7 +203,7 @@ def document_of(passage: Mapping[str, Any]) -> str | None:
     file, or for a page of a site (HTML) its folder. Pages and sections of one manual are one thing
     the user asks about, not rival referents ("Introduction" and "Environment Configuration Settings"
     of one manual)."""
-    found = document_source(str(passage.get("document_id") or passage.get("_id") or ""))
+    found = document_source(str(passage.get("document_id") or ""))
     if found is None:
         return None
     source = found[0]

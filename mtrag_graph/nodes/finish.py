@@ -7,7 +7,7 @@ shown is withdrawn first (``events.RETRACT``) and the answer follows whole.
 
 The reply is an ``AIMessage`` appended to ``messages``, under the id its streamed chunks carried
 (``reply_id``): its content is the answer, its ``response_metadata["mtrag"]`` a ``state.ReplyMetadata``
-(the citations, the sources, why the run abstained). ``response_metadata`` is where LangChain puts what
+(the citations, the passages they cite with their text and origin, why the run abstained). ``response_metadata`` is where LangChain puts what
 a model's response says about itself, and chat model integrations do not send it back to a model when
 the conversation is passed on (``additional_kwargs`` is the provider's payload, which some do).
 """
@@ -20,11 +20,11 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from mtrag_graph.citations import CitedAnswer, passage_origin
+from mtrag_graph.citations import answer_citations
 from mtrag_graph.context import Context
 from mtrag_graph.nodekit.events import RETRACT, emit
 from mtrag_graph.nodekit.release import show
-from mtrag_graph.state import Citation, ReplyMetadata, Source, State
+from mtrag_graph.state import ReplyMetadata, State
 
 
 def reply_kind(state: Mapping[str, Any]) -> str:
@@ -36,25 +36,15 @@ def reply_kind(state: Mapping[str, Any]) -> str:
 
 
 def reply_metadata(state: Mapping[str, Any]) -> ReplyMetadata:
-    """The reply's metadata: each cited sentence with the passages behind it, and those passages."""
-    cited = CitedAnswer.of(state)
-    sources = [Source(**passage_origin(p)) for p in cited.passages]  # type: ignore[typeddict-item]
-    citations = [
-        Citation(
-            text=str(s.get("text", "")),
-            supported=bool(s.get("supported")),
-            passages=list(s.get("passages") or []),
-            document_ids=[str(d) for d in s.get("document_ids") or []],
-        )
-        for s in cited.sentences
-    ]
+    """The reply's metadata: each cited sentence with the passages behind it, and those passages. The
+    one place citations are worked out; everything that shows or writes them reads them here."""
     reason = state.get("abstain_reason")
     return ReplyMetadata(
         task_id=str(state.get("task_id") or ""),
         kind=reply_kind(state),
         abstain_reason=None if reason is None else str(reason),
-        citations=citations,
-        sources=sources,
+        citations=answer_citations(state),  # type: ignore[typeddict-item]
+        sources=list(state.get("kept_passages") or []),
     )
 
 
@@ -69,4 +59,6 @@ def finish(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     reply = AIMessage(
         answer, id=state.get("reply_id"), response_metadata={"mtrag": dict(reply_metadata(state))}
     )
-    return {"shown": answer, "messages": [reply]}
+    # the candidate passages were the run's working material: a thread keeps its contexts, and the
+    # reply the passages it was written from, so a served thread stores the passages once, not twice
+    return {"shown": answer, "messages": [reply], "passages": None}

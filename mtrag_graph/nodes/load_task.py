@@ -93,19 +93,18 @@ def load_task(state: State, runtime: Any) -> dict[str, Any]:
             task = parse_task(raw)
         except TaskError as error:  # the caller sent messages: name them, not the task built from them
             raise TaskError(error.task, error.field.replace("input", "messages"), error.message) from None
-        derived: dict[str, Any] = {"task": raw}
     else:  # a task holds its whole conversation: only the reply is added to messages (nodes/finish.py)
         task = parse_task(state.get("task"))
-        derived = {}
+    # the task built from messages is not kept: the thread has its messages and contexts already, and
+    # a served thread's passages would be stored three times in each checkpoint (serve/storage.py)
     return {
         **_cleared(state),
-        **derived,
         "task_id": task.task_id,
         "reply_id": f"reply-{uuid4()}",
         "from_messages": from_messages,
         "history": [turn.model_dump() for turn in task.history],
         "question": task.question,
-        "passages": None if task.passages is None else [p.model_dump() for p in task.passages],
+        "passages": None if task.passages is None else [dict(p) for p in task.passages],
         # the routers and the stream read these: each run starts them at their empty values
         "retries": 0,
         "abstain_reason": None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -21,7 +21,7 @@ from mtrag_graph.state import State, retrieved_setting
 
 def rerank_passages(
     question: str,
-    passages: Sequence[dict[str, Any]],
+    passages: Sequence[Mapping[str, Any]],
     *,
     reranker: str,
     embedder: str,

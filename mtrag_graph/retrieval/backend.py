@@ -18,12 +18,14 @@ An index folder's ``manifest.json`` names its backend (``"backend"``; none: the 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
+
+from mtrag_graph.passages import Passage
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -32,7 +34,7 @@ FILES = "files.json"
 # (key, score) pairs, best first; a key is the backend's own (a position, a passage id), which only the
 # same backend's ``passages`` reads
 Hits = list[tuple[Any, float]]
-Rows = list[dict[str, Any]]
+Rows = list[dict[str, Any]]  # index rows as stored (``_id``, ..., ``file``)
 
 
 @dataclass(frozen=True)
@@ -99,12 +101,8 @@ class Backend(Protocol):
         """The rankings fused as ``fusion`` says."""
         ...
 
-    def passages(self, hits: Hits) -> Rows:
-        """The hits as passages (``document_id``, ``title``, ``text``, origin fields, ``score``)."""
-        ...
-
-    def passages_by_id(self, ids: Sequence[str]) -> Rows:
-        """The passages with these ids, in that order; an id the index does not hold is left out."""
+    def passages(self, hits: Hits) -> list[Passage]:
+        """The hits as passages (``passages.Passage``: id, title, text, origin, ``score``)."""
         ...
 
     @classmethod

@@ -28,7 +28,6 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
@@ -37,6 +36,7 @@ import numpy as np
 
 from mtrag_graph import settings
 from mtrag_graph.models.embeddings import get_embedder
+from mtrag_graph.passages import Passage, passage
 from mtrag_graph.retrieval.backend import FILES, FORMAT_VERSION, MANIFEST, Backend, Commit, Fusion, Hits, Rows
 from mtrag_graph.retrieval.corpus import (
     BM25_STEMMER,
@@ -379,7 +379,6 @@ class PassageIndex:
         self.sparse = _load_sparse(path / "sparse.jsonl") if manifest.get("sparse") else None
         if self.dense.ntotal != len(self.ids) or self.dense.d != manifest["dim"]:
             raise IndexNotFound(f"{path}: FAISS index does not match its manifest")
-        self.positions = {doc_id: i for i, doc_id in enumerate(self.ids)}
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -423,20 +422,13 @@ class PassageIndex:
             : fusion.top_k
         ]
 
-    def _passage(self, i: int) -> dict[str, Any]:
-        return {
-            "document_id": self.ids[i],
-            "title": self.titles[i],
-            "text": self.texts[i],
-            **self.metadata[i],
-        }
-
-    def passages(self, hits: Hits) -> Rows:
-        """The passages at the hits' positions, with their scores and source fields."""
-        return [{**self._passage(i), "score": round(score, 6)} for i, score in hits]
-
-    def passages_by_id(self, ids: Sequence[str]) -> Rows:
-        return [self._passage(self.positions[i]) for i in ids if i in self.positions]
+    def passages(self, hits: Hits) -> list[Passage]:
+        """The passages at the hits' positions, with their scores and origins."""
+        return [
+            passage({"_id": self.ids[i], "title": self.titles[i], "text": self.texts[i],
+                     **self.metadata[i], "score": round(score, 6)})
+            for i, score in hits
+        ]  # fmt: skip
 
     @classmethod
     def document_writer(cls, commit: Commit) -> FolderWriter:
@@ -531,18 +523,3 @@ def index_path_for(index_dir: str | Path, collection: str | None) -> Path:
 
 def index_for(index_dir: str | Path, collection: str | None) -> Index:
     return load_index(index_path_for(index_dir, collection))
-
-
-def find_passage(index_dir: str | Path, document_id: str) -> tuple[Index, dict[str, Any]] | None:
-    """The passage ``document_id`` of the index in ``index_dir``, or of one of the indexes below it (one a
-    domain), read through its backend, and that index; None when no index there holds it."""
-    root = Path(index_dir)
-    manifests = [root / MANIFEST] if (root / MANIFEST).exists() else sorted(root.glob(f"**/{MANIFEST}"))
-    for manifest in manifests:
-        if any(part.startswith(".") for part in manifest.relative_to(root).parts):
-            continue  # a build's temporary folder or a journal
-        index = load_index(manifest.parent)
-        found = index.passages_by_id([document_id])
-        if found:
-            return index, found[0]
-    return None

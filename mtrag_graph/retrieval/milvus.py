@@ -20,13 +20,13 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from mtrag_graph import settings
+from mtrag_graph.passages import Passage, passage
 from mtrag_graph.retrieval.backend import FILES, MANIFEST, Commit, Fusion, Hits, Rows
 from mtrag_graph.retrieval.corpus import bm25_tokenize, domain_of_path, passage_text
 from mtrag_graph.retrieval.search import rrf_fuse
@@ -284,26 +284,14 @@ class MilvusIndex:
         result = self.client.hybrid_search(self.collection, requests, ranker=RRFRanker(rrf_k), limit=top_k)
         return self._hits(result)
 
-    def passages(self, hits: Hits) -> Rows:
-        found = {p["document_id"]: p for p in self.passages_by_id([i for i, _ in hits])}
-        return [{**found[i], "score": round(score, 6)} for i, score in hits if i in found]
-
-    def passages_by_id(self, ids: Sequence[str]) -> Rows:
-        if not ids:
+    def passages(self, hits: Hits) -> list[Passage]:
+        """The passages of the hits, with their scores and origins (a Milvus row's empty fields and
+        page 0 say it has none)."""
+        if not hits:
             return []
-        rows = self.client.get(self.collection, ids=list(ids), output_fields=list(FIELDS))
-        by_id = {str(row["id"]): row for row in rows}
-        out = []
-        for doc_id in ids:
-            row = by_id.get(doc_id)
-            if row is None:
-                continue
-            passage = {"document_id": doc_id, "title": row.get("title") or "", "text": row.get("text") or ""}
-            passage.update({k: row[k] for k in ("source", "section", "file") if row.get(k)})
-            if row.get("page"):
-                passage["page"] = int(row["page"])
-            out.append(passage)
-        return out
+        rows = self.client.get(self.collection, ids=[i for i, _ in hits], output_fields=list(FIELDS))
+        found = {str(row["id"]): row for row in rows}
+        return [passage({**found[i], "_id": i, "score": round(score, 6)}) for i, score in hits if i in found]
 
     @classmethod
     def document_writer(cls, commit: Commit) -> MilvusWriter:

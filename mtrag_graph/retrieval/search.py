@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mtrag_graph.models.embeddings import get_embedder
+from mtrag_graph.passages import Passage
 from mtrag_graph.retrieval.backend import Backend, Fusion, Hits
 
 MODES = ("hybrid", "bm25", "dense")
@@ -89,7 +90,7 @@ def multi_query_search(
     return merge_best(search(index, q, top_k=top_k, **options) for q in distinct)[:top_k]
 
 
-def as_passages(index: Backend, hits: Hits) -> list[dict[str, Any]]:
-    """The hits as passages: ``document_id``, ``title``, ``text``, ``score``, and for passages of
-    documents ``source``, ``page``, ``section``."""
+def as_passages(index: Backend, hits: Hits) -> list[Passage]:
+    """The hits as passages (``passages.Passage``): id, title, text, ``score``, and for passages of
+    files their ``file``, ``page``, ``section``, ``url``."""
     return index.passages(hits)

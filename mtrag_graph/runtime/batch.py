@@ -13,11 +13,11 @@ from typing import Any
 
 from tqdm import tqdm
 
-from mtrag_graph.citations import CitedAnswer
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.models.endpoints import endpoint_limit
 from mtrag_graph.models.factory import ModelSpec, model_name, spec_capabilities
+from mtrag_graph.passages import as_context
 from mtrag_graph.runtime.bookkeeping import route_of
 from mtrag_graph.runtime.concurrency import run_bounded
 from mtrag_graph.runtime.jsonl_out import open_resumable
@@ -149,7 +149,7 @@ def prediction_record(
     started_at: float | None = None,
 ) -> dict[str, Any]:
     """The task with its prediction (the submission format's ``text``, and beside it the ``citations``:
-    each answer sentence with its supporting passages) and route. ``stream``: seconds to the
+    each answer sentence with its supporting passages, as the reply message carries them) and route. ``stream``: seconds to the
     answer's first draft token and first shown text, when the run was streamed (``run_streamed``'s timings);
     ``started_at`` (wall clock): the route then lists the run's model calls in order (``call_timeline``). A task whose passages were retrieved (full
     RAG) carries the kept passages as ``contexts`` (what the answer was written from, as in MTRAG's Task C
@@ -163,15 +163,14 @@ def prediction_record(
                 route[name] = round(stream[key], 3)
         route["stream_chunks"], route["stream_retracts"] = stream["chunks"], stream["retracted"]
         route["draft_withdrawn"] = stream["draft_withdrawn"]
-    prediction = {"text": state["answer"], "citations": CitedAnswer.of(state).sentences}
+    reply = state["messages"][-1]  # nodes/finish.py: the answer, its citations and their passages
+    metadata = reply.response_metadata["mtrag"]
+    prediction = {"text": reply.content, "citations": metadata["citations"]}
     record = {**task, "predictions": [prediction], "route": route, "status": "ok"}
     if state.get("retrieve") or task.get("contexts") is None:
         if task.get("contexts") is not None:
             record["reference_contexts"] = task["contexts"]
-        record["contexts"] = [
-            {key: p[key] for key in ("document_id", "title", "text", "url", "score") if key in p}
-            for p in state.get("kept_passages") or []
-        ]
+        record["contexts"] = [as_context(p) for p in metadata["sources"]]
     return record
 
 

@@ -4,8 +4,8 @@ The graph sends custom stream events (``mtrag_graph.nodekit.events``): a status 
 answer text once the checks that could withdraw it have passed it (``mtrag_graph.nodekit.release``; the
 rest comes from the ``finish`` node). Joined in order, the text events are the final answer; a
 ``retract`` event (rare) withdraws what was shown and the answer follows whole. ``iter_events`` turns a
-run (the answering graph, or the chat graph that runs it inside a node) into those events;
-``chat``, ``examples/stream_answer.py`` and the served API show exactly what it yields.
+run of the graph into those events; ``chat``, ``examples/stream_answer.py`` and the served API show
+exactly what it yields.
 
 ``stream_mode="messages"`` carries the same text, as chunks of the run's reply message (what a
 LangGraph chat client shows); no model's raw tokens reach it. ``on_draft_token`` sees the draft's raw
@@ -22,7 +22,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 
 from mtrag_graph.nodekit.events import RETRACT, STEP, TEXT
-from mtrag_graph.runtime.chat import pending_question, snapshot_question
+from mtrag_graph.runtime.checkpoints import pending_question, snapshot_question
 from mtrag_graph.text import sentences
 
 ANSWER_NODES = frozenset({"generate"})
@@ -68,7 +68,7 @@ def iter_events(
     ``("step", label)`` when a stage with a status line starts (repeats of the same line left out),
     ``("text", chunk)`` answer text that stands, ``("retract", None)`` what was shown is withdrawn,
     ``("interrupt", question)`` the run waits on the user's reply to a clarifying question, and last
-    ``("done", state)`` with the final state (of the outer graph). ``on_draft_token``: the raw draft's
+    ``("done", values)`` with the run's final values (the reply is the last of their ``messages``). ``on_draft_token``: the raw draft's
     tokens, for measuring only.
     """
     config = dict(config or {})

@@ -23,7 +23,6 @@ from langchain_core.tracers.base import BaseTracer
 from langchain_core.tracers.schemas import Run
 
 from mtrag_graph import settings
-from mtrag_graph.citations import answer_citations
 from mtrag_graph.runtime.bookkeeping import cost_summary
 from mtrag_graph.state import RelationClass, decision_keys
 
@@ -129,21 +128,19 @@ class TraceFile(BaseTracer):
         tree["task_id"] = task.get("task_id") or _first_task_id(tree)
         outputs = run.outputs or {}
         reply = _reply(outputs)
-        if reply is not None:  # the graph's reply output (messages): the answer and its citations
+        if reply is not None:  # the run's reply (nodes/finish.py): the answer and its citations
             metadata = reply.get("response_metadata", {}).get("mtrag") or {}
             tree["task_id"] = tree["task_id"] or metadata.get("task_id")
             tree["answer"], tree["citations"] = reply.get("content"), metadata.get("citations", [])
-        elif outputs.get("answer") is not None:
+        elif outputs.get("answer") is not None:  # a run ended before finish (build_graph(stop_after=...))
             tree["answer"] = outputs["answer"]
-            if "kept_passages" in outputs or "grounding" in outputs:  # the answering graph's final state
-                tree["citations"] = answer_citations(outputs)
         with self._lock, self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(tree, ensure_ascii=False, default=str) + "\n")
 
 
 def _reply(outputs: dict[str, Any]) -> dict[str, Any] | None:
-    """The run's reply message as a dict, when its output is the graph's messages (``OutputState``)."""
-    messages = outputs.get("messages") if "answer" not in outputs else None
+    """The run's reply message as a dict: the last of its output's messages, when that is the reply."""
+    messages = outputs.get("messages")
     last = messages[-1] if isinstance(messages, list) and messages else None
     if isinstance(last, BaseMessage):
         last = last.model_dump()

@@ -1,4 +1,4 @@
-"""The served assistant (``mtrag-graph serve``): an HTTP API over the chat graph and a web page.
+"""The served assistant (``mtrag-graph serve``): an HTTP API over the graph and a web page.
 
 ``app.create_app`` builds the ASGI app; ``threads`` keeps who owns which conversation and the turn
 locks; ``storage`` keeps a thread to its latest checkpoint; ``sources`` finds a cited passage's text and

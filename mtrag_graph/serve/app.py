@@ -1,12 +1,15 @@
-"""The served assistant: an HTTP API over the chat graph, and the web page at ``/``.
+"""The served assistant: an HTTP API over the graph, and the web page at ``/``.
 
-Conversations are threads of the chat graph (``runtime.chat.build_chat_graph``), kept by its
-checkpointer (a SQLite file, or PostgreSQL shared by several instances). A turn is
+Conversations are threads of the one graph (``graph.build_graph``, what ``langgraph.json`` serves:
+``messages`` in, the cited reply out, a clarifying question as an interrupt), kept by its checkpointer
+(a SQLite file, or PostgreSQL shared by several instances). A thread stored by a release before that
+graph kept conversations is rewritten as its thread the first time it is read
+(``runtime.checkpoints.migrate_thread``). A turn is
 ``POST /api/threads/{id}/messages``; the answer comes back as server-sent events, exactly what
 ``runtime.streaming.iter_events`` yields: ``step`` (a stage's status line), ``text`` (answer text that
 stands), ``retract`` (rare: withdraw what was shown), ``interrupt`` (a clarifying question: the next
 message is the reply) and ``done`` (the answer cut into cited sentences, the cited passages, whether it
-is an "I don't know"). A message with ``after`` (the number of turns the client saw) is idempotent: sent
+is an "I don't know": read from the reply's metadata, where ``nodes/finish.py`` put them). A message with ``after`` (the number of turns the client saw) is idempotent: sent
 again, to this or another instance, after a lost connection, it continues or replays the turn it
 started instead of asking twice (the thread's last message only: an earlier one sent again is refused).
 A turn saves one checkpoint when it ends, and the thread keeps only its latest (``serve.storage``); a
@@ -28,7 +31,7 @@ import uuid
 from collections.abc import AsyncIterator, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any, cast
 
@@ -36,15 +39,18 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from pydantic import BaseModel, Field, field_validator
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mtrag_graph.citations import CitedAnswer, grounding_sentences
+from mtrag_graph.citations import CitedAnswer
 from mtrag_graph.context import Context
-from mtrag_graph.runtime.chat import build_chat_graph, open_checkpointer, snapshot_question, user_turn
+from mtrag_graph.graph import build_graph
+from mtrag_graph.passages import Passage
+from mtrag_graph.runtime.checkpoints import migrate_thread, open_checkpointer, snapshot_question
 from mtrag_graph.runtime.streaming import iter_events
-from mtrag_graph.serve.sources import SourceCatalog
 from mtrag_graph.serve.storage import can_prune, prune
 from mtrag_graph.serve.threads import SQLITE_PRAGMAS, ThreadLimit, ThreadLocks, ThreadStore, is_postgres
 
@@ -65,8 +71,7 @@ class ServeConfig:
     """What ``mtrag-graph serve`` sets; defaults suit a test."""
 
     checkpointer: str = "chat.sqlite"
-    passages: list[dict[str, Any]] | None = None  # fixed passages; None: retrieve (Context.index_dir)
-    sources: SourceCatalog = field(default_factory=SourceCatalog)
+    passages: list[Passage] | None = None  # fixed passages; None: retrieve (Context.index_dir)
     api_keys: Sequence[str] = ()  # empty: no key asked
     cors_origins: Sequence[str] = ()  # empty: no CORS headers
     retention_days: float | None = None  # threads unused this long are deleted
@@ -235,12 +240,35 @@ class SafeJSONResponse(JSONResponse):
         return super().render(clean_text(content))
 
 
+def conversation(values: dict[str, Any], waiting: str | None) -> list[dict[str, str]]:
+    """A thread's messages as the page shows them, ``{"speaker", "text"}`` turns; the clarifying question
+    the thread waits on is not among them (it is ``waiting``)."""
+    messages = list(values.get("messages") or [])
+    if waiting is not None and messages and isinstance(messages[-1], AIMessage):
+        messages.pop()
+    return [{"speaker": "user" if isinstance(m, HumanMessage) else "agent", "text": m.text} for m in messages]
+
+
+def answer_of(reply: AIMessage, turns: int) -> dict[str, Any]:
+    """A reply as the page shows it: cited sentences, the cited passages, "I don't know"."""
+    metadata = reply.response_metadata.get("mtrag") or {}
+    cited = CitedAnswer.of_reply(reply)
+    return {
+        "answer": reply.text,
+        "parts": cited.parts,
+        "sources": [source.shown() for source in cited.sources],
+        "idk": metadata.get("kind") == "abstention",
+        "abstain_reason": metadata.get("abstain_reason"),
+        "turns": turns,
+    }
+
+
 class ThreadDeleted(Exception):
     """The thread was deleted while a turn of it ran."""
 
 
 class Service:
-    """The chat graph, its checkpointer and the thread rows of one process."""
+    """The graph, its checkpointer and the thread rows of one process."""
 
     def __init__(self, config: ServeConfig, context: Context) -> None:
         self.config, self.context = config, context
@@ -257,8 +285,8 @@ class Service:
                 saver.conn.execute(pragma)
             self.store = ThreadStore(config.checkpointer)
         self.saver = saver
-        self.chat = build_chat_graph(checkpointer=saver)
-        self.prunable = can_prune(self.chat)
+        self.graph = build_graph(checkpointer=saver)
+        self.prunable = can_prune(self.graph)
         self.owner_secret = self.store.secret(OWNER_SECRET)
 
     def _postgres(self, url: str, size: int) -> tuple[Any, Any]:
@@ -295,16 +323,29 @@ class Service:
             self._owners_seen.add(owner)
         return owner
 
-    def config_of(self, thread_id: str) -> dict[str, Any]:
+    def config_of(self, thread_id: str) -> RunnableConfig:
         return {"configurable": {"thread_id": thread_id}}
+
+    def migrate(self, thread_id: str) -> None:
+        """Rewrite the thread as the graph's when a release before it stored it (under the thread's lock,
+        which the caller holds; a turn of a thread running anywhere means it was rewritten already)."""
+        migrate_thread(self.graph, self.config_of(thread_id))
 
     def snapshot(self, thread_id: str) -> dict[str, Any]:
         """The conversation as the page shows it: turns, the question it waits on, the last answer."""
-        saved = self.chat.get_state(self.config_of(thread_id))
+        if self.locks.acquire(thread_id):
+            try:
+                self.migrate(thread_id)
+            finally:
+                self.locks.release(thread_id)
+        saved = self.graph.get_state(self.config_of(thread_id))
         values = saved.values or {}
         waiting = snapshot_question(saved)
-        turns = list(values.get("turns") or [])
-        last = self.answer_of(values) if turns and turns[-1]["speaker"] == "agent" else None
+        turns = conversation(values, waiting)
+        messages = values.get("messages") or []
+        last = None
+        if waiting is None and messages and isinstance(messages[-1], AIMessage):
+            last = answer_of(messages[-1], len(turns))
         return {"turns": turns, "waiting": waiting, "running": bool(saved.next) and not waiting, "last": last}
 
     def delete(self, thread_id: str) -> None:
@@ -333,32 +374,7 @@ class Service:
                 self.end(thread_id)
         return len(expired)
 
-    # -- answers ---------------------------------------------------------------------------------
-
-    def answer_of(self, values: dict[str, Any]) -> dict[str, Any]:
-        """The last answer as the page shows it: cited sentences, the cited passages, "I don't know"."""
-        answer = values["turns"][-1]["text"]
-        route = values.get("route") or {}
-        cited = CitedAnswer.from_record(answer, values.get("citations"))
-        if not cited.sentences and not route.get("abstained") and route.get("kept_passages"):
-            # an answer written after a clarifying reply comes without citations: measure them the same way
-            kept = [self.config.sources.get(str(p.get("document_id"))) or {} for p in route["kept_passages"]]
-            cited = CitedAnswer(answer, grounding_sentences(answer, kept), kept)
-        sources = []
-        for source in cited.sources:
-            found = self.config.sources.get(source.document_id) or {}
-            sources.append(
-                {"number": source.number, "document_id": source.document_id, "title": source.title or found.get("title") or "",
-                 **{k: v for k, v in found.items() if k not in ("document_id", "title")}}
-            )  # fmt: skip
-        return {
-            "answer": answer,
-            "parts": cited.parts,
-            "sources": sources,
-            "idk": bool(route.get("abstained")),
-            "abstain_reason": route.get("abstain_reason"),
-            "turns": len(values["turns"]),
-        }
+    # -- turns -----------------------------------------------------------------------------------
 
     def begin(self, thread_id: str, owner: str) -> None:
         """Take the thread's turn lock (every instance's); 409 when a turn of it runs anywhere, 404 when
@@ -380,7 +396,7 @@ class Service:
             if deleted:
                 self.purge(thread_id)
             elif ran and self.prunable:
-                saved = self.chat.get_state(self.config_of(thread_id))
+                saved = self.graph.get_state(self.config_of(thread_id))
                 prune(self.saver, thread_id, waiting=any(t.interrupts for t in saved.tasks))
         finally:
             self.locks.release(thread_id, remove=deleted)
@@ -393,9 +409,11 @@ class Service:
         (continued, or its answer replayed) only when it is the thread's last message, with this text;
         any other resend is refused, never answered with another message's answer.
         """
-        saved = self.chat.get_state(self.config_of(thread_id))
-        turns = (saved.values or {}).get("turns") or []
-        waiting = any(t.interrupts for t in saved.tasks)
+        self.migrate(thread_id)
+        saved = self.graph.get_state(self.config_of(thread_id))
+        question = snapshot_question(saved)
+        waiting = question is not None
+        turns = conversation(saved.values or {}, question)
         # the last user turn has no answer saved: an instance stopped (or the model failed) answering it
         unfinished = not waiting and bool(turns) and turns[-1]["speaker"] == "user"
         if message.after is not None and message.after > len(turns):
@@ -424,7 +442,7 @@ class Service:
             )
         # A new turn. An input an instance saved without taking it (no user turn in the state) is
         # replaced by this one.
-        return "run", user_turn(message.text, self.config.passages)
+        return "run", {"messages": [HumanMessage(message.text)], "contexts": self.config.passages}
 
     def run_turn(self, thread_id: str, inputs: Any, emit: Any) -> None:
         """Run one turn on this (worker) thread, handing each event to ``emit(kind, data)``."""
@@ -433,7 +451,7 @@ class Service:
         stream = cast(
             Generator[tuple[str, Any], None, None],
             iter_events(
-                CheckpointAtExit(self.chat), inputs, context=self.context, config=self.config_of(thread_id)
+                CheckpointAtExit(self.graph), inputs, context=self.context, config=self.config_of(thread_id)
             ),
         )
         try:
@@ -452,10 +470,12 @@ class Service:
                     done = value
         finally:
             stream.close()  # a deleted thread's run stops here (its checkpoint is deleted after)
+        turns = conversation(done, waiting)
+        messages = done.get("messages") or []
         if waiting is not None:
-            emit("interrupt", {"question": waiting, "turns": len(done.get("turns") or [])})
-        elif done.get("turns"):
-            emit("done", self.answer_of(done))
+            emit("interrupt", {"question": waiting, "turns": len(turns)})
+        elif messages and isinstance(messages[-1], AIMessage):
+            emit("done", answer_of(messages[-1], len(turns)))
 
     def replay(self, thread_id: str, emit: Any) -> None:
         snapshot = self.snapshot(thread_id)
@@ -476,8 +496,8 @@ def _is_last_message(turns: list[dict[str, Any]], after: int, text: str) -> bool
 
 
 class CheckpointAtExit:
-    """The chat graph run with ``durability="exit"``: a turn saves its checkpoint when it ends (or waits
-    on a clarifying reply), not one per step of the answering graph, each carrying the passages."""
+    """The graph run with ``durability="exit"``: a turn saves its checkpoint when it ends (or waits on a
+    clarifying reply), not one per step of the graph, each carrying the passages."""
 
     def __init__(self, graph: Any) -> None:
         self.graph = graph

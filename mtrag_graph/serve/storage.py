@@ -31,9 +31,9 @@ def can_prune(graph: Any) -> bool:
 def prune(saver: Any, thread_id: str, *, waiting: bool) -> None:
     """Delete ``thread_id``'s superseded checkpoints and their writes.
 
-    The latest checkpoint of the thread stays, with its pending writes; the answering graph's own
-    checkpoints (namespaces under the chat's) stay only while the thread ``waiting`` on a clarifying
-    reply, which resumes them.
+    The latest checkpoint of the thread stays, with its pending writes; checkpoints in namespaces
+    under the thread's (a subgraph's; those a thread stored before issue 48 left, ``runtime/checkpoints``)
+    stay only while the thread is ``waiting`` on a clarifying reply.
     """
     if hasattr(saver, "conn") and hasattr(saver, "cursor"):  # SqliteSaver
         _prune_sqlite(saver, thread_id, waiting=waiting)

@@ -7,28 +7,29 @@ from pathlib import Path
 
 import pytest
 
-from mtrag_graph.citations import answer_citations, source_label
+from mtrag_graph.citations import CitedAnswer, answer_citations
 from mtrag_graph.commands.chat import TurnPrinter
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.ingest.build import ingest
+from mtrag_graph.passages import source_label
 
 
 @pytest.mark.parametrize(
     ("passage", "label"),
     [
         (
-            {"document_id": "docs/guide.pdf#page=2&chunk=5", "source": "docs/guide.pdf", "page": 2},
+            {"document_id": "docs/guide.pdf#page=2&chunk=5", "file": "docs/guide.pdf", "page": 2},
             "guide.pdf, p. 2",
         ),
         ({"document_id": "guide.pdf#page=2&chunk=5", "title": "Harbor Guide"}, "guide.pdf, p. 2"),
         (
-            {"document_id": "install.md#chunk=2", "source": "install.md", "section": "Requirements"},
+            {"document_id": "install.md#chunk=2", "file": "install.md", "section": "Requirements"},
             "install.md, Requirements",
         ),
         ({"document_id": "notes.txt#chunk=1"}, "notes.txt"),
         (
-            {"document_id": "p-1", "title": "Cloudant", "source": "https://example.com/cloudant"},
+            {"document_id": "p-1", "title": "Cloudant", "url": "https://example.com/cloudant"},
             "https://example.com/cloudant",
         ),
         ({"document_id": "p-1", "title": "Cloudant"}, "Cloudant (p-1)"),
@@ -41,9 +42,9 @@ def test_a_source_label_names_the_file_and_page(passage: dict, label: str):
 def test_the_chat_prints_the_file_and_page_under_the_answer():
     out = io.StringIO()
     sentences = [{"text": "The ferry leaves at 06:40.", "supported": True, "passages": [0]}]
-    # the chat keeps only ids and titles of its sources (runtime/chat.py)
-    sources = [{"document_id": "guide.pdf#page=2&chunk=2", "title": "Harbor Guide"}]
-    TurnPrinter(out).finish("The ferry leaves at 06:40.", {"sentences": sentences, "passages": sources})
+    # a source without its origin fields: the label reads the file and page from its id
+    sources = [{"document_id": "guide.pdf#page=2&chunk=2", "title": "Harbor Guide", "text": "x"}]
+    TurnPrinter(out).finish(CitedAnswer("The ferry leaves at 06:40.", sentences, sources))
     assert "[1] guide.pdf, p. 2" in out.getvalue()
 
 
@@ -54,7 +55,7 @@ def test_prediction_citations_carry_the_sources_of_document_passages():
             "sentences": [{"text": "The ferry leaves at 06:40.", "supported": True, "passages": [0]}]
         },
         "kept_passages": [
-            {"document_id": "guide.pdf#page=2&chunk=2", "source": "guide.pdf", "page": 2, "text": "x"}
+            {"document_id": "guide.pdf#page=2&chunk=2", "file": "guide.pdf", "page": 2, "text": "x"}
         ],
     }
     assert answer_citations(state)[0]["sources"] == ["guide.pdf, p. 2"]

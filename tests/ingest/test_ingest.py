@@ -40,11 +40,11 @@ def test_a_folder_of_documents_becomes_passages_with_source_title_and_page(docum
     assert next(r for r in rows if "C compiler" in r["text"])["section"] == "Requirements"
 
 
-def test_search_returns_the_passages_source_fields(documents: Path, tmp_path: Path):
+def test_search_returns_the_passages_file_and_page(documents: Path, tmp_path: Path):
     _index(documents, tmp_path / "index")
     index = load_index(tmp_path / "index")
     top = as_passages(index, search(index, "ferry Quillon Island pier", top_k=1, mode="bm25"))[0]
-    assert (top["source"], top["page"], top["document_id"]) == ("guide.pdf", 2, "guide.pdf#page=2&chunk=2")
+    assert (top["file"], top["page"], top["document_id"]) == ("guide.pdf", 2, "guide.pdf#page=2&chunk=2")
 
 
 def test_bad_files_are_named_with_their_reason_and_the_rest_is_indexed(documents: Path, tmp_path: Path):

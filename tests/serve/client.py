@@ -8,17 +8,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from fastapi.testclient import TestClient
+from langchain_core.messages import HumanMessage
 
 from mtrag_graph.serve.app import ServeConfig, create_app
-from mtrag_graph.serve.sources import SourceCatalog
 from tests.serve.fakes import PASSAGES, serve_context
 
 
 def serve_config(checkpointer: str, **overrides: Any) -> ServeConfig:
-    given = [{k: p[k] for k in ("document_id", "title", "text")} for p in PASSAGES]
-    return ServeConfig(
-        checkpointer=checkpointer, passages=given, sources=SourceCatalog(PASSAGES), **overrides
-    )
+    return ServeConfig(checkpointer=checkpointer, passages=[dict(p) for p in PASSAGES], **overrides)
 
 
 @contextmanager
@@ -41,3 +38,8 @@ def events(client: TestClient, thread_id: str, text: str, after: int | None = No
         if "event" in lines:
             found.append((lines["event"], json.loads(lines["data"])))
     return found
+
+
+def user_message(service: Any, text: str) -> dict[str, Any]:
+    """The graph's input for one message of a served thread, as the service sends it."""
+    return {"messages": [HumanMessage(text)], "contexts": service.config.passages}

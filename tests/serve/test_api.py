@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import time
 
-from mtrag_graph.runtime.chat import user_turn
-from tests.serve.client import events, served
+from tests.serve.client import events, served, user_message
 from tests.serve.fakes import ANSWERS
 
 
@@ -85,12 +84,10 @@ def test_a_turn_an_instance_did_not_finish_is_finished_by_the_message_sent_again
     with served(str(tmp_path / "c.sqlite")) as client:
         thread_id = thread(client)
         service = _service(client)
-        chat = service.chat
+        graph = service.graph
         config = service.config_of(thread_id)
-        chat.update_state(
-            config, user_turn("Why do bees dance?", service.config.passages), as_node="__start__"
-        )
-        assert chat.get_state(config).next == ("respond",)
+        graph.update_state(config, user_message(service, "Why do bees dance?"), as_node="__start__")
+        assert graph.get_state(config).next == ("load_task",)
         found = events(client, thread_id, "Why do bees dance?", after=0)
         turns = client.get(f"/api/threads/{thread_id}").json()["turns"]
     assert found[-1][1]["answer"] == ANSWERS["bees"]
@@ -103,10 +100,10 @@ def test_a_message_an_instance_saved_without_taking_it_is_taken_once_when_sent_a
         thread_id = thread(client)
         service = _service(client)
         config = service.config_of(thread_id)
-        inputs = user_turn("Why do bees dance?", service.config.passages)
-        for _ in service.chat.stream(inputs, config, context=service.context, stream_mode="checkpoints"):
+        inputs = user_message(service, "Why do bees dance?")
+        for _ in service.graph.stream(inputs, config, context=service.context, stream_mode="checkpoints"):
             break  # the input checkpoint is saved; nothing ran
-        assert service.chat.get_state(config).next == ("__start__",)
+        assert service.graph.get_state(config).next == ("__start__",)
         found = events(client, thread_id, "Why do bees dance?", after=0)
         turns = client.get(f"/api/threads/{thread_id}").json()["turns"]
     assert found[-1][1]["answer"] == ANSWERS["bees"]
@@ -184,14 +181,14 @@ def test_deleting_a_thread_removes_its_checkpoints_and_retention_deletes_unused_
             events(client, thread_id, "Why do bees dance?")
         assert client.delete(f"/api/threads/{deleted}").status_code == 204
         assert client.get(f"/api/threads/{deleted}").status_code == 404
-        assert service.chat.get_state(service.config_of(deleted)).values == {}
+        assert service.graph.get_state(service.config_of(deleted)).values == {}
         with service.store._cursor() as cursor:
             cursor.execute(
                 "UPDATE mtrag_threads SET updated_at = ? WHERE thread_id = ?",
                 (time.time() - 2 * 86400, expired),
             )
         assert service.sweep() == 1
-        assert service.chat.get_state(service.config_of(expired)).values == {}
+        assert service.graph.get_state(service.config_of(expired)).values == {}
         assert [t["thread_id"] for t in client.get("/api/threads").json()["threads"]] == [kept]
 
 

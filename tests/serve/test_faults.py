@@ -16,10 +16,8 @@ from typing import Any
 import pytest
 
 from mtrag_graph.models.fake import ScriptedChatModel
-from mtrag_graph.runtime.chat import user_turn
 from mtrag_graph.serve.app import ServeConfig, create_app
-from mtrag_graph.serve.sources import SourceCatalog
-from tests.serve.client import events, served
+from tests.serve.client import events, served, user_message
 from tests.serve.fakes import ANSWERS, PASSAGES, generate, serve_context, write_passages
 from tests.test_memory import postgres_url  # noqa: F401 - the fixture: a PostgreSQL server, or skip
 
@@ -215,7 +213,7 @@ def database_bytes(checkpointer: str) -> int:
 
 def test_twenty_long_turns_over_a_large_passages_file_keep_one_checkpoint_and_a_few_megabytes(checkpointer):
     passages = big_passages()
-    config = ServeConfig(checkpointer=checkpointer, passages=passages, sources=SourceCatalog(passages))
+    config = ServeConfig(checkpointer=checkpointer, passages=passages)
     from fastapi.testclient import TestClient  # noqa: PLC0415
 
     with TestClient(create_app(config, serve_context(clarify=False))) as client:
@@ -270,8 +268,7 @@ def test_text_that_cannot_be_encoded_is_replaced_and_the_stream_ends_and_the_thr
     hostile = [{**PASSAGES[0], "url": "https://example.org/\ud800bees", "title": "Bees \udfff"}]
     config = ServeConfig(
         checkpointer=checkpointer,
-        passages=[{k: p[k] for k in ("document_id", "title", "text")} for p in hostile],
-        sources=SourceCatalog(hostile),
+        passages=hostile,
     )
 
     def answer(messages: list[Any], options: dict[str, Any]) -> str:
@@ -368,9 +365,9 @@ def test_a_new_message_after_an_unanswered_one_is_refused_until_that_one_is_sent
     with served(str(tmp_path / "c.sqlite")) as client:
         thread_id = thread(client)
         service = client.app.state.service
-        inputs = user_turn("Why do bees dance?", service.config.passages)
+        inputs = user_message(service, "Why do bees dance?")
         # an instance saved the user's turn and stopped before answering it
-        service.chat.update_state(service.config_of(thread_id), inputs, as_node="__start__")
+        service.graph.update_state(service.config_of(thread_id), inputs, as_node="__start__")
         next_one = client.post(f"/api/threads/{thread_id}/messages", json={"text": "And ants?", "after": 1})
         assert next_one.status_code == 409 and "after=0" in next_one.json()["detail"]
         found = events(client, thread_id, "Why do bees dance?", after=0)

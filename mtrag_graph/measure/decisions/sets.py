@@ -68,7 +68,7 @@ def _base(raw: dict[str, Any]) -> dict[str, Any]:
         "question": task.question,
         "passages": None
         if task.passages is None
-        else [p.model_dump(exclude={"score"}) for p in task.passages],
+        else [{k: p[k] for k in ("document_id", "title", "text")} for p in task.passages],
     }
 
 

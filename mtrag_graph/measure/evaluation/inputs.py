@@ -102,10 +102,10 @@ def _item(raw: dict, line: int) -> EvalItem:
         domain=domain_of(task.collection),
         history=[(t.speaker, t.text) for t in task.history],
         question=task.question,
-        passages=[p.text for p in task.passages or []],
+        passages=[p["text"] for p in task.passages or []],
         target=task.targets[0],
         response=first["text"],
-        passage_ids=[str(p.document_id) for p in task.passages or []],
+        passage_ids=[str(p["document_id"]) for p in task.passages or []],
         citations=first["citations"] if isinstance(first.get("citations"), list) else None,
     )
 
