@@ -142,7 +142,11 @@ def _sampled_run(samples: list[str], needed: int = 1) -> dict[str, Any]:
     answer = "Bees dance to show where the flowers are, 300 metres away."
     model = ScriptedChatModel(responses=[answer, *samples])
     context = fake_context(
-        generate_model=model, answer_samples=len(samples), samples_needed=needed, grounding="facts"
+        generate_model=model,
+        answer_samples=len(samples),
+        samples_needed=needed,
+        grounding="facts",
+        sample_scope="always",
     )
     task = make_task(
         ["How far are the flowers?"], ["Bees dance to show where the flowers are, 300 metres away."]
@@ -184,7 +188,11 @@ def test_an_answer_whose_samples_prompt_leans_to_a_decline_is_a_decline():
         responses=[answer, "300 metres.", "300 metres."], first_tokens=[("I", 0.2), ("3", 0.8)]
     )
     context = fake_context(
-        generate_model=model, answer_samples=2, grounding="facts", sample_decline_threshold=0.1
+        generate_model=model,
+        answer_samples=2,
+        grounding="facts",
+        sample_decline_threshold=0.1,
+        sample_scope="always",
     )
     task = make_task(["How far are the flowers?"], [answer])
     out = build_graph(output="state").invoke({"task": task}, context=context)
