@@ -220,6 +220,15 @@ def accumulated_keys() -> tuple[str, ...]:
     return tuple(k for k, t in state_keys().items() if callable(getattr(t, "__metadata__", (None,))[-1]))
 
 
+def encodable(text: str) -> str:
+    """``text`` with every lone surrogate (from a passage or a model reply) made U+FFFD, so UTF-8 takes it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 def plain(value: Any) -> Any:
     """``value`` as plain data (enums as their values, tuples as lists, text that UTF-8 can encode),
     what the state keeps.
@@ -233,11 +242,7 @@ def plain(value: Any) -> Any:
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        return value
+        return encodable(value)
     if isinstance(value, Mapping):
         return {key: plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):

@@ -53,6 +53,7 @@ from mtrag_graph.runtime.checkpoints import migrate_thread, open_checkpointer, s
 from mtrag_graph.runtime.streaming import iter_events
 from mtrag_graph.serve.storage import can_prune, prune
 from mtrag_graph.serve.threads import SQLITE_PRAGMAS, ThreadLimit, ThreadLocks, ThreadStore, is_postgres
+from mtrag_graph.state import encodable
 
 log = logging.getLogger(__name__)
 
@@ -92,11 +93,7 @@ def clean_text(value: Any) -> Any:
     """``value`` with every string made encodable: a lone surrogate (from a passage or a model reply;
     a request holding one is refused) becomes U+FFFD instead of failing the response that carries it."""
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        return value
+        return encodable(value)
     if isinstance(value, dict):
         return {clean_text(k): clean_text(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
