@@ -37,6 +37,7 @@ loads a model (``offline_hub``: nothing downloads weights at run time), and the 
 from __future__ import annotations
 
 import os
+from importlib import resources
 from pathlib import Path
 
 SMALL_MODEL = "qwen2.5-coder-0.5b"
@@ -178,3 +179,11 @@ def offline_hub() -> None:
 def quiet_hub() -> None:
     """No model-loading progress bars (they would write over the chat's status line)."""
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
+def data_file_text(spec: str, name: str) -> str:
+    """The text of a fitted file: ``"default"`` reads ``name`` shipped in the package's ``data``, anything
+    else is a path."""
+    if spec == "default":
+        return (resources.files("mtrag_graph") / "data" / name).read_text(encoding="utf-8")
+    return Path(spec).read_text(encoding="utf-8")

@@ -18,8 +18,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -28,6 +26,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models.calls import invoke_text
 from mtrag_graph.models.capabilities import capabilities_of
+from mtrag_graph.settings import data_file_text
 
 TOP_LOGPROBS = 20
 # the share of the first token's top alternatives that must be a yes or a no for the reply to count: a
@@ -129,11 +128,7 @@ def parse_ask_back(text: str) -> AskBackModel:
 @cache
 def load_ask_back(spec: str) -> AskBackModel:
     """``"default"`` (the file shipped in the package) or a path to a JSON file."""
-    if spec == "default":
-        text = (resources.files("mtrag_graph") / "data" / "clarify_ask_back.json").read_text(encoding="utf-8")
-    else:
-        text = Path(spec).read_text(encoding="utf-8")
-    return parse_ask_back(text)
+    return parse_ask_back(data_file_text(spec, "clarify_ask_back.json"))
 
 
 def log_odds(probability: float) -> float:

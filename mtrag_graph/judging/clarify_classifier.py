@@ -19,13 +19,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mtrag_graph.models import get_embedder
+from mtrag_graph.settings import data_file_text
 
 MAX_WORDS = 30
 MAX_THINGS = 5
@@ -169,10 +168,5 @@ def parse_classifier(text: str) -> ClarifyClassifier:
 @cache
 def load_clarify_classifier(spec: str) -> ClarifyClassifier:
     """``"default"`` (the file shipped in the package) or a path to a JSON file."""
-    if spec == "default":
-        text = (resources.files("mtrag_graph") / "data" / "clarify_classifier.json").read_text(
-            encoding="utf-8"
-        )
-    else:
-        text = Path(spec).read_text(encoding="utf-8")
+    text = data_file_text(spec, "clarify_classifier.json")
     return parse_classifier(text)

@@ -26,7 +26,6 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from mtrag_graph.messages import decline_messages, gate_messages, question_for_a
 from mtrag_graph.models import get_chat_model, get_reranker
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodekit.wrapper import guarded
+from mtrag_graph.settings import data_file_text
 from mtrag_graph.state import AbstainReason, State
 from mtrag_graph.text import content_words
 
@@ -96,10 +96,7 @@ class GateClassifier:
 @cache
 def load_classifier(spec: str) -> GateClassifier:
     """``"default"`` (the file shipped in the package) or a path to a JSON file."""
-    if spec == "default":
-        text = (resources.files("mtrag_graph") / "data" / "gate_classifier.json").read_text(encoding="utf-8")
-    else:
-        text = Path(spec).read_text(encoding="utf-8")
+    text = data_file_text(spec, "gate_classifier.json")
     data: dict[str, Any] = json.loads(text)
     converted: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
     return GateClassifier(**converted)
