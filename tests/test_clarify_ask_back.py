@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
-from langchain_core.messages import BaseMessage
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
@@ -24,8 +23,7 @@ from mtrag_graph.judging.clarify_ask_back import (
     yes_no_mass,
 )
 from mtrag_graph.models import get_chat_model
-from mtrag_graph.models.capabilities import Capabilities
-from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.models.fake import FirstTokenModel, ScriptedChatModel
 from mtrag_graph.testing import fake_context, make_task
 
 HISTORY = [
@@ -33,20 +31,6 @@ HISTORY = [
     {"speaker": "agent", "text": "Lima."},
 ]
 PASSAGES = [{"document_id": "d1", "title": "Lima", "text": "Lima is the capital of Peru."}]
-
-
-class YesNoModel(ScriptedChatModel):
-    """A scripted model whose first reply token is ``yes`` or ``no`` with the given probabilities."""
-
-    capabilities: ClassVar[Capabilities] = Capabilities(logprobs=True)
-    first_tokens: list[tuple[str, float]] = []
-
-    def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        text, metadata = super()._reply(messages, kwargs)
-        if kwargs.get("logprobs"):
-            top = [{"token": t, "logprob": math.log(p)} for t, p in self.first_tokens]
-            metadata["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}
-        return text, metadata
 
 
 def _top(*pairs: tuple[str, float]) -> dict[str, Any]:
@@ -79,7 +63,7 @@ def test_the_log_odds_follow_the_reply_that_means_ask_back():
 
 
 def test_the_judgement_reads_the_conversation_and_the_question():
-    model = YesNoModel(responses=["no"], first_tokens=[("No", 0.9), ("Yes", 0.1)])
+    model = FirstTokenModel(responses=["no"], first_tokens=[("No", 0.9), ("Yes", 0.1)])
     odds, evidence = ask_back_judgement(model, HISTORY, "How tall is it?", fake_context())
     assert odds == pytest.approx(math.log(9))
     assert "no 0.900" in evidence
@@ -89,7 +73,7 @@ def test_the_judgement_reads_the_conversation_and_the_question():
 
 
 def test_the_instruction_is_a_setting_and_its_reply_that_means_ask_back_may_be_yes():
-    model = YesNoModel(responses=["no"], first_tokens=[("No", 0.9), ("Yes", 0.1)])
+    model = FirstTokenModel(responses=["no"], first_tokens=[("No", 0.9), ("Yes", 0.1)])
     context = fake_context(clarify_ask_back_instruction="Q: {question} C: {conversation} Must we ask?")
     odds, _ = ask_back_judgement(model, [], "How tall is it?", context, ask_reply="yes")
     assert odds == pytest.approx(-math.log(9))
@@ -103,7 +87,7 @@ def test_a_model_without_log_probabilities_gives_no_judgement():
 
 def test_a_reply_other_than_yes_or_no_cannot_mean_ask_back():
     with pytest.raises(ValueError, match="ask_reply"):
-        ask_back_judgement(YesNoModel(responses=["no"]), [], "Q?", fake_context(), ask_reply="maybe")
+        ask_back_judgement(FirstTokenModel(responses=["no"]), [], "Q?", fake_context(), ask_reply="maybe")
 
 
 DECISION = AskBackModel(
@@ -135,37 +119,37 @@ def classifier_half(monkeypatch):
 
 
 def test_without_passages_the_ask_back_decides(decision, classifier_half):
-    asking = YesNoModel(responses=["no"], first_tokens=[("No", 0.8), ("Yes", 0.2)])
+    asking = FirstTokenModel(responses=["no"], first_tokens=[("No", 0.8), ("Yes", 0.2)])
     context = fake_context(clarify_ask_back="default", clarify_model=asking)
     decided, evidence = is_underspecified(HISTORY, "What does the museum hold?", None, context)
     assert decided is True and evidence[-1].startswith("ask-back: p=0.800")
-    clear = YesNoModel(responses=["yes"], first_tokens=[("Yes", 0.9), ("No", 0.1)])
+    clear = FirstTokenModel(responses=["yes"], first_tokens=[("Yes", 0.9), ("No", 0.1)])
     context = fake_context(clarify_ask_back="default", clarify_model=clear)
     assert is_underspecified(HISTORY, "What does the museum hold?", None, context)[0] is False
 
 
 def test_with_passages_the_ask_back_is_not_asked(decision):
-    model = YesNoModel(responses=["no"], first_tokens=[("No", 0.99), ("Yes", 0.01)])
+    model = FirstTokenModel(responses=["no"], first_tokens=[("No", 0.99), ("Yes", 0.01)])
     context = fake_context(clarify_ask_back="default", clarify_model=model)
     decided, _ = is_underspecified(HISTORY, "How tall is it?", PASSAGES, context)
     assert decided is False and model.calls == []
 
 
 def test_off_by_default_a_turn_without_passages_costs_no_model_call():
-    model = YesNoModel(responses=["no"], first_tokens=[("No", 0.99), ("Yes", 0.01)])
+    model = FirstTokenModel(responses=["no"], first_tokens=[("No", 0.99), ("Yes", 0.01)])
     decided, _ = is_underspecified(HISTORY, "How tall is it?", None, fake_context(clarify_model=model))
     assert decided is False and model.calls == []
 
 
 def test_a_reply_that_says_neither_yes_nor_no_gives_no_decision(decision):
-    model = YesNoModel(responses=["The"], first_tokens=[("The", 0.9), ("No", 0.05)])
+    model = FirstTokenModel(responses=["The"], first_tokens=[("The", 0.9), ("No", 0.05)])
     context = fake_context(clarify_ask_back="default", clarify_model=model)
     decided, evidence = is_underspecified(HISTORY, "How tall is it?", None, context)
     assert decided is None and "unparsed" in evidence[-1]
 
 
 def test_the_clarify_node_answers_when_the_ask_back_gives_no_decision(decision):
-    model = YesNoModel(responses=["The"], first_tokens=[("The", 0.9), ("No", 0.05)])
+    model = FirstTokenModel(responses=["The"], first_tokens=[("The", 0.9), ("No", 0.05)])
     task = make_task([HISTORY[0]["text"], HISTORY[1]["text"], "How tall is it?"], contexts=[])
     context = fake_context(clarify=True, clarify_ask_back="default", clarify_model=model)
     state = build_graph(output="state").invoke({"task": task}, context=context)

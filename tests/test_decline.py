@@ -4,33 +4,18 @@ before, and the answering model's probability of declining as a gate rule (judgi
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 
 from mtrag_graph.graph import build_graph
 from mtrag_graph.judging.decline import decline_probability, first_token_mass, key_facts, sample_disagreements
-from mtrag_graph.models.capabilities import Capabilities
-from mtrag_graph.models.fake import ScriptedChatModel
+from mtrag_graph.models.fake import FirstTokenModel, ScriptedChatModel
 from mtrag_graph.state import AbstainReason
 from mtrag_graph.testing import fake_context, make_task
 from mtrag_graph.text import declines
 from mtrag_graph.text.answers import about_documents, drop_about_documents, repeats_answer
-
-
-class FirstTokenModel(ScriptedChatModel):
-    """A scripted model that also gives the first reply token's distribution."""
-
-    capabilities: ClassVar[Capabilities] = Capabilities(logprobs=True)
-    first_tokens: list[tuple[str, float]] = []
-
-    def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        text, metadata = super()._reply(messages, kwargs)
-        if kwargs.get("logprobs"):
-            top = [{"token": t, "logprob": math.log(p)} for t, p in self.first_tokens]
-            metadata["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}
-        return text, metadata
 
 
 @pytest.mark.parametrize(

@@ -7,16 +7,19 @@ driven without a model.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import PrivateAttr
+
+from mtrag_graph.models.capabilities import Capabilities
 
 Reply = str | BaseException
 _TOKEN = re.compile(r"\s*\S+|\s+")  # a streamed "token": a word with the spaces before it
@@ -95,3 +98,18 @@ class ScriptedChatModel(BaseChatModel):
             if run_manager:
                 run_manager.on_llm_new_token(piece, chunk=chunk)
             yield chunk
+
+
+class FirstTokenModel(ScriptedChatModel):
+    """A scripted model that also gives the first reply token's distribution (``first_tokens``: token and
+    probability pairs) when log-probabilities are asked for."""
+
+    capabilities: ClassVar[Capabilities] = Capabilities(logprobs=True)
+    first_tokens: list[tuple[str, float]] = []
+
+    def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        text, metadata = super()._reply(messages, kwargs)
+        if kwargs.get("logprobs"):
+            top = [{"token": t, "logprob": math.log(p)} for t, p in self.first_tokens]
+            metadata["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}
+        return text, metadata
