@@ -21,6 +21,7 @@ from mtrag_graph.prompts import answer_variants, rewrite
 from mtrag_graph.prompts.budget import HISTORY_SHARE, cut, fit_passages, prompt_char_budget, trim_history
 from mtrag_graph.prompts.exemplars import load_exemplars
 from mtrag_graph.state import RetryReason
+from mtrag_graph.text.answers import REPEATS_PREVIOUS
 
 if TYPE_CHECKING:
     from mtrag_graph.context import Context
@@ -200,6 +201,10 @@ def answer_messages(state: Mapping[str, Any], context: Context, candidate: Candi
         tail = context.strict_generate_instruction.format(
             question=question, problems="; ".join(state["answer_problems"]), idk=context.idk_answer
         )
+        if REPEATS_PREVIOUS in state["answer_problems"]:
+            # the draft gave the turn before's answer again: asked once more without the conversation it
+            # copied from (the standalone question carries what the follow-up refers to)
+            state = {**state, "selected_history": []}
     else:
         tail = answer_instruction(candidate, question, context)
     return grounded_messages(state, context, tail)

@@ -10,6 +10,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from mtrag_graph.graph import build_graph
+from mtrag_graph.judging.answer_check import repeats_values
 from mtrag_graph.judging.decline import decline_probability, first_token_mass, key_facts, sample_disagreements
 from mtrag_graph.models.fake import FirstTokenModel, ScriptedChatModel
 from mtrag_graph.state import AbstainReason
@@ -187,3 +188,26 @@ def test_an_answer_whose_samples_prompt_leans_to_a_decline_is_a_decline():
 
 def test_the_numbers_of_a_numbered_list_are_no_facts():
     assert key_facts("Do this:\n1. Run `make`.\n2. Run `make check`.") == {"make", "make check"}
+
+
+def test_a_follow_up_giving_the_answer_befores_values_again_is_a_repeat():
+    before = "1700 MB/s."
+    assert repeats_values("Lz4 decompresses at a speed of 1700 MB/s.", before, "How about lz4?")
+    assert not repeats_values("Lz4 decompresses at 4500 MB/s.", before, "How about lz4?")
+    assert not repeats_values("It decompresses quickly.", before, "How about lz4?")  # no value at all
+    # a value the question itself names is no repeat ("Is the limit still 60?")
+    assert not repeats_values("The limit is 60 seconds.", "60 seconds.", "Is the limit 60?")
+
+
+def test_a_repeated_answer_is_asked_again_without_the_conversation_it_copied():
+    drafts = ["Lz4 decompresses at a speed of 1700 MB/s.", "Lz4 decompresses at 4500 MB/s."]
+    context = fake_context(generate=drafts, rewrite=["How fast does lz4 decompress?"])
+    task = make_task(
+        ["How fast does zstd decompress?", "1700 MB/s.", "How about lz4?"],
+        ["zstd decompresses at 1700 MB/s and lz4 at 4500 MB/s."],
+    )
+    out = build_graph(output="state").invoke({"task": task}, context=context)
+    assert out["answer"] == "Lz4 decompresses at 4500 MB/s." and out["retries"] == 1
+    prompts = [str(c["messages"][-1].content) for c in context.generate_model.calls]
+    assert "Agent: 1700 MB/s." in prompts[0]
+    assert "Agent: 1700 MB/s." not in prompts[1] and "repeats the previous answer" in prompts[1]

@@ -76,3 +76,27 @@ def test_no_resolution_when_the_place_is_not_sure(question, earlier):
 def test_a_fragment_after_an_unresolved_fragment_is_not_resolved():
     earlier = ["Which files does that call create?", "And over Q?"]
     assert resolve_fragment("And daily ones?", earlier, similarity) is None
+
+
+def test_a_prepositional_thing_takes_the_place_of_the_same_prepositions_phrase():
+    earlier = [
+        "How do I solve a linear system over the integers with 4ti2?",
+        "Which files does that call create?",
+    ]
+    resolved = resolve_fragment("And over Q?", earlier, similarity)
+    assert resolved.question == "How do I solve a linear system over Q with 4ti2?"
+    assert (resolved.replaced, resolved.how) == ("over the integers", "phrase")
+    on = resolve_fragment("What about on Windows?", ["How do I install borg on Linux?"], similarity)
+    assert on.question == "How do I install borg on Windows?"
+
+
+@pytest.mark.parametrize(
+    ("question", "earlier"),
+    [
+        ("And in 2020?", ["How many people lived in Paris in 2019?"]),  # two phrases: no sure place
+        ("And in it?", ["How do I install borg on Linux in Debian?"]),  # a pronoun names nothing
+        ("And with compression?", ["How long does a backup take without compression?"]),
+    ],
+)
+def test_a_prepositional_thing_without_one_sure_phrase_is_not_put_in_place(question, earlier):
+    assert resolve_fragment(question, earlier, similarity) is None

@@ -17,8 +17,11 @@ and the fragment's thing is put in place of the words it stands for:
   (cosine of their embeddings; "daily" -> "monthly") when it reaches ``MIN_SIMILARITY``.
 
 Nothing else is guessed: after a previous turn that is no question ("Deductions"), or with no sure
-place ("And over Q?" after "Which files does that call create?", "And cmake?" beside "Meson"), the turn
-is left to the rewrite model, as every other turn is.
+place ("And cmake?" beside "Meson"), the turn is left to the rewrite model, as every other turn is.
+
+A thing that is a prepositional phrase ("And over Q?") replaces the phrase of the same preposition in
+the latest question that has one ("... over the integers with 4ti2?"), which may be two turns back: the
+turn between ("Which files does that call create?") asked about the first one's result.
 """
 
 from __future__ import annotations
@@ -52,6 +55,15 @@ MIN_SIMILARITY = 0.5  # the embedder's cosine between the thing and the words it
 MAX_SPAN_WORDS = 3
 MAX_DEPTH = 3  # fragments after fragments: how far back a base question is looked for
 
+_PREPOSITIONS = (
+    "over|in|on|under|with|without|for|from|to|at|by|into|inside|via|through|during|before|after|behind"
+)
+# a thing that is a prepositional phrase naming something ("over Q", "on Windows", "in version 2"), not
+# a pronoun ("in it")
+_PREPOSITION_THING = re.compile(
+    rf"^(?P<preposition>{_PREPOSITIONS})\s+(?!(?:it|them|this|that|these|those|there)\b)\S", re.IGNORECASE
+)
+
 Similarity = Callable[[str, Sequence[str]], Sequence[float]]
 
 
@@ -63,7 +75,7 @@ class Resolution:
     base: str  # the previous question it was made from
     replaced: str  # the words of ``base`` the fragment's thing took the place of
     by: str
-    how: str  # "pronoun" | "similarity"
+    how: str  # "pronoun" | "similarity" | "phrase"
     similarity: float | None = None
 
     def as_dict(self) -> dict:
@@ -86,8 +98,40 @@ def resolve_fragment(
     question: str, earlier_questions: Sequence[str], similarity: Similarity
 ) -> Resolution | None:
     """``question`` asked again as the last of ``earlier_questions`` (the user's turns before it, oldest
-    first) with the fragment's thing in place; None when it is no fragment or no place is sure."""
+    first) with the fragment's thing in place; None when it is no fragment or no place is sure. A thing
+    that opens with a preposition ("over Q") takes the place of the same preposition's phrase in the
+    latest question that has one."""
+    thing = fragment_thing(question)
+    if thing is not None and (resolved := _in_place_of_phrase(thing, list(earlier_questions))):
+        return resolved
     return _resolve(question, list(earlier_questions), similarity, MAX_DEPTH)
+
+
+def _in_place_of_phrase(thing: str, earlier: list[str]) -> Resolution | None:
+    """ "And over Q?" after "How do I solve a linear system over the integers with 4ti2?" (two turns
+    back) -> "How do I solve a linear system over Q with 4ti2?": the latest of the last ``MAX_DEPTH``
+    questions with a phrase of the thing's preposition (to the next preposition or the end), and one
+    such phrase only."""
+    match = _PREPOSITION_THING.match(thing)
+    if match is None:
+        return None
+    phrase = re.compile(
+        rf"\b{match.group('preposition')}\s+(?!(?:{_PREPOSITIONS})\b)[^?!.,;]+?(?=\s+(?:{_PREPOSITIONS})\b|\s*[?!.,;]|$)",
+        re.IGNORECASE,
+    )
+    for base in reversed(earlier[-MAX_DEPTH:]):
+        base = _CONJUNCTION.sub("", base).strip()
+        if fragment_thing(base) is not None or not base.endswith("?"):
+            continue
+        found = list(phrase.finditer(base))
+        if len(found) > 1:
+            return None
+        if found:
+            start, end = found[0].span()
+            if len(base[start:end].split()) > MAX_SPAN_WORDS + 1 or base[start:end].lower() == thing.lower():
+                return None
+            return Resolution(_put(base, start, end, thing), base, base[start:end], thing, "phrase")
+    return None
 
 
 def _resolve(question: str, earlier: list[str], similarity: Similarity, depth: int) -> Resolution | None:
