@@ -93,19 +93,21 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
 
 
 def answer_values(text: str) -> set[str]:
-    """What an answer states that a reader would copy: its numbers, names and technical tokens (options,
-    paths, keys, versions, code), case and spacing aside."""
-    numbers, names = facts_in(text)
-    return {verbatim_key(t) for t in technical_tokens(text)} | numbers | names
+    """What an answer states that a reader would copy: its numbers and technical tokens (options, paths,
+    keys, versions, code), case and spacing aside. Names are left out: the subject of a conversation
+    ("IBM Cloud", "Borg") rightly comes back turn after turn."""
+    numbers, _ = facts_in(text)
+    return {verbatim_key(t) for t in technical_tokens(text)} | numbers
 
 
 def repeats_values(answer: str, previous: str, asked: str) -> bool:
-    """Does a follow-up's ``answer`` give the earlier agent turn's values again? Every number, name and
+    """Does a follow-up's ``answer`` give the earlier agent turn's values again? Every number and
     technical token it holds beyond those of the question (``asked``) is in ``previous``, and it holds
     at least one: "How about lz4?" answered "lz4 decompresses at 1700 MB/s" after "1700 MB/s", "And over
     Q?" answered with the files of the integer solver named the turn before. On the real-documents tuning
-    split this catches those two wrong follow-ups and none of the 21 right ones that give a value; the
-    whole-answer overlap (``text.answers.repeats_answer``) caught neither, each having words of its own."""
+    split this catches those two wrong follow-ups and none of the right ones; the whole-answer overlap
+    (``text.answers.repeats_answer``) caught neither, each having words of its own. With names counted
+    too it also took an MTRAG answer naming the services the turn before had named."""
     stated = answer_values(answer) - answer_values(asked)
     return bool(stated) and stated <= answer_values(previous)
 
