@@ -30,8 +30,8 @@ from typing import Any
 from benchmarks.real_documents.data import load_set, turn_of
 from benchmarks.real_documents.score import facts_found
 from mtrag_graph.context import Context
-from mtrag_graph.messages import question_for_answering
 from mtrag_graph.models import get_embedder
+from mtrag_graph.prompts.build import question_for_answering
 from mtrag_graph.retrieval.evidence import select_evidence
 
 ROWS = ("right", "not kept", "cut from the excerpt", "shown, declined", "shown, answered wrong")

@@ -23,9 +23,9 @@ from typing import Any
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from mtrag_graph.context import Context
-from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models.calls import invoke_text
 from mtrag_graph.models.capabilities import capabilities_of
+from mtrag_graph.prompts.build import clarify_messages
 from mtrag_graph.settings import data_file_text
 
 TOP_LOGPROBS = 20

@@ -25,10 +25,10 @@ from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
 from mtrag_graph.judging.clarify import is_underspecified, kind_and_names, referring_phrase, restates
-from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.nodekit.replies import question_message
 from mtrag_graph.nodekit.wrapper import guarded
+from mtrag_graph.prompts.build import clarify_messages
 from mtrag_graph.state import State
 
 MAX_OPTIONS = 3
