@@ -45,7 +45,7 @@ from mtrag_graph.prompts.build import (
     question_for_answering,
     sample_messages,
 )
-from mtrag_graph.retrieval.evidence import select_evidence
+from mtrag_graph.prompts.excerpts import select_evidence
 from mtrag_graph.text import declines
 
 PROMPTS = ("grounded", "plain", "neutral", "grounded-neutral", "sample")

@@ -120,7 +120,7 @@ def format_passages(passages: Sequence[Mapping[str, Any]], max_chars: int, *, nu
         return "\n".join(lines)
     blocks = []
     for i, passage in enumerate(passages, start=1):
-        # the excerpt the rerank stage chose (retrieval.evidence), else the passage; "" when none of the
+        # the excerpt the rerank stage chose (prompts.excerpts), else the passage; "" when none of the
         # passage's sentences bore on the question: the document is left out, the others keep their numbers
         body = cut(passage["evidence"] if "evidence" in passage else passage.get("text", ""), max_chars,
                    keep_lines=True)  # fmt: skip
