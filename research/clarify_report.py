@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.clarify import is_underspecified
+from mtrag_graph.judging.underspecified import is_underspecified
 from mtrag_graph.measure.decisions.sets import load_split
 from mtrag_graph.models.calls import CallLog, recording
 from mtrag_graph.nodes.clarify import clarifying_question

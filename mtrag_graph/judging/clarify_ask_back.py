@@ -2,7 +2,7 @@
 ("Can this last question be answered without asking the user which ... they mean?") whose yes/no
 log-probabilities give the probability that the turn must be asked back.
 
-The model-free signals of ``judging/clarify.py`` need rival referents among the passages, so a turn
+The model-free signals of ``judging/underspecified.py`` need rival referents among the passages, so a turn
 without passages was never asked about; the trained classifier's no-passage model (MiniLM embedding and
 reference features) asked none of the dev slice's 5 such turns. Here the model reads the conversation
 and the question; its log-odds join the classifier's no-passage score in a two-input logistic regression
