@@ -151,7 +151,7 @@ def real_documents(args: argparse.Namespace) -> None:
 
 
 def dev(args: argparse.Namespace) -> None:
-    from mtrag_graph.retrieval.index import index_for
+    from mtrag_graph.retrieval.registry import index_for
     from research.clarify_standin import reranked
 
     tasks = load_split(args.data, "report")
