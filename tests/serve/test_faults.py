@@ -19,7 +19,6 @@ from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.serve.app import ServeConfig, create_app
 from tests.serve.client import events, served, user_message
 from tests.serve.fakes import ANSWERS, PASSAGES, generate, serve_context, write_passages
-from tests.test_memory import postgres_url  # noqa: F401 - the fixture: a PostgreSQL server, or skip
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

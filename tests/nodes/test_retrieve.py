@@ -1,3 +1,5 @@
+"""The retrieve node: the passages of the collection's index, searched with the question and its rewrite."""
+
 from __future__ import annotations
 
 from pathlib import Path
