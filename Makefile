@@ -34,7 +34,7 @@ vllm-stop:
 
 ## The tests against a real vLLM server (they start their own on a free port)
 test-vllm: vllm-setup
-	MTRAG_REQUIRE_VLLM=1 $(PY) -m pytest -q tests/test_vllm_engine.py
+	MTRAG_REQUIRE_VLLM=1 $(PY) -m pytest -q tests/models/test_vllm_engine.py
 
 lint: setup
 	$(VENV)/bin/ruff check mtrag_graph research benchmarks tests

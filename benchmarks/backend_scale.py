@@ -88,7 +88,7 @@ def synth(start: int, count: int, rng: np.random.Generator) -> tuple[list[dict],
 
 def one(backend: str, size: int) -> dict:
     from mtrag_graph.retrieval.backend import Fusion, commit_documents
-    from mtrag_graph.retrieval.index import BACKENDS, load_index
+    from mtrag_graph.retrieval.registry import BACKENDS, load_index
 
     memory = PeakMemory()
     rng = np.random.default_rng(0)

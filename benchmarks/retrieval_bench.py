@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from mtrag_graph import settings
-from mtrag_graph.retrieval.index import build_index, load_index, make_faiss_index
+from mtrag_graph.retrieval.index import build_index, make_faiss_index
 from mtrag_graph.retrieval.metrics import aggregate, load_qrels, normalise_qid, score_queries
+from mtrag_graph.retrieval.registry import load_index
 from mtrag_graph.retrieval.search import clean_query, search
 from mtrag_graph.tasks import read_jsonl
 

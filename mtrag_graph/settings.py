@@ -27,7 +27,7 @@ Read at call time (not at import), so a test or a command can set a variable bef
 | ``OTEL_SERVICE_NAME`` | the service name of exported OpenTelemetry spans | ``mtrag-graph`` |
 | ``XDG_CACHE_HOME`` | where ``MTRAG_GRAPH_CACHE`` defaults to | ``~/.cache`` |
 | ``MTRAG_API_KEYS`` | API keys ``mtrag-graph serve`` asks for (comma-separated) | none: no key asked |
-| ``MTRAG_SERVE_ARGS`` | set by ``mtrag-graph serve --workers N`` for its workers: its parsed command line (JSON) | |
+| ``MTRAG_SERVE_ARGS`` | set by ``mtrag-graph serve --workers N`` for its workers: its parsed command line, preset and Context overrides (JSON; ``serve/server.py``) | |
 
 Set, not read: ``HF_HUB_OFFLINE`` and ``TRANSFORMERS_OFFLINE`` default to 1 before a Hugging Face library
 loads a model (``offline_hub``: nothing downloads weights at run time), and the chat sets

@@ -6,7 +6,7 @@ For every answerable turn of a run (what ``python -m benchmarks.real_documents``
 - right: the key facts, no abstention, no question back;
 - not kept: no kept passage holds every key fact (retrieval, reranking or the rewrite);
 - cut from the excerpt: the kept passages hold them, but the excerpt the answering prompt read
-  (``retrieval.evidence``, recomputed with the run's own standalone question and kept passages, at the
+  (``prompts.excerpts``, recomputed with the run's own standalone question and kept passages, at the
   default budget) does not;
 - shown, declined: the excerpt held every key fact and the answer said "I don't know" (or asked back);
 - shown, answered wrong: the excerpt held every key fact and the answer did not give them.
@@ -30,9 +30,9 @@ from typing import Any
 from benchmarks.real_documents.data import load_set, turn_of
 from benchmarks.real_documents.score import facts_found
 from mtrag_graph.context import Context
-from mtrag_graph.messages import question_for_answering
 from mtrag_graph.models import get_embedder
-from mtrag_graph.retrieval.evidence import select_evidence
+from mtrag_graph.prompts.build import question_for_answering
+from mtrag_graph.prompts.excerpts import select_evidence
 
 ROWS = ("right", "not kept", "cut from the excerpt", "shown, declined", "shown, answered wrong")
 

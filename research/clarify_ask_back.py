@@ -242,8 +242,8 @@ def fit(args: argparse.Namespace) -> None:
 def live_classifier_scores(data: str, seed: int, task_ids: set[str]) -> dict[str, float]:
     """task id -> the shipped classifier's no-passage probability, the item's passages left out (one
     MiniLM embedding each, cached)."""
-    from mtrag_graph.judging.clarify import classifier_row
     from mtrag_graph.judging.clarify_classifier import load_clarify_classifier
+    from mtrag_graph.judging.underspecified import classifier_row
 
     classifier = load_clarify_classifier("default")
     found = {}

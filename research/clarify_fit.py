@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 
 from mtrag_graph import settings
-from mtrag_graph.judging.clarify import reference_features
 from mtrag_graph.judging.clarify_classifier import (
     CONVERSATION_FEATURES,
     ClarifyClassifier,
@@ -38,6 +37,7 @@ from mtrag_graph.judging.clarify_classifier import (
     setting_of,
 )
 from mtrag_graph.judging.embedding_cache import CachedEmbedder, default_embedding_cache
+from mtrag_graph.judging.underspecified import reference_features
 from mtrag_graph.measure.decisions.sets import load_split, split_path
 from mtrag_graph.models import get_embedder
 from mtrag_graph.tasks import answerability_of, parse_task

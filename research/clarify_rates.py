@@ -17,7 +17,7 @@ from collections import Counter
 
 from mtrag_graph import settings
 from mtrag_graph.context import Context
-from mtrag_graph.judging.clarify import is_underspecified
+from mtrag_graph.judging.underspecified import is_underspecified
 from mtrag_graph.tasks import parse_task, read_jsonl
 
 CLASSES = ("UNDERSPECIFIED", "ANSWERABLE", "PARTIAL")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.clarify import is_underspecified
+from mtrag_graph.judging.underspecified import is_underspecified
 from mtrag_graph.measure.decisions.sets import load_split
 from mtrag_graph.models.calls import CallLog, recording
 from mtrag_graph.nodes.clarify import clarifying_question
@@ -151,7 +151,7 @@ def real_documents(args: argparse.Namespace) -> None:
 
 
 def dev(args: argparse.Namespace) -> None:
-    from mtrag_graph.retrieval.index import index_for
+    from mtrag_graph.retrieval.registry import index_for
     from research.clarify_standin import reranked
 
     tasks = load_split(args.data, "report")

@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.clarify import SIGNALS, is_underspecified
+from mtrag_graph.judging.underspecified import SIGNALS, is_underspecified
 from mtrag_graph.models import get_embedder
-from mtrag_graph.retrieval.index import PassageIndex, index_for
+from mtrag_graph.retrieval.index import PassageIndex
+from mtrag_graph.retrieval.registry import index_for
 from mtrag_graph.retrieval.search import multi_query_search
 from mtrag_graph.tasks import answerability_of, domain_of, parse_task
 

@@ -5,7 +5,7 @@ passages, the answer prompt is rebuilt as the run saw it (its standalone questio
 passages and their evidence excerpts recomputed at the default budget), in two forms:
 
 - ``grounded``: the graph's prompt with the instruction that offers "I don't know"
-  (``messages.decline_messages``, what ``Context.decline_threshold`` reads);
+  (``prompts.build.decline_messages``, what ``Context.decline_threshold`` reads);
 - ``plain``: the rewritten question and the kept passages whole, no conversation (issue 47's probe);
 - ``grounded-neutral``: the graph's prompt with that plain instruction;
 - ``sample``: the graph's prompt with the answer samples' instruction and token limit
@@ -37,10 +37,15 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from mtrag_graph.context import Context
 from mtrag_graph.judging.decline import decline_probability, sample_disagreements
-from mtrag_graph.messages import decline_messages, format_passages, question_for_answering, sample_messages
 from mtrag_graph.models import get_chat_model, get_embedder
 from mtrag_graph.models.calls import invoke_text
-from mtrag_graph.retrieval.evidence import select_evidence
+from mtrag_graph.prompts.build import (
+    decline_messages,
+    format_passages,
+    question_for_answering,
+    sample_messages,
+)
+from mtrag_graph.prompts.excerpts import select_evidence
 from mtrag_graph.text import declines
 
 PROMPTS = ("grounded", "plain", "neutral", "grounded-neutral", "sample")

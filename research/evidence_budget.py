@@ -1,7 +1,7 @@
 """Choose the evidence budget (``Context.evidence_tokens``) on the tuning split, without a model call.
 
 The answering prompts see, of the kept passages, only the sentences that bear on the question
-(``mtrag_graph.retrieval.evidence``). The question a budget must answer: how much of what the reference
+(``mtrag_graph.prompts.excerpts``). The question a budget must answer: how much of what the reference
 answer says do the excerpts still hold, against the whole passages? For one answerable or partial turn
 per conversation of the tuning split (``tasks/mtrag_reference.jsonl``, reference passages), with the
 organisers' standalone rewrite as the question (the graph uses its own rewrite), each budget gives:
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph.models import get_embedder
-from mtrag_graph.retrieval.evidence import estimate_tokens, excerpts, score_sentences
+from mtrag_graph.prompts.excerpts import estimate_tokens, excerpts, score_sentences
 from mtrag_graph.tasks import answerability_of
 from mtrag_graph.text import content_stems
 

@@ -3,7 +3,7 @@
 ``research/evidence_budget.py`` chose the evidence budget on MTRAG (the share of a reference answer's
 words the excerpts keep). This asks the question a real-documents answer depends on: for each answerable
 turn of a real-documents run whose kept passages hold every key fact, do the excerpts the answering prompt
-would see (``retrieval.evidence``, the run's own standalone question and kept passages) still hold them,
+would see (``prompts.excerpts``, the run's own standalone question and kept passages) still hold them,
 budget by budget? Beside it, the prompt tokens of the excerpts: estimated (``evidence.estimate_tokens``,
 what the budget counts) and, where the bundled 1.5B model is installed, counted by its tokenizer.
 
@@ -26,7 +26,7 @@ from typing import Any
 from benchmarks.real_documents.data import load_set, turn_of
 from benchmarks.real_documents.score import facts_found
 from mtrag_graph.models import get_embedder
-from mtrag_graph.retrieval.evidence import estimate_tokens, excerpts, score_sentences
+from mtrag_graph.prompts.excerpts import estimate_tokens, excerpts, score_sentences
 
 BUDGETS = (200, 300, 400, 500, 600, 800)
 

@@ -29,7 +29,7 @@ from typing import Any
 from mtrag_graph.judging.grounding import sentence_support
 from mtrag_graph.measure.decisions.retrieval import index_retriever
 from mtrag_graph.measure.decisions.sets import ANSWERED, load_split
-from mtrag_graph.messages import format_conversation
+from mtrag_graph.prompts.build import format_conversation
 from mtrag_graph.tasks import answerability_of, parse_task
 
 THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)

@@ -31,8 +31,8 @@ from benchmarks.real_documents.score import passage_holds
 from mtrag_graph import settings
 from mtrag_graph.context import Context
 from mtrag_graph.nodes.rerank import rerank_passages
-from mtrag_graph.retrieval.index import index_for
 from mtrag_graph.retrieval.metrics import load_qrels, normalise_qid, score_queries
+from mtrag_graph.retrieval.registry import index_for
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
 
 ORDERS = ("search", "reranker", "fusion")

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mtrag_graph.judging.grounding import anchored_support
-from mtrag_graph.messages import format_conversation
+from mtrag_graph.prompts.build import format_conversation
 from mtrag_graph.text import declines
 from research.trust_variants import kept_passages
 

@@ -40,8 +40,8 @@ from mtrag_graph.context import Context
 from mtrag_graph.nodes.rerank import rerank_passages
 from mtrag_graph.nodes.rewrite import global_rewrite_turns, rewrite_question
 from mtrag_graph.prompts import rewrite
-from mtrag_graph.retrieval.index import index_for
 from mtrag_graph.retrieval.metrics import load_qrels, normalise_qid
+from mtrag_graph.retrieval.registry import index_for
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
 from mtrag_graph.tasks import domain_of
 from research.rerank_fusion import DEPTH, DOMAINS, order_scores

@@ -24,8 +24,8 @@ from typing import Any
 
 from mtrag_graph.context import Context
 from mtrag_graph.judging.decline import decline_probability, sample_disagreements
-from mtrag_graph.messages import question_for_answering, sample_messages
 from mtrag_graph.models import get_chat_model, get_embedder
+from mtrag_graph.prompts.build import question_for_answering, sample_messages
 from mtrag_graph.state import AbstainReason
 from research.decline_samples import task_state
 

@@ -21,9 +21,9 @@ import json
 from pathlib import Path
 
 from mtrag_graph.context import Context
-from mtrag_graph.messages import DECLINED_DESPITE_EVIDENCE, answer_messages
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.nodes.generate import active_candidate
+from mtrag_graph.prompts.build import DECLINED_DESPITE_EVIDENCE, answer_messages
 from mtrag_graph.text import declines
 from research.trust_variants import checked
 from research.verify_offline import annotate_run, state_of

@@ -23,10 +23,10 @@ from collections import Counter
 from pathlib import Path
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.clarify import is_underspecified
 from mtrag_graph.judging.grounding import SentenceSupport, grounded_answer, sentence_support, support_entries
-from mtrag_graph.messages import format_conversation
+from mtrag_graph.judging.underspecified import is_underspecified
 from mtrag_graph.nodes.clarify import clarifying_question
+from mtrag_graph.prompts.build import format_conversation
 from mtrag_graph.tasks import parse_task
 
 

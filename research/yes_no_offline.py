@@ -24,8 +24,8 @@ from typing import Any
 from mtrag_graph.context import Context
 from mtrag_graph.judging import yes_no
 from mtrag_graph.judging.answer_check import ground
-from mtrag_graph.messages import question_for_answering
 from mtrag_graph.models import get_chat_model, get_embedder
+from mtrag_graph.prompts.build import question_for_answering
 
 
 def settled_record(record: dict[str, Any], context: Context) -> tuple[dict[str, Any], dict[str, Any] | None]:

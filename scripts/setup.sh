@@ -38,14 +38,14 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
       "fails (MTRAG_SKIP_BROWSER=1 leaves it out)"
   fi
 fi
-# the chat UI's browser test (tests/test_chat_ui.py) builds examples/chat_ui from the npm registry
+# the chat UI's browser test (tests/serve/test_chat_ui.py) builds examples/chat_ui from the npm registry
 if ! command -v npm >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm) \
     || echo "npm could not be installed: the chat UI test will fail (MTRAG_SKIP_BROWSER=1 leaves it out)"
 fi
 if command -v npm >/dev/null; then
   (cd examples/chat_ui && npm ci --no-audit --no-fund && npm run build) >/dev/null \
-    || echo "the chat UI page could not be built: tests/test_chat_ui.py builds it again"
+    || echo "the chat UI page could not be built: tests/serve/test_chat_ui.py builds it again"
 fi
 touch "$VENV/.mtrag-setup-done"
 echo "setup done: $VENV"

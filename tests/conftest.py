@@ -1,10 +1,15 @@
-"""Shared test helpers: the benchmark data, with one policy when it is missing.
+"""Shared test helpers: the benchmark data, with one policy when it is missing, and a PostgreSQL server.
+
+The tests mirror the package: ``tests/<part>/`` tests ``mtrag_graph/<part>/``; the files at this root test
+the top-level modules (``graph.py``, ``tasks.py``, ...) and what holds for the whole package.
 
 The scripted fakes live in the package (``mtrag_graph.testing``) so the docs can use them too.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -49,3 +54,20 @@ def fast_tests_load_no_minilm(request, monkeypatch):
 
     monkeypatch.setattr(embeddings, "minilm_path", refuse)
     monkeypatch.setattr(bertscore, "minilm_path", refuse)
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> str:
+    """A PostgreSQL server's connection string: ``MTRAG_POSTGRES_URL``, else one started by
+    ``scripts/ci_postgres.sh``; the test skips, saying why, when none can be started."""
+    url = os.environ.get("MTRAG_POSTGRES_URL")
+    if url:
+        return url
+    started = subprocess.run(
+        ["bash", str(REPO / "scripts" / "ci_postgres.sh")], capture_output=True, text=True
+    )
+    if started.returncode != 0:
+        reason = f"no PostgreSQL server could be started: {started.stderr.strip().splitlines()[-1:]}"
+        print(reason)
+        pytest.skip(reason)
+    return started.stdout.strip()

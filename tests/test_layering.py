@@ -121,7 +121,7 @@ def test_the_command_line_offers_product_commands_only(capsys):
 
 
 def test_no_node_module_imports_another():
-    # a decision several nodes (or the stream) need lives below the nodes (judging/, state.py, messages.py)
+    # a decision several nodes (or the stream) need lives below the nodes (judging/, state.py, prompts/build.py)
     nodes = PACKAGE / "nodes"
     offending = {
         f.name: sorted(m for m in imported_modules(f) if m.startswith("mtrag_graph.nodes"))

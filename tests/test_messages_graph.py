@@ -22,7 +22,7 @@ from mtrag_graph.tasks import TaskError
 from mtrag_graph.testing import endpoint_context, fake_context, make_task
 from mtrag_graph.testing.standin import StandInServer
 from tests.conftest import REPO
-from tests.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
+from tests.nodes.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
 
 BEES = [
     {"document_id": "bees-1", "title": "Bees", "text": "Bees dance to show where flowers are."},

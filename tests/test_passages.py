@@ -6,7 +6,8 @@ import json
 
 from mtrag_graph.ingest.build import ingest
 from mtrag_graph.passages import as_context, passage, read_passages, source_label
-from mtrag_graph.retrieval.index import build_index, load_index
+from mtrag_graph.retrieval.index import build_index
+from mtrag_graph.retrieval.registry import load_index
 from mtrag_graph.retrieval.search import as_passages, search
 from mtrag_graph.tasks import parse_task
 from tests.ingest.conftest import make_pdf

@@ -35,8 +35,9 @@ def run(args: argparse.Namespace) -> int:
 
     from mtrag_graph.models.embeddings import get_embedder
     from mtrag_graph.passages import as_context
+    from mtrag_graph.retrieval.backend import IndexNotFound
     from mtrag_graph.retrieval.corpus import COLLECTIONS, domain_of_path
-    from mtrag_graph.retrieval.index import IndexNotFound, index_for
+    from mtrag_graph.retrieval.registry import index_for
     from mtrag_graph.retrieval.search import as_passages, clean_query, search
     from mtrag_graph.tasks import domain_of, read_jsonl
 

@@ -42,8 +42,9 @@ from mtrag_graph.ingest.chunk import CHUNK_OVERLAP, CHUNK_TOKENS, chunk_sections
 from mtrag_graph.ingest.extract import PASSAGE_SUFFIXES, SUFFIXES, ExtractError, NotContent, read_document
 from mtrag_graph.models.embeddings import get_embedder
 from mtrag_graph.retrieval import index as builtin
-from mtrag_graph.retrieval.backend import commit_documents
+from mtrag_graph.retrieval.backend import commit_documents, read_manifest
 from mtrag_graph.retrieval.corpus import file_checksum, passage_text
+from mtrag_graph.retrieval.registry import BACKENDS
 from mtrag_graph.tasks import read_jsonl
 
 log = logging.getLogger(__name__)
@@ -331,9 +332,9 @@ def ingest(
     on_skip: Callable[[Skipped], None] | None = None,
 ) -> IngestReport:
     """Bring the index in ``out_dir`` up to date with the files under ``paths`` (see the module's text).
-    ``backend``: a name in ``retrieval.index.BACKENDS`` (``faiss``: the built-in index, ``milvus``)."""
-    if backend not in builtin.BACKENDS:
-        raise ValueError(f"unknown index backend '{backend}': use one of {', '.join(builtin.BACKENDS)}")
+    ``backend``: a name in ``retrieval.registry.BACKENDS`` (``faiss``: the built-in index, ``milvus``)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown index backend '{backend}': use one of {', '.join(BACKENDS)}")
     started = time.perf_counter()
     out_dir = Path(out_dir)
     report = IngestReport(out_dir)
@@ -349,7 +350,7 @@ def ingest(
     # the backends keep "chunk" in the index's manifest as it is: the passages' version rides in it
     chunk = {"tokens": chunk_tokens, "overlap": overlap, "passages_version": PASSAGES_VERSION}
     settings_now = {"embedder": embedder, "chunk": chunk}
-    manifest = builtin.read_manifest(out_dir) or {}
+    manifest = read_manifest(out_dir) or {}
     same_settings = (
         all(manifest.get(k) == v for k, v in settings_now.items())
         and manifest.get("backend", "faiss") == backend
@@ -436,7 +437,7 @@ def ingest(
                 yield entry
 
         commit_documents(
-            builtin.BACKENDS[backend],
+            BACKENDS[backend],
             out_dir,
             record=new_record,
             parts=parts,

@@ -21,16 +21,16 @@ from mtrag_graph.judging.grounding import (
     verbatim_key,
 )
 from mtrag_graph.judging.verifier import get_verifier
-from mtrag_graph.messages import (
+from mtrag_graph.models import get_chat_model
+from mtrag_graph.models.embeddings import get_embedder
+from mtrag_graph.models.logprobs import score_choice
+from mtrag_graph.prompts.build import (
     DECLINED_DESPITE_EVIDENCE,
     format_conversation,
     question_for_answering,
     sample_messages,
     verify_messages,
 )
-from mtrag_graph.models import get_chat_model
-from mtrag_graph.models.embeddings import get_embedder
-from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.state import AbstainReason, RetryReason, retrieved_setting
 from mtrag_graph.text import declines
 from mtrag_graph.text.answers import (

@@ -2,7 +2,7 @@
 ("Can this last question be answered without asking the user which ... they mean?") whose yes/no
 log-probabilities give the probability that the turn must be asked back.
 
-The model-free signals of ``judging/clarify.py`` need rival referents among the passages, so a turn
+The model-free signals of ``judging/underspecified.py`` need rival referents among the passages, so a turn
 without passages was never asked about; the trained classifier's no-passage model (MiniLM embedding and
 reference features) asked none of the dev slice's 5 such turns. Here the model reads the conversation
 and the question; its log-odds join the classifier's no-passage score in a two-input logistic regression
@@ -23,9 +23,9 @@ from typing import Any
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from mtrag_graph.context import Context
-from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models.calls import invoke_text
 from mtrag_graph.models.capabilities import capabilities_of
+from mtrag_graph.prompts.build import clarify_messages
 from mtrag_graph.settings import data_file_text
 
 TOP_LOGPROBS = 20

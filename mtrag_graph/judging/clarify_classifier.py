@@ -2,7 +2,7 @@
 over the question's sentence embedding and a few reference features, one model for turns with passages
 and one for turns without.
 
-The rules of ``judging/clarify.py`` need rival referents among the passages, so a turn with no passages
+The rules of ``judging/underspecified.py`` need rival referents among the passages, so a turn with no passages
 was never asked about, and on conversations nobody on the team had seen they asked none of 12
 underspecified turns. This classifier is trained on generated data (``research/clarify_data.py``: MTRAG
 reference turns made underspecified, their answerable twins and the natural turns, never the MTRAG-UN
@@ -97,7 +97,7 @@ def feature_row(
     embedder: Any,
 ) -> np.ndarray:
     """The input row of the model for this turn's setting, in ``feature_names`` order: the reference
-    features (``judging.clarify.reference_features``), the cosines and the question's embedding."""
+    features (``judging.underspecified.reference_features``), the cosines and the question's embedding."""
     values = dict(references)
     similarities, embedding = similarity_features(history, question, passages, embedder)
     values.update(similarities)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mtrag_graph.messages import QUESTION_CHARS, relation_messages
 from mtrag_graph.models import ask_choice, get_chat_model
 from mtrag_graph.prompts.budget import cut
+from mtrag_graph.prompts.build import QUESTION_CHARS, relation_messages
 from mtrag_graph.state import RelationClass
 
 if TYPE_CHECKING:

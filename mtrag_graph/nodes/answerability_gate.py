@@ -33,10 +33,10 @@ from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
 from mtrag_graph.judging.decline import decline_probability
-from mtrag_graph.messages import decline_messages, gate_messages, question_for_answering
 from mtrag_graph.models import get_chat_model, get_reranker
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodekit.wrapper import guarded
+from mtrag_graph.prompts.build import decline_messages, gate_messages, question_for_answering
 from mtrag_graph.settings import data_file_text
 from mtrag_graph.state import AbstainReason, State
 from mtrag_graph.text import content_words

@@ -12,7 +12,7 @@ see turns without passages, which ``evidence_precheck`` would otherwise turn int
 anything else runs. With retrieval (full RAG, the chat over an index) it runs after ``rerank`` on the
 kept passages, the ones the turn would be answered from; a reply in the chat then retrieves again.
 
-The decision and its heuristics are in ``judging/clarify.py``; this node only calls them, builds the
+The decision and its heuristics are in ``judging/underspecified.py``; this node only calls them, builds the
 question and stores it.
 """
 
@@ -24,11 +24,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.clarify import is_underspecified, kind_and_names, referring_phrase, restates
-from mtrag_graph.messages import clarify_messages
+from mtrag_graph.judging.underspecified import is_underspecified, kind_and_names, referring_phrase, restates
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.nodekit.replies import question_message
 from mtrag_graph.nodekit.wrapper import guarded
+from mtrag_graph.prompts.build import clarify_messages
 from mtrag_graph.state import State
 
 MAX_OPTIONS = 3

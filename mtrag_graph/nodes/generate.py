@@ -15,10 +15,10 @@ from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
 from mtrag_graph.judging.answer_check import standing_text
-from mtrag_graph.messages import answer_messages, offers_decline
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.nodekit.release import Release
 from mtrag_graph.nodekit.wrapper import guarded
+from mtrag_graph.prompts.build import answer_messages, offers_decline
 from mtrag_graph.stages.candidates import Candidate
 from mtrag_graph.state import State
 from mtrag_graph.text.answers import parse_evidence_first

@@ -17,9 +17,9 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.messages import answer_messages
 from mtrag_graph.models import get_chat_model, invoke_text, model_name
 from mtrag_graph.nodekit.wrapper import guarded
+from mtrag_graph.prompts.build import answer_messages
 from mtrag_graph.state import State
 from mtrag_graph.text import declines
 from mtrag_graph.text.answers import answer_problems, clean_answer

@@ -29,9 +29,9 @@ from pydantic import BaseModel, Field
 
 from mtrag_graph.context import Context
 from mtrag_graph.judging import answer_judge_of
-from mtrag_graph.messages import candidate_judge_messages, question_for_answering
 from mtrag_graph.models import ask_json, get_chat_model, model_name
 from mtrag_graph.nodekit.wrapper import guarded
+from mtrag_graph.prompts.build import candidate_judge_messages, question_for_answering
 from mtrag_graph.state import AbstainReason, State
 from mtrag_graph.text import content_stems, declines, sentences
 

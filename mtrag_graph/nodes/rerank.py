@@ -9,12 +9,12 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.messages import question_for_answering
 from mtrag_graph.models import get_embedder, get_reranker
 from mtrag_graph.models.calls import timed_model_call
 from mtrag_graph.nodekit.wrapper import guarded
+from mtrag_graph.prompts.build import question_for_answering
+from mtrag_graph.prompts.excerpts import select_evidence
 from mtrag_graph.retrieval.corpus import passage_text
-from mtrag_graph.retrieval.evidence import select_evidence
 from mtrag_graph.retrieval.search import rrf_fuse
 from mtrag_graph.state import State, retrieved_setting
 

@@ -15,7 +15,8 @@ from langgraph.runtime import Runtime
 from mtrag_graph.context import Context
 from mtrag_graph.models.calls import timed_model_call
 from mtrag_graph.nodekit.wrapper import guarded
-from mtrag_graph.retrieval.index import IndexNotFound, index_for
+from mtrag_graph.retrieval.backend import IndexNotFound
+from mtrag_graph.retrieval.registry import index_for
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
 from mtrag_graph.state import State
 

@@ -10,11 +10,11 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, field_validator
 
 from mtrag_graph.context import Context
-from mtrag_graph.messages import QUESTION_CHARS, global_rewrite_messages, local_rewrite_messages
 from mtrag_graph.models import ask_json, get_chat_model, get_reranker, invoke_text
 from mtrag_graph.models.calls import timed_model_call
 from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.prompts.budget import cut
+from mtrag_graph.prompts.build import QUESTION_CHARS, global_rewrite_messages, local_rewrite_messages
 from mtrag_graph.state import State
 from mtrag_graph.tasks import pairs_to_turns, user_and_agent_pairs
 from mtrag_graph.text import content_stems, content_words

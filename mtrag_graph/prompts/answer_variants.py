@@ -1,7 +1,7 @@
 """Prompt variants of the answer candidates.
 
 Every variant is an instruction *tail* after the shared prefix (system text, documents, conversation;
-see ``mtrag_graph/messages.py``), so all candidates on one llama.cpp model, the gate and the judge reuse
+see ``mtrag_graph/prompts/build.py``), so all candidates on one llama.cpp model, the gate and the judge reuse
 the cached prefix and only the tail is evaluated again. The "extractive system prompt" of the design
 therefore lives at the end of the prompt, where the small models also follow it more closely.
 """

@@ -12,11 +12,12 @@ outside them asks which one it has:
   backend's ``DocumentWriter`` (``ingest/build.py``).
 
 An index folder's ``manifest.json`` names its backend (``"backend"``; none: the built-in one), and
-``index.load_index`` opens it with the class registered under that name (``index.BACKENDS``).
+``registry.load_index`` opens it with the class listed under that name (``registry.BACKENDS``).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -35,6 +36,19 @@ FILES = "files.json"
 # same backend's ``passages`` reads
 Hits = list[tuple[Any, float]]
 Rows = list[dict[str, Any]]  # index rows as stored (``_id``, ..., ``file``)
+
+
+class IndexNotFound(LookupError):
+    """No usable index where one was expected (missing folder, no manifest, unknown domain)."""
+
+
+def read_manifest(path: str | Path) -> dict[str, Any] | None:
+    """The manifest of the index in ``path``; None when it has none or it cannot be read."""
+    try:
+        with open(Path(path) / MANIFEST, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, json.JSONDecodeError):
+        return None
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,11 @@ An index of documents (``mtrag-graph index FOLDER``, ``ingest/build.py``) also h
 (the passages' embeddings, so an update re-embeds only what changed) and ``files.json`` (each file's
 content hash and passage count); its passages carry ``source``, ``page``, ``section`` and ``file``. A
 manifest with ``"backend": "milvus"`` describes a Milvus collection instead (``retrieval/milvus.py``);
-both are behind the interface of ``retrieval/backend.py``, and ``load_index`` opens either.
+both are behind the interface of ``retrieval/backend.py``, and ``retrieval/registry.load_index`` opens
+either.
 
 A folder is built in a temporary sibling and renamed into place, so a crash never leaves a folder that
-has a manifest but not the files it describes. Loaded indexes are cached per process.
+has a manifest but not the files it describes.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import math
 import os
 import shutil
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +37,17 @@ import numpy as np
 from mtrag_graph import settings
 from mtrag_graph.models.embeddings import get_embedder
 from mtrag_graph.passages import Passage, passage
-from mtrag_graph.retrieval.backend import FILES, FORMAT_VERSION, MANIFEST, Backend, Commit, Fusion, Hits, Rows
+from mtrag_graph.retrieval.backend import (
+    FILES,
+    FORMAT_VERSION,
+    MANIFEST,
+    Commit,
+    Fusion,
+    Hits,
+    IndexNotFound,
+    Rows,
+    read_manifest,
+)
 from mtrag_graph.retrieval.corpus import (
     BM25_STEMMER,
     BM25_STOPWORDS,
@@ -47,9 +57,7 @@ from mtrag_graph.retrieval.corpus import (
     passage_text,
     read_corpus,
 )
-from mtrag_graph.retrieval.milvus import MilvusIndex
 from mtrag_graph.retrieval.search import rrf_fuse
-from mtrag_graph.tasks import domain_of
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +66,6 @@ FAISS_KINDS = ("flat", "hnsw", "ivf")
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
 HNSW_EF_SEARCH = 128
-
-
-class IndexNotFound(LookupError):
-    """No usable index where one was expected (missing folder, no manifest, unknown domain)."""
 
 
 @dataclass
@@ -145,14 +149,6 @@ def set_search_params(index: Any, params: dict[str, Any]) -> None:
 
 
 # -- building --------------------------------------------------------------------------------------
-
-
-def read_manifest(path: str | Path) -> dict[str, Any] | None:
-    try:
-        with open(Path(path) / MANIFEST, encoding="utf-8") as handle:
-            return json.load(handle)
-    except (OSError, json.JSONDecodeError):
-        return None
 
 
 def _unchanged(manifest: dict[str, Any] | None, checksum: str, embedder: str, faiss_kind: str) -> bool:
@@ -462,64 +458,3 @@ def _load_sparse(path: Path) -> Any:
                 values.append(float(weight))
     width = max(cols, default=0) + 1
     return csr_matrix((values, (rows, cols)), shape=(row + 1 if rows else 0, width), dtype=np.float32)
-
-
-# The backends by the name an index's manifest gives (``"backend"``; none: the built-in one).
-BACKENDS: dict[str, type[Backend]] = {PassageIndex.name: PassageIndex, MilvusIndex.name: MilvusIndex}
-Index = Backend
-_INDEXES: dict[tuple[str, int], Index] = {}
-_LOCK = threading.Lock()
-
-
-def load_index(path: str | Path) -> Index:
-    """The index in ``path``, loaded once per process (reloaded when its manifest changes)."""
-    path = Path(path).resolve()
-    manifest_path = path / MANIFEST
-    try:
-        stamp = manifest_path.stat().st_mtime_ns
-    except OSError:
-        raise IndexNotFound(
-            f"no index in {path} (no {MANIFEST}; build one with `mtrag-graph index`)"
-        ) from None
-    key = (str(path), stamp)
-    with _LOCK:
-        if key not in _INDEXES:
-            manifest = read_manifest(path)
-            if manifest is None or manifest.get("format_version") != FORMAT_VERSION:
-                raise IndexNotFound(f"{manifest_path}: unreadable or from another format version")
-            for stale in [k for k in _INDEXES if k[0] == key[0]]:
-                del _INDEXES[stale]
-            backend = BACKENDS.get(str(manifest.get("backend", PassageIndex.name)))
-            if backend is None:
-                raise IndexNotFound(
-                    f"{manifest_path}: unknown backend {manifest.get('backend')!r}: use one of {', '.join(BACKENDS)}"
-                )
-            _INDEXES[key] = backend(path, manifest)
-        return _INDEXES[key]
-
-
-def index_path_for(index_dir: str | Path, collection: str | None) -> Path:
-    """The index for a collection: ``index_dir`` itself when it holds one index, else its domain folder."""
-    index_dir = Path(index_dir)
-    if (index_dir / MANIFEST).exists():
-        return index_dir
-    domain = domain_of(collection)
-    if domain is None:
-        available = (
-            sorted(p.name for p in index_dir.iterdir() if (p / MANIFEST).exists())
-            if index_dir.is_dir()
-            else []
-        )
-        raise IndexNotFound(
-            f"cannot tell the domain of collection {collection!r}; "
-            f"indexes in {index_dir}: {available or 'none'}"
-        )
-    candidates = [index_dir / domain] + ([index_dir / "ibmcloud"] if domain == "cloud" else [])
-    for candidate in candidates:
-        if (candidate / MANIFEST).exists():
-            return candidate
-    raise IndexNotFound(f"no index for domain '{domain}' in {index_dir} (expected {index_dir / domain})")
-
-
-def index_for(index_dir: str | Path, collection: str | None) -> Index:
-    return load_index(index_path_for(index_dir, collection))

@@ -7,7 +7,8 @@ the cited reply out, a clarifying question as an interrupt), as any LangGraph se
 Releases before issue 48 stored a conversation through a second graph whose state was ``turns``
 (``{"speaker", "text"}``), the given ``passages``, the last answer's ``route`` and ``citations``, with
 a clarifying question pending inside that graph's ``respond`` node. ``migrate_thread`` rewrites such
-a thread as the one graph's, the first time it is read: the turns as messages, the last answer's
+a thread as the one graph's, the first time it is read (or all of them at once: ``migrate_threads``,
+``mtrag-graph migrate-threads``): the turns as messages, the last answer's
 citations in its reply's metadata (with the passages' text when the thread kept the passages), and a
 pending clarifying question as the one graph's interrupt, so the user's reply resumes it.
 """
@@ -152,3 +153,14 @@ def migrate_thread(graph: Any, config: Mapping[str, Any]) -> bool:
         messages[-1].response_metadata = {"mtrag": _last_reply_metadata(values, task_id)}
     graph.update_state(config, {**inputs, "passages": None}, as_node="finish")
     return True
+
+
+def migrate_threads(graph: Any) -> tuple[int, int]:
+    """Rewrite every thread of ``graph``'s checkpointer that the old chat graph stored (``migrate_thread``
+    each); (threads rewritten, threads held). Idempotent: a second call rewrites none."""
+    saver = graph.checkpointer
+    thread_ids = sorted({str(c.config["configurable"]["thread_id"]) for c in saver.list(None)})
+    rewritten = sum(
+        migrate_thread(graph, {"configurable": {"thread_id": thread_id}}) for thread_id in thread_ids
+    )
+    return rewritten, len(thread_ids)

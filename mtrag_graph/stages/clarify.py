@@ -10,7 +10,7 @@ from mtrag_graph.prompts import clarify as clarify_prompts  # the module; `clari
 from mtrag_graph.stages import Stage, register, setting
 from mtrag_graph.stages.common import ModelSetting
 
-# The model-free signals that may call a turn underspecified (``judging/clarify.py``).
+# The model-free signals that may call a turn underspecified (``judging/underspecified.py``).
 ClarifySignal = Literal["rule", "pronoun", "passages", "person", "definite"]
 
 register(
@@ -105,7 +105,7 @@ class ClarifySettings:
         ("rule", "pronoun", "passages", "person", "definite"),
         stage="clarify",
         description="The model-free signals that may call a turn underspecified "
-        "(mtrag_graph.judging.clarify.SIGNALS); drop one to switch it off.",
+        "(mtrag_graph.judging.underspecified.SIGNALS); drop one to switch it off.",
     )
     clarify_system_prompt: str = setting(
         clarify_prompts.SYSTEM, stage="clarify", description="System text of the clarify prompts."

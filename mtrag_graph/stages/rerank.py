@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mtrag_graph import settings
-from mtrag_graph.retrieval.evidence import EVIDENCE_TOKENS
+from mtrag_graph.prompts.excerpts import EVIDENCE_TOKENS
 from mtrag_graph.stages import Stage, register, setting
 
 register(
@@ -46,6 +46,6 @@ class RerankSettings:
         stage="rerank",
         flag=True,
         description="The answering prompts see, of the kept passages, only the sentences that bear on the "
-        "question, within about this many tokens in all (mtrag_graph.retrieval.evidence); 0: whole "
+        "question, within about this many tokens in all (mtrag_graph.prompts.excerpts); 0: whole "
         "passages.",
     )

@@ -58,13 +58,13 @@ def fake_context(
         "embedder": "hashing:64",  # the gate's evidence features (and any embedding reranker) without MiniLM
         "gate_classifier": None,  # the scripted gate model decides (the default classifier needs no model)
         # scripted answers are rarely in the scripted passages: routing tests leave the grounding check
-        # out; tests/test_grounding.py runs it (grounding="facts", the default of Context)
+        # out; tests/judging/test_grounding.py runs it (grounding="facts", the default of Context)
         "grounding": "off",
-        # nor samples of the answer: each would take a scripted reply (tests/test_decline.py draws them)
+        # nor samples of the answer: each would take a scripted reply (tests/judging/test_decline.py draws them)
         "answer_samples": 0,
-        # nor a yes/no answer's quote: its verdict would take a scripted reply (tests/test_yes_no.py)
+        # nor a yes/no answer's quote: its verdict would take a scripted reply (tests/judging/test_yes_no.py)
         "yes_no_quote": False,
-        # routing tests script every model call; tests/test_clarify.py switches clarify on (the default)
+        # routing tests script every model call; tests/nodes/test_clarify.py switches clarify on (the default)
         "clarify": False,
         # the scripts interleave the two relation judgements (question, answer) for every exchange:
         # both are asked; tests/test_graph_routes.py scripts the order of the default, which skips one

@@ -14,7 +14,7 @@ from mtrag_graph.ingest import build
 from mtrag_graph.ingest.build import ingest, journal_dir
 from mtrag_graph.models.embeddings import get_embedder
 from mtrag_graph.retrieval import index as builtin
-from mtrag_graph.retrieval.index import load_index
+from mtrag_graph.retrieval.registry import load_index
 from mtrag_graph.retrieval.search import as_passages, search
 from tests.ingest.conftest import make_pdf
 

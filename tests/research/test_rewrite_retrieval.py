@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from mtrag_graph.context import Context
-from mtrag_graph.messages import global_rewrite_messages
 from mtrag_graph.prompts import rewrite
+from mtrag_graph.prompts.build import global_rewrite_messages
 from mtrag_graph.tasks import domain_of
 from research.rewrite_retrieval import VARIANTS, table
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from mtrag_graph.measure.decisions.sets import load_split
-from mtrag_graph.retrieval.evidence import EVIDENCE_TOKENS
+from mtrag_graph.prompts.excerpts import EVIDENCE_TOKENS
 from mtrag_graph.stages.ground import DEFAULT_MIN_SUPPORT
 from research import grounding_fit
 from research.evidence_budget import BUDGETS, RULE_KEPT

@@ -6,14 +6,10 @@ from pathlib import Path
 import pytest
 
 from mtrag_graph.models.embeddings import get_embedder
+from mtrag_graph.retrieval.backend import IndexNotFound
 from mtrag_graph.retrieval.corpus import file_checksum
-from mtrag_graph.retrieval.index import (
-    IndexNotFound,
-    build_index,
-    build_indexes,
-    index_path_for,
-    load_index,
-)
+from mtrag_graph.retrieval.index import build_index, build_indexes
+from mtrag_graph.retrieval.registry import index_path_for, load_index
 from tests.retrieval.conftest import PASSAGES, write_corpus
 
 

@@ -12,8 +12,8 @@ from mtrag_graph.context import Context
 from mtrag_graph.ingest.build import ingest
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.nodes.retrieve import retrieve
-from mtrag_graph.retrieval.index import load_index
 from mtrag_graph.retrieval.milvus import MilvusIndex
+from mtrag_graph.retrieval.registry import load_index
 from mtrag_graph.retrieval.search import as_passages, multi_query_search, search
 from mtrag_graph.serve.app import ServeConfig, create_app
 from mtrag_graph.testing import fake_context

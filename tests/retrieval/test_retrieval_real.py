@@ -10,8 +10,9 @@ import pytest
 
 from mtrag_graph.context import Context
 from mtrag_graph.nodes.retrieve import retrieve
-from mtrag_graph.retrieval.index import build_index, load_index
+from mtrag_graph.retrieval.index import build_index
 from mtrag_graph.retrieval.metrics import load_qrels, score_queries
+from mtrag_graph.retrieval.registry import load_index
 from mtrag_graph.retrieval.search import clean_query, search
 from mtrag_graph.tasks import read_jsonl
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from mtrag_graph.retrieval.index import load_index
+from mtrag_graph.retrieval.registry import load_index
 from mtrag_graph.retrieval.search import clean_query, merge_best, multi_query_search, rrf_fuse, search
 
 

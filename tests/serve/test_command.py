@@ -18,7 +18,6 @@ import pytest
 from mtrag_graph.settings import REPO
 from mtrag_graph.testing.standin import StandInServer
 from tests.serve.sse import read_events
-from tests.test_memory import postgres_url  # noqa: F401 - the fixture: a PostgreSQL server, or skip
 
 EXAMPLE = REPO / "examples" / "passages.jsonl"
 START_S = 60
@@ -91,7 +90,7 @@ def test_the_serve_command_serves_the_page_the_api_and_answers_through_an_endpoi
         assert done["turns"] == 2 and done["answer"]
 
 
-def test_two_instances_on_one_postgresql_continue_each_others_threads(endpoint, postgres_url):  # noqa: F811
+def test_two_instances_on_one_postgresql_continue_each_others_threads(endpoint, postgres_url):
     pytest.importorskip("langgraph.checkpoint.postgres")
     models = stand_in_models(endpoint)
     with (

@@ -19,7 +19,6 @@ from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.serve.app import ServeConfig, create_app
 from tests.serve.client import events, served, user_message
 from tests.serve.fakes import ANSWERS, PASSAGES, generate, serve_context, write_passages
-from tests.test_memory import postgres_url  # noqa: F401 - the fixture: a PostgreSQL server, or skip
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -394,7 +393,8 @@ def write_passages_file() -> Path:
 def test_a_loopback_server_answers_only_requests_naming_a_loopback_host():
     from fastapi.testclient import TestClient  # noqa: PLC0415
 
-    from mtrag_graph.commands.serve import allowed_hosts, build_app  # noqa: PLC0415
+    from mtrag_graph.commands._options import context_from_args  # noqa: PLC0415
+    from mtrag_graph.serve.server import allowed_hosts, build_app  # noqa: PLC0415
 
     args = serve_args(
         "--checkpointer", str(write_passages_file().parent / "c.sqlite"), *stand_in_free_models()
@@ -404,7 +404,7 @@ def test_a_loopback_server_answers_only_requests_naming_a_loopback_host():
     assert allowed_hosts(serve_args("--host", "0.0.0.0", "--allowed-host", "chat.example")) == [
         "chat.example"
     ]
-    with TestClient(build_app(args)) as client:
+    with TestClient(build_app(args, context_from_args(args))) as client:
         rebound = client.get("/api/threads", headers={"Host": "attacker.example"})
         assert rebound.status_code == 400 and "--allowed-host" in rebound.json()["detail"]
         assert client.get("/api/threads", headers={"Host": "127.0.0.1:8000"}).status_code == 200
@@ -564,7 +564,9 @@ def test_api_keys_are_stored_as_hmacs_under_the_deployments_secret(tmp_path):
 def test_api_keys_come_from_a_file_or_the_environment_not_the_command_line(tmp_path, monkeypatch, capsys):
     from fastapi.testclient import TestClient  # noqa: PLC0415
 
-    from mtrag_graph.commands.serve import api_keys, build_app, run  # noqa: PLC0415
+    from mtrag_graph.commands._options import context_from_args  # noqa: PLC0415
+    from mtrag_graph.commands.serve import run  # noqa: PLC0415
+    from mtrag_graph.serve.server import api_keys, build_app  # noqa: PLC0415
 
     keys = tmp_path / "keys"
     keys.write_text("# one key a line\nfile-key\n\n", encoding="utf-8")
@@ -572,7 +574,7 @@ def test_api_keys_come_from_a_file_or_the_environment_not_the_command_line(tmp_p
     args = serve_args("--api-key-file", str(keys), "--checkpointer", str(tmp_path / "c.sqlite"),
                       *stand_in_free_models())  # fmt: skip
     assert sorted(api_keys(args)) == ["env-key", "file-key", "other-key"]
-    with TestClient(build_app(args), base_url="http://localhost") as client:
+    with TestClient(build_app(args, context_from_args(args)), base_url="http://localhost") as client:
         assert client.get("/api/threads").status_code == 401
         assert client.get("/api/threads", headers={"X-API-Key": "file-key"}).status_code == 200
     assert run(serve_args("--api-key", "secret")) == 2

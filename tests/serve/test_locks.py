@@ -11,7 +11,6 @@ import time
 import pytest
 
 from mtrag_graph.serve.threads import ThreadLocks
-from tests.test_memory import postgres_url  # noqa: F401 - the fixture: a PostgreSQL server, or skip
 
 HOLD_AND_DIE = textwrap.dedent(
     """
@@ -55,6 +54,6 @@ def test_a_thread_lock_on_sqlite_is_exclusive_across_processes(tmp_path):
     check_exclusive(str(tmp_path / "chat.sqlite"))
 
 
-def test_a_thread_lock_on_postgresql_is_exclusive_across_instances(postgres_url):  # noqa: F811
+def test_a_thread_lock_on_postgresql_is_exclusive_across_instances(postgres_url):
     pytest.importorskip("psycopg")
     check_exclusive(postgres_url)

@@ -3,7 +3,7 @@
 ``data/threads-before-48.sqlite`` was written by the release before (commit 7c57566): the served chat
 graph's threads "answered" (two cited answers), "waiting" (a clarifying question pending), "idk", and
 a terminal ``chat`` thread "terminal". Each is rewritten as the graph's thread the first time it is read
-(``runtime.checkpoints.migrate_thread``).
+(``runtime.checkpoints.migrate_thread``), or all at once by ``mtrag-graph migrate-threads``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mtrag_graph.cli import main
 from mtrag_graph.graph import build_graph
-from mtrag_graph.runtime.checkpoints import migrate_thread, open_checkpointer
+from mtrag_graph.runtime.checkpoints import migrate_thread, open_checkpointer, snapshot_question
 from tests.conftest import REPO
 from tests.serve.client import events, served
 from tests.serve.fakes import ANSWERS, write_passages
@@ -94,3 +95,26 @@ def test_the_terminal_chat_continues_a_stored_thread(tmp_path):
     assert "thread terminal: continuing, 2 turns so far" in run.stdout
     assert "you> Why do bees dance?" in run.stdout
     assert run.stdout.count("bot> ") >= 2  # the stored answer, then the new one
+
+
+def test_the_migrate_threads_command_rewrites_every_stored_thread_once(tmp_path, capsys):
+    database = stored_copy(tmp_path)
+    assert main(["migrate-threads", database]) == 0
+    assert capsys.readouterr().out.strip() == "migrated 4 of 4 threads (0 were the graph's already)"
+    assert main(["migrate-threads", database]) == 0
+    assert capsys.readouterr().out.strip() == "migrated 0 of 4 threads (4 were the graph's already)"
+    with open_checkpointer(database) as saver:
+        graph = build_graph(checkpointer=saver)
+        terminal = graph.get_state({"configurable": {"thread_id": "terminal"}}).values["messages"]
+        waiting = graph.get_state({"configurable": {"thread_id": "waiting"}})
+    assert [m.type for m in terminal] == ["human", "ai"]
+    assert snapshot_question(waiting).startswith("Which library do you mean")
+    with served(database) as client:  # what the page shows is what a first read would have shown
+        last = client.get("/api/threads/answered").json()["last"]
+    assert last["answer"].startswith("To install the tool") and last["parts"][0]["cites"] == [1]
+
+
+def test_the_migrate_threads_command_refuses_a_missing_database(tmp_path, capsys):
+    assert main(["migrate-threads", str(tmp_path / "none.sqlite")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert not (tmp_path / "none.sqlite").exists()

@@ -6,7 +6,7 @@ from typing import Any
 
 from mtrag_graph.measure.decisions.sets import Retriever
 from mtrag_graph.nodes.rerank import rerank_passages
-from mtrag_graph.retrieval.index import index_for
+from mtrag_graph.retrieval.registry import index_for
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
 from mtrag_graph.tasks import parse_task
 

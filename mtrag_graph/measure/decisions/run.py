@@ -20,12 +20,12 @@ from typing import Any
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
-from mtrag_graph.judging.clarify import is_underspecified
 from mtrag_graph.judging.grounding import unsupported_facts
 from mtrag_graph.judging.relation import judge_relation
-from mtrag_graph.messages import format_conversation, question_for_answering
+from mtrag_graph.judging.underspecified import is_underspecified
 from mtrag_graph.nodes.answerability_gate import evidence_features
 from mtrag_graph.nodes.clarify import clarifying_question
+from mtrag_graph.prompts.build import format_conversation, question_for_answering
 from mtrag_graph.runtime.jsonl_out import open_resumable
 from mtrag_graph.stages import settings_of
 from mtrag_graph.state import AbstainReason

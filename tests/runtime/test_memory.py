@@ -15,7 +15,7 @@ from mtrag_graph.graph import build_graph
 from mtrag_graph.runtime.checkpoints import open_checkpointer, pending_question
 from mtrag_graph.testing import fake_context
 from tests.conftest import REPO
-from tests.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES, judge
+from tests.nodes.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES, judge
 
 # titled as the corpora title them: the clarifying question names the alternatives by title
 PASSAGES = [
@@ -101,21 +101,6 @@ def test_a_clarifying_question_pauses_the_chat_and_the_reply_resumes_it(tmp_path
         "Alameda",
     ]
     assert turns(state)[3][0] == "ai"
-
-
-@pytest.fixture(scope="module")
-def postgres_url() -> str:
-    url = os.environ.get("MTRAG_POSTGRES_URL")
-    if url:
-        return url
-    started = subprocess.run(
-        ["bash", str(REPO / "scripts" / "ci_postgres.sh")], capture_output=True, text=True
-    )
-    if started.returncode != 0:
-        reason = f"no PostgreSQL server could be started: {started.stderr.strip().splitlines()[-1:]}"
-        print(reason)
-        pytest.skip(reason)
-    return started.stdout.strip()
 
 
 def test_a_thread_persists_in_postgresql_across_connections(postgres_url):

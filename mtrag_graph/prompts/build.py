@@ -1,6 +1,6 @@
 """The prompt layer: every message the graph sends a model is built here.
 
-Prompt *text* lives in ``mtrag_graph/prompts/`` and reaches this module through ``Context`` fields
+Prompt *text* lives in the modules beside this one and reaches it through ``Context`` fields
 (so a run can override any of it); this module fills it in: the conversation (one formatter, speakers
 "User" and "Agent", as MTRAG names them), the passages (one formatter), and the context-window budget
 (``mtrag_graph.prompts.budget``). Nodes call one function here per prompt and then the model.
@@ -13,7 +13,7 @@ KV cache between those calls.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal, Protocol
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
@@ -22,10 +22,6 @@ from mtrag_graph.prompts.budget import HISTORY_SHARE, cut, fit_passages, prompt_
 from mtrag_graph.prompts.exemplars import load_exemplars
 from mtrag_graph.state import RetryReason
 from mtrag_graph.text.answers import REPEATS_PREVIOUS
-
-if TYPE_CHECKING:
-    from mtrag_graph.context import Context
-    from mtrag_graph.stages.candidates import Candidate
 
 AGENT_TURN_CHARS = 600  # an agent turn is cut to this in the small model's prompts
 QUESTION_CHARS = 2000  # a question longer than this is cut in prompts
@@ -44,6 +40,54 @@ CLARIFY_HISTORY_TURNS = 4
 CLARIFY_AGENT_CHARS = 200
 
 Turn = Mapping[str, str]
+
+
+class PromptSettings(Protocol):
+    """The settings the builders fill prompts with: ``Context`` has them all (its stages declare them,
+    each with its description). Named here rather than imported, so the prompt layer sits below the
+    stages whose defaults are its text; mypy holds every caller's ``Context`` to these types."""
+
+    context_window_tokens: int
+    answer_max_tokens: int
+    local_rewrite_max_tokens: int
+    passage_max_chars: int
+    exemplars_file: str | None
+    answer_mode: Literal["direct", "evidence_first"]
+    first_draft: Literal["may_decline", "answer"]
+    idk_answer: str
+    no_conversation_text: str
+    no_passages_text: str
+    grounded_system_prompt: str
+    grounded_context_template: str
+    gate_instruction: str
+    decline_instruction: str
+    sample_instruction: str
+    verify_instruction: str
+    generate_instruction: str
+    evidence_first_instruction: str
+    extractive_instruction: str
+    citation_instruction: str
+    fewshot_instruction: str
+    fewshot_rules_instruction: str
+    fewshot_example_template: str
+    strict_generate_instruction: str
+    decline_retry_instruction: str
+    candidate_judge_instruction: str
+    candidate_judge_answer_template: str
+    rewrite_system_prompt: str
+    global_rewrite_system_prompt: str
+    global_rewrite_instruction: str
+    local_rewrite_instruction: str
+    related_to_question_instruction: str
+    related_to_answer_instruction: str
+    clarify_system_prompt: str
+
+
+class AnswerVariant(Protocol):
+    """An answer candidate, as its prompt sees it (``stages.candidates.Candidate``): its variant."""
+
+    @property
+    def variant(self) -> str: ...
 
 
 # ---- the two formatters ----------------------------------------------------------------------------
@@ -77,7 +121,7 @@ def format_passages(passages: Sequence[Mapping[str, Any]], max_chars: int, *, nu
         return "\n".join(lines)
     blocks = []
     for i, passage in enumerate(passages, start=1):
-        # the excerpt the rerank stage chose (retrieval.evidence), else the passage; "" when none of the
+        # the excerpt the rerank stage chose (prompts.excerpts), else the passage; "" when none of the
         # passage's sentences bore on the question: the document is left out, the others keep their numbers
         body = cut(passage["evidence"] if "evidence" in passage else passage.get("text", ""), max_chars,
                    keep_lines=True)  # fmt: skip
@@ -102,7 +146,7 @@ def question_for_answering(state: Mapping[str, Any]) -> str:
     return cut(question, QUESTION_CHARS)
 
 
-def grounded_messages(state: Mapping[str, Any], context: Context, tail: str) -> list[BaseMessage]:
+def grounded_messages(state: Mapping[str, Any], context: PromptSettings, tail: str) -> list[BaseMessage]:
     """System text, then documents and conversation fitted to the context window, then ``tail``."""
     budget = prompt_char_budget(context.context_window_tokens, context.answer_max_tokens)
     history = trim_history(state.get("selected_history") or [], int(budget * HISTORY_SHARE))
@@ -115,25 +159,25 @@ def grounded_messages(state: Mapping[str, Any], context: Context, tail: str) -> 
     return _chat(context.grounded_system_prompt, prefix + tail)
 
 
-def gate_messages(state: Mapping[str, Any], context: Context) -> list[BaseMessage]:
+def gate_messages(state: Mapping[str, Any], context: PromptSettings) -> list[BaseMessage]:
     return grounded_messages(
         state, context, context.gate_instruction.format(question=question_for_answering(state))
     )
 
 
-def decline_messages(state: Mapping[str, Any], context: Context) -> list[BaseMessage]:
+def decline_messages(state: Mapping[str, Any], context: PromptSettings) -> list[BaseMessage]:
     """The gate's prefix, then an answer instruction that offers "I don't know" (the decline probability)."""
     tail = context.decline_instruction.format(question=question_for_answering(state), idk=context.idk_answer)
     return grounded_messages(state, context, tail)
 
 
-def sample_messages(state: Mapping[str, Any], context: Context) -> list[BaseMessage]:
+def sample_messages(state: Mapping[str, Any], context: PromptSettings) -> list[BaseMessage]:
     """The gate's prefix, then the samples' instruction (the answer checked against samples)."""
     tail = context.sample_instruction.format(question=question_for_answering(state), idk=context.idk_answer)
     return grounded_messages(state, context, tail)
 
 
-def verify_messages(state: Mapping[str, Any], context: Context, answer: str) -> list[BaseMessage]:
+def verify_messages(state: Mapping[str, Any], context: PromptSettings, answer: str) -> list[BaseMessage]:
     """The gate's prefix, then: do the documents state this answer? (the retried answer's check)"""
     tail = context.verify_instruction.format(
         question=question_for_answering(state), answer=cut(answer, QUESTION_CHARS)
@@ -141,7 +185,7 @@ def verify_messages(state: Mapping[str, Any], context: Context, answer: str) -> 
     return grounded_messages(state, context, tail)
 
 
-def _examples(context: Context) -> str:
+def _examples(context: PromptSettings) -> str:
     rendered = []
     for n, example in enumerate(load_exemplars(context.exemplars_file), start=1):
         answer = example["answer"] if example["passage"] else context.idk_answer
@@ -157,7 +201,7 @@ def _examples(context: Context) -> str:
     return "\n\n".join(rendered)
 
 
-def answer_instruction(candidate: Candidate, question: str, context: Context) -> str:
+def answer_instruction(candidate: AnswerVariant, question: str, context: PromptSettings) -> str:
     """The instruction after the shared prefix for a first answer with ``candidate``'s prompt variant."""
     idk = context.idk_answer
     if candidate.variant == "extractive":
@@ -175,7 +219,9 @@ def answer_instruction(candidate: Candidate, question: str, context: Context) ->
     return context.generate_instruction.format(question=question, idk=idk)
 
 
-def offers_decline(state: Mapping[str, Any], context: Context, candidate: Candidate) -> bool | None:
+def offers_decline(
+    state: Mapping[str, Any], context: PromptSettings, candidate: AnswerVariant
+) -> bool | None:
     """Does the draft's prompt offer "I don't know"? False: it is asked without that way out (the retry
     after a decline that followed a gate "yes", or, with ``first_draft="answer"``, the first draft after
     a gate "yes"); None: a prompt that says nothing either way (a retry after other problems)."""
@@ -192,7 +238,9 @@ def offers_decline(state: Mapping[str, Any], context: Context, candidate: Candid
     return not first_answers
 
 
-def answer_messages(state: Mapping[str, Any], context: Context, candidate: Candidate) -> list[BaseMessage]:
+def answer_messages(
+    state: Mapping[str, Any], context: PromptSettings, candidate: AnswerVariant
+) -> list[BaseMessage]:
     """A first answer with ``candidate``'s variant, or, after rejected drafts, the stricter retry."""
     question = question_for_answering(state)
     if offers_decline(state, context, candidate) is False:
@@ -211,7 +259,7 @@ def answer_messages(state: Mapping[str, Any], context: Context, candidate: Candi
 
 
 def candidate_judge_messages(
-    state: Mapping[str, Any], context: Context, labelled_answers: Sequence[tuple[str, str]]
+    state: Mapping[str, Any], context: PromptSettings, labelled_answers: Sequence[tuple[str, str]]
 ) -> list[BaseMessage]:
     """The candidate judge's prompt: the labelled answers after the shared prefix."""
     answers = "\n\n".join(
@@ -229,7 +277,7 @@ def candidate_judge_messages(
 # ---- the small model: rewriting and relation judgements (shared system text) -----------------------
 
 
-def _fit_for_rewrite(turns: Sequence[Turn], context: Context) -> list[dict[str, str]]:
+def _fit_for_rewrite(turns: Sequence[Turn], context: PromptSettings) -> list[dict[str, str]]:
     """Agent turns cut, then the oldest turns dropped so the conversation fits half the window."""
     short = [
         dict(t) if t["speaker"] == "user" else {**t, "text": cut(t["text"], AGENT_TURN_CHARS)} for t in turns
@@ -239,7 +287,9 @@ def _fit_for_rewrite(turns: Sequence[Turn], context: Context) -> list[dict[str, 
     )
 
 
-def global_rewrite_messages(turns: Sequence[Turn], question: str, context: Context) -> list[BaseMessage]:
+def global_rewrite_messages(
+    turns: Sequence[Turn], question: str, context: PromptSettings
+) -> list[BaseMessage]:
     body = context.global_rewrite_instruction.format(
         conversation=format_conversation(_fit_for_rewrite(turns, context), AGENT_TURN_CHARS),
         question=cut(question, QUESTION_CHARS),
@@ -247,7 +297,9 @@ def global_rewrite_messages(turns: Sequence[Turn], question: str, context: Conte
     return _chat(context.global_rewrite_system_prompt, body)
 
 
-def local_rewrite_messages(turns: Sequence[Turn], question: str, context: Context) -> list[BaseMessage]:
+def local_rewrite_messages(
+    turns: Sequence[Turn], question: str, context: PromptSettings
+) -> list[BaseMessage]:
     body = context.local_rewrite_instruction.format(
         conversation=format_conversation(_fit_for_rewrite(turns, context), AGENT_TURN_CHARS),
         question=cut(question, QUESTION_CHARS),
@@ -255,7 +307,9 @@ def local_rewrite_messages(turns: Sequence[Turn], question: str, context: Contex
     return _chat(context.rewrite_system_prompt, body)
 
 
-def relation_messages(question: str, pair: tuple[str, str], context: Context) -> dict[str, list[BaseMessage]]:
+def relation_messages(
+    question: str, pair: tuple[str, str], context: PromptSettings
+) -> dict[str, list[BaseMessage]]:
     """The two relation judgements: is ``question`` related to the pair's question, to its answer?"""
     previous_question, previous_answer = cut(pair[0], QUESTION_CHARS), pair[1]
     question = cut(question, QUESTION_CHARS)
@@ -278,7 +332,7 @@ def clarify_messages(
     history: Sequence[Turn],
     question: str,
     passages: Sequence[Mapping[str, Any]] | None,
-    context: Context,
+    context: PromptSettings,
     phrase: str = "",
 ) -> list[BaseMessage]:
     """The clarify prompts (``instruction`` is the referent check or the question to ask)."""

@@ -10,7 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from mtrag_graph.commands.chat import stream_turn
 from mtrag_graph.graph import build_graph
 from mtrag_graph.testing import fake_context
-from tests.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
+from tests.nodes.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
 
 PASSAGES = [
     {"document_id": "bees", "title": "Honey bee dances", "text": "Bees dance to show where flowers are."},

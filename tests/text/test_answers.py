@@ -1,4 +1,4 @@
-"""Answer cleaning and the bad-answer rules (refusals: tests/test_text.py)."""
+"""Answer cleaning and the bad-answer rules (refusals: tests/text/test_text.py)."""
 
 from __future__ import annotations
 

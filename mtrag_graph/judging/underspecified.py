@@ -25,10 +25,10 @@ from mtrag_graph.judging.clarify_classifier import (
     load_clarify_classifier,
     setting_of,
 )
-from mtrag_graph.messages import clarify_messages
 from mtrag_graph.models import get_chat_model
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.passages import document_source
+from mtrag_graph.prompts.build import clarify_messages
 from mtrag_graph.stages.clarify import ClarifySignal
 from mtrag_graph.text import STOPWORDS, stem, words
 

@@ -122,7 +122,7 @@ def test_a_long_answer_that_thanks_the_user_is_not_a_pleasantry():
 def test_the_threshold_scan_scores_each_remark_length_against_the_official_verdict():
     """research/refusal_threshold.py: a refusal with a 25-word remark that people called a decline is
     right under REMARK_WORDS 30, wrong under 20."""
-    path = Path(__file__).resolve().parents[1] / "research" / "refusal_threshold.py"
+    path = Path(__file__).resolve().parents[2] / "research" / "refusal_threshold.py"
     spec = importlib.util.spec_from_file_location("refusal_threshold", path)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)

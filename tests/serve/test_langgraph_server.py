@@ -19,8 +19,8 @@ from langgraph_sdk import get_sync_client
 
 from mtrag_graph.testing.standin import StandInServer
 from tests.conftest import REPO
-from tests.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
-from tests.test_serving import free_port, stop, wait_until_up
+from tests.nodes.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
+from tests.servers import free_port, stop, wait_until_up
 
 PASSAGES = [
     {"document_id": "eiffel", "title": "Eiffel Tower",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from langchain_core.messages import AIMessage
 
+from mtrag_graph import tasks as task_module
 from mtrag_graph.cli import main
 from mtrag_graph.nodes.finish import reply_metadata
 from mtrag_graph.runtime.batch import answer_tasks, prediction_record
@@ -90,6 +92,22 @@ def test_bad_tasks_are_recorded_as_failed_and_the_run_goes_on(tmp_path):
         "bad-contexts<::>1": "contexts",
     }
     assert lines[-1]["status"] == "ok"
+
+
+def test_each_task_is_parsed_once(tmp_path, monkeypatch):
+    parsed = []
+
+    def counted(raw, line=None):
+        parsed.append(raw["task_id"])
+        return task_module.parse_task(raw, line)
+
+    for module in [m for name, m in sys.modules.items() if name.startswith("mtrag_graph")]:
+        if getattr(module, "parse_task", None) is task_module.parse_task and module is not task_module:
+            monkeypatch.setattr(module, "parse_task", counted)
+    tasks, out = tmp_path / "tasks.jsonl", tmp_path / "out.jsonl"
+    write_tasks(tasks, [make_task(["How do bees find flowers?"], PASSAGES, f"c<::>{i}") for i in range(2)])
+    assert answer_tasks(tasks, out, fake_context(), progress=False).answered == 2
+    assert sorted(parsed) == ["c<::>0", "c<::>1"]
 
 
 def test_cli_exit_code_is_non_zero_when_a_task_failed(tmp_path, capsys):

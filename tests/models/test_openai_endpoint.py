@@ -110,7 +110,9 @@ def test_vllm_spec_builds_an_openai_client_on_the_base_url(endpoint):
 
 def test_graph_runs_end_to_end_against_an_openai_compatible_server(endpoint):
     spec = f"vllm:stand-in@{endpoint}"
-    context = endpoint_context(spec, answer_samples=0)  # every call greedy (samples: test_decline.py)
+    context = endpoint_context(
+        spec, answer_samples=0
+    )  # every call greedy (samples: tests/judging/test_decline.py)
     task = make_task(
         ["How do bees find flowers?", "They dance.", "What do they do when food is close?"],
         ["The round dance means food is close to the hive."],

@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.nodes.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
 from tests.serve.test_browser import browser, wait_for  # noqa: F401 - the fixture, used by name
-from tests.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
-from tests.test_langgraph_server import langgraph_dev
-from tests.test_serving import free_port, stop, wait_until_up
+from tests.serve.test_langgraph_server import langgraph_dev
+from tests.servers import free_port, stop, wait_until_up
 
 PAGE = REPO / "examples" / "chat_ui"
 PASSAGES = [

@@ -1,3 +1,5 @@
+"""The retrieve node: the passages of the collection's index, searched with the question and its rewrite."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -5,7 +7,7 @@ from types import SimpleNamespace
 
 from mtrag_graph.context import Context
 from mtrag_graph.nodes.retrieve import retrieve
-from mtrag_graph.retrieval.index import IndexNotFound
+from mtrag_graph.retrieval.backend import IndexNotFound
 
 TASK = {"task_id": "t::1", "Collection": "mt-rag-ibmcloud-elser-512-100-20240502"}
 

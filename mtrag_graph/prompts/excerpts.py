@@ -12,7 +12,7 @@ token budget shared by all passages, best first:
   right: the sentence before one that opens with a reference ("It", "This", "They", ...), the lines
   after a lead-in, heading or list item title (a line that ends with a colon or with no full stop: a
   command or a list follows), the lead-in of such a line, and a table row's header rows; the passage's title and section
-  head it in the prompt (``messages.format_passages``);
+  head it in the prompt (``prompts.build.format_passages``);
 - each passage's chosen sentences are shown in their order with the text between them as the passage
   has it (a line break stays a line break, a list item keeps its bullet, so a table keeps one row a line
   and a command its own line), runs of spaces squeezed, a gap marked "...".

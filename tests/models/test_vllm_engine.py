@@ -29,9 +29,10 @@ from mtrag_graph.retrieval.index import build_index
 from mtrag_graph.runtime.batch import answer_tasks
 from mtrag_graph.testing import endpoint_context, make_task
 from tests.conftest import REPO
+from tests.models.test_llama_cpp_server import PASSAGES
+from tests.nodes.test_clarify import LIBRARIES, TITLES
 from tests.retrieval.conftest import write_corpus
-from tests.test_clarify import LIBRARIES, TITLES
-from tests.test_serving import PASSAGES, free_port
+from tests.servers import free_port
 
 pytestmark = pytest.mark.slow
 

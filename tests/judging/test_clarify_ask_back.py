@@ -11,8 +11,7 @@ import pytest
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
-from mtrag_graph.judging import clarify
-from mtrag_graph.judging.clarify import is_underspecified
+from mtrag_graph.judging import underspecified
 from mtrag_graph.judging.clarify_ask_back import (
     MAX_LOG_ODDS,
     AskBackModel,
@@ -22,6 +21,7 @@ from mtrag_graph.judging.clarify_ask_back import (
     parse_ask_back,
     yes_no_mass,
 )
+from mtrag_graph.judging.underspecified import is_underspecified
 from mtrag_graph.models import get_chat_model
 from mtrag_graph.models.fake import FirstTokenModel, ScriptedChatModel
 from mtrag_graph.testing import fake_context, make_task
@@ -103,16 +103,16 @@ DECISION = AskBackModel(
 
 @pytest.fixture
 def decision(monkeypatch):
-    monkeypatch.setattr(clarify, "load_ask_back", lambda spec: DECISION)
+    monkeypatch.setattr(underspecified, "load_ask_back", lambda spec: DECISION)
     return DECISION
 
 
 @pytest.fixture
 def classifier_half(monkeypatch):
     """The classifier's no-passage probability fixed at 0.5 (log-odds 0): no embedding."""
-    monkeypatch.setattr(clarify, "classifier_row", lambda *a: None)
+    monkeypatch.setattr(underspecified, "classifier_row", lambda *a: None)
     monkeypatch.setattr(
-        clarify,
+        underspecified,
         "load_clarify_classifier",
         lambda spec: type("C", (), {"probability": lambda self, r, p: 0.5})(),
     )

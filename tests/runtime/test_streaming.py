@@ -16,7 +16,7 @@ from mtrag_graph.runtime.streaming import iter_events, run_streamed
 from mtrag_graph.state import graph_schema
 from mtrag_graph.testing import fake_context, make_task
 from tests.conftest import REPO
-from tests.test_clarify import LIBRARIES, QUESTION_ASKED, titled
+from tests.nodes.test_clarify import LIBRARIES, QUESTION_ASKED, titled
 
 ANSWER = "Bees dance to show where the flowers are. The waggle dance points at food."
 TASK = make_task(

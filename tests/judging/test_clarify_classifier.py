@@ -9,18 +9,18 @@ import numpy as np
 import pytest
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.clarify import (
-    classifier_row,
-    is_underspecified,
-    reference_features,
-    referring_phrase,
-)
 from mtrag_graph.judging.clarify_classifier import (
     ClarifyClassifier,
     ClarifyModel,
     feature_names,
     load_clarify_classifier,
     parse_classifier,
+)
+from mtrag_graph.judging.underspecified import (
+    classifier_row,
+    is_underspecified,
+    reference_features,
+    referring_phrase,
 )
 from mtrag_graph.nodes.clarify import clarifying_question
 from mtrag_graph.testing import fake_context

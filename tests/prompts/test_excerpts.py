@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtrag_graph.retrieval.evidence import (
+from mtrag_graph.prompts.excerpts import (
     choose_evidence,
     estimate_tokens,
     evidence_spans,

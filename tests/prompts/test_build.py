@@ -8,8 +8,8 @@ import pytest
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
-from mtrag_graph.messages import format_conversation, format_passages
 from mtrag_graph.prompts import answer_variants, candidate_judge, clarify, grounded, rewrite
+from mtrag_graph.prompts.build import format_conversation, format_passages
 from mtrag_graph.testing import fake_context, make_task
 
 PASSAGES = [

@@ -7,8 +7,8 @@ from langgraph.types import Command
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
-from mtrag_graph.judging import clarify
-from mtrag_graph.judging.clarify import (
+from mtrag_graph.judging import underspecified
+from mtrag_graph.judging.underspecified import (
     is_underspecified,
     passage_things,
     restates,
@@ -87,12 +87,20 @@ def test_unresolved_reference_uses_no_list_of_nouns():
 
 def test_with_a_threshold_the_model_judges_the_remaining_turns(monkeypatch):
 
-    monkeypatch.setattr(clarify, "score_choice", lambda *a, **k: ("no", {"yes": 0.3, "no": 0.7}, ["no"]))
+    monkeypatch.setattr(
+        underspecified, "score_choice", lambda *a, **k: ("no", {"yes": 0.3, "no": 0.7}, ["no"])
+    )
     history = [{"speaker": "user", "text": EARLIER[0]}, {"speaker": "agent", "text": EARLIER[1]}]
     question = "When does it open?"
-    assert clarify.is_underspecified(history, question, None, fake_context(clarify_threshold=0.2))[0] is True
-    assert clarify.is_underspecified(history, question, None, fake_context(clarify_threshold=0.5))[0] is False
-    assert clarify.is_underspecified(history, question, None, fake_context())[0] is False
+    assert (
+        underspecified.is_underspecified(history, question, None, fake_context(clarify_threshold=0.2))[0]
+        is True
+    )
+    assert (
+        underspecified.is_underspecified(history, question, None, fake_context(clarify_threshold=0.5))[0]
+        is False
+    )
+    assert underspecified.is_underspecified(history, question, None, fake_context())[0] is False
 
 
 def test_a_turn_without_an_unresolved_reference_costs_no_model_call():
@@ -372,7 +380,7 @@ def test_the_reference_noun_inside_a_title_does_not_name_that_thing():
 
 
 def test_the_definite_noun_after_a_ranking_adjective_is_the_next_word():
-    assert clarify.unresolved_definite([], "which sport awards the oldest trophy") == ["trophy"]
+    assert underspecified.unresolved_definite([], "which sport awards the oldest trophy") == ["trophy"]
 
 
 POSTS = [

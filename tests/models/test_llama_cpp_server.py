@@ -1,16 +1,13 @@
 """Real servers on loopback: llama-cpp-python's OpenAI-compatible server behind the ``vllm:`` spec (the
-graph on ``langgraph dev``: tests/test_langgraph_server.py)."""
+graph on ``langgraph dev``: tests/serve/test_langgraph_server.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -21,66 +18,12 @@ from mtrag_graph.models.factory import get_chat_model
 from mtrag_graph.runtime.batch import answer_tasks
 from mtrag_graph.testing import endpoint_context, make_task
 from mtrag_graph.testing.standin import StandInServer
+from tests.servers import free_port, stop, wait_until_up
 
 PASSAGES = [
     "The Eiffel Tower opened to the public on 15 May 1889, during the Exposition Universelle.",
     "The Statue of Liberty was dedicated in October 1886 in New York Harbor.",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def http_json(url: str, payload: dict | None = None, timeout: float = 120) -> dict:
-    data = json.dumps(payload).encode() if payload is not None else None
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        return json.loads(response.read())
-
-
-def sse_events(url: str, payload: dict, timeout: float = 120) -> list[tuple[str, object]]:
-    """POST ``payload`` and read the server-sent events of the reply as (event, decoded data) pairs."""
-    request = urllib.request.Request(
-        url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
-    )
-    events, event, data = [], "", []
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        for raw in response:
-            line = raw.decode().rstrip("\r\n")
-            if line.startswith("event:"):
-                event = line[len("event:") :].strip()
-            elif line.startswith("data:"):
-                data.append(line[len("data:") :].strip())
-            elif not line and data:
-                events.append((event, json.loads("\n".join(data))))
-                event, data = "", []
-    return events
-
-
-def wait_until_up(url: str, process: subprocess.Popen, log: Path, seconds: float = 120) -> str | None:
-    """None once ``url`` answers; else why the server did not come up."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            return f"exited with {process.returncode}: {log.read_text()[-2000:]}"
-        try:
-            urllib.request.urlopen(url, timeout=2).close()
-            return None
-        except OSError:
-            time.sleep(0.5)
-    return f"no answer from {url} within {seconds:.0f} s: {log.read_text()[-2000:]}"
-
-
-def stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 # ---------------------------------------------------------------- endpoints without json_schema
