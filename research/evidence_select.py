@@ -21,9 +21,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from mtrag_graph.context import Context
 from mtrag_graph.judging import yes_no
-from mtrag_graph.messages import question_for_answering
 from mtrag_graph.models import get_chat_model, get_embedder
 from mtrag_graph.models.logprobs import score_choice
+from mtrag_graph.prompts.build import question_for_answering
 
 LETTERS = "ABCDEFGH"
 NONE = "Z"

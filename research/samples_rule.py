@@ -22,7 +22,9 @@ def tail(total: int, bad: int, drawn: int, needed: int) -> float:
     """P(at least ``needed`` of ``drawn`` replies, drawn from ``total`` of which ``bad`` disagree, disagree)."""
     if drawn > total:
         return float("nan")
-    return sum(comb(bad, i) * comb(total - bad, drawn - i) for i in range(needed, drawn + 1)) / comb(total, drawn)
+    return sum(comb(bad, i) * comb(total - bad, drawn - i) for i in range(needed, drawn + 1)) / comb(
+        total, drawn
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,7 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     groups: dict[str, list[dict]] = {}
     for row in rows:
         groups.setdefault(row["row"], []).append(row)
-    print(f"rule (threshold {args.threshold}) | " + " | ".join(f"{g} ({len(v)})" for g, v in sorted(groups.items())))
+    print(
+        f"rule (threshold {args.threshold}) | "
+        + " | ".join(f"{g} ({len(v)})" for g, v in sorted(groups.items()))
+    )
     print("|---" * (len(groups) + 1) + "|")
     for rule in ["probability only", *args.rules]:
         cells = []
