@@ -206,8 +206,9 @@ def check_with_verifier(
 
 
 def samples_checked(state: Mapping[str, Any], context: Context) -> bool:
-    """Whether the answer is checked against samples (``Context.answer_samples``, ``sample_scope``)."""
-    if context.answer_samples <= 0:
+    """Whether the answer is checked against samples or the samples' prompt's decline probability
+    (``Context.answer_samples``, ``sample_decline_threshold``, ``sample_scope``)."""
+    if context.answer_samples <= 0 and context.sample_decline_threshold is None:
         return False
     return context.sample_scope == "always" or retrieved_setting(state)
 
@@ -221,8 +222,12 @@ def check_against_samples(state: Mapping[str, Any], context: Context, answer: st
     messages = sample_messages(state, context)
     threshold = context.sample_decline_threshold
     p_decline = decline_probability(model, messages) if threshold is not None else None
-    replies = draw_samples(
-        model, messages, context.answer_samples, context.sample_temperature, context.sample_max_tokens
+    replies = (
+        draw_samples(
+            model, messages, context.answer_samples, context.sample_temperature, context.sample_max_tokens
+        )
+        if context.answer_samples > 0
+        else []
     )
     disagree = sample_disagreements(answer, replies, question_for_answering(state))
     unsure = threshold is not None and p_decline is not None and p_decline >= threshold

@@ -62,6 +62,7 @@ def fake_context(
         "grounding": "off",
         # nor samples of the answer: each would take a scripted reply (tests/judging/test_decline.py draws them)
         "answer_samples": 0,
+        "sample_decline_threshold": None,
         # nor a yes/no answer's quote: its verdict would take a scripted reply (tests/judging/test_yes_no.py)
         "yes_no_quote": False,
         # routing tests script every model call; tests/nodes/test_clarify.py switches clarify on (the default)

@@ -211,3 +211,24 @@ def test_a_repeated_answer_is_asked_again_without_the_conversation_it_copied():
     prompts = [str(c["messages"][-1].content) for c in context.generate_model.calls]
     assert "Agent: 1700 MB/s." in prompts[0]
     assert "Agent: 1700 MB/s." not in prompts[1] and "repeats the previous answer" in prompts[1]
+
+
+def test_without_samples_the_decline_probability_alone_decides():
+    answer = "Bees dance to show where the flowers are, 300 metres away."
+    model = FirstTokenModel(responses=[answer], first_tokens=[("I", 0.2), ("3", 0.8)])
+    context = fake_context(
+        generate_model=model,
+        answer_samples=0,
+        grounding="facts",
+        sample_decline_threshold=0.1,
+        sample_scope="always",
+    )
+    task = make_task(["How far are the flowers?"], [answer])
+    out = build_graph(output="state").invoke({"task": task}, context=context)
+    assert out["abstain_reason"] == AbstainReason.MODEL_UNSURE
+    assert out["grounding"]["samples"] == {"replies": [], "disagree": [], "p_decline": 0.2, "kept": False}
+    sure = fake_context(
+        generate_model=FirstTokenModel(responses=[answer], first_tokens=[("I", 0.05), ("3", 0.95)]),
+        answer_samples=0, grounding="facts", sample_decline_threshold=0.1, sample_scope="always",
+    )  # fmt: skip
+    assert build_graph(output="state").invoke({"task": task}, context=sure).get("abstain_reason") is None

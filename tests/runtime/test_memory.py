@@ -69,7 +69,10 @@ def test_a_killed_chat_process_continues_its_thread_after_a_restart(tmp_path):
 
 
 def test_the_api_keeps_each_thread_apart_and_feeds_history_to_the_next_turn(tmp_path):
-    context = fake_context()
+    # answers of their own: one that repeated the turn before would be asked again without the conversation
+    context = fake_context(
+        generate=["The library opens at nine.", "Monterey is on the coast.", "It opens at noon on Sundays."]
+    )
     with open_checkpointer(tmp_path / "chat.sqlite") as saver:
         chat = build_graph(checkpointer=saver)
         one, two = ({"configurable": {"thread_id": name}} for name in ("one", "two"))
