@@ -56,8 +56,7 @@ def fast_tests_load_no_minilm(request, monkeypatch):
     monkeypatch.setattr(bertscore, "minilm_path", refuse)
 
 
-@pytest.fixture(scope="module")
-def postgres_url() -> str:
+def postgres_server() -> str:
     """A PostgreSQL server's connection string: ``MTRAG_POSTGRES_URL``, else one started by
     ``scripts/ci_postgres.sh``; the test skips, saying why, when none can be started."""
     url = os.environ.get("MTRAG_POSTGRES_URL")
@@ -71,3 +70,9 @@ def postgres_url() -> str:
         print(reason)
         pytest.skip(reason)
     return started.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> str:
+    """``postgres_server()`` once per module."""
+    return postgres_server()

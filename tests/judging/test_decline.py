@@ -168,20 +168,25 @@ def test_a_short_sample_naming_the_command_and_its_option_agrees_with_the_full_c
     assert sample_disagreements(answer, [sample]) == []
 
 
-def test_an_answer_whose_samples_prompt_leans_to_a_decline_is_a_decline():
+def _probability_run(p_decline: float, samples: list[str]) -> dict[str, Any]:
+    """A run whose samples' prompt puts ``p_decline`` on a decline (threshold 0.1), with ``samples``."""
     answer = "Bees dance to show where the flowers are, 300 metres away."
     model = FirstTokenModel(
-        responses=[answer, "300 metres.", "300 metres."], first_tokens=[("I", 0.2), ("3", 0.8)]
+        responses=[answer, *samples], first_tokens=[("I", p_decline), ("3", 1 - p_decline)]
     )
     context = fake_context(
         generate_model=model,
-        answer_samples=2,
+        answer_samples=len(samples),
         grounding="facts",
         sample_decline_threshold=0.1,
         sample_scope="always",
     )
     task = make_task(["How far are the flowers?"], [answer])
-    out = build_graph(output="state").invoke({"task": task}, context=context)
+    return build_graph(output="state").invoke({"task": task}, context=context)
+
+
+def test_an_answer_whose_samples_prompt_leans_to_a_decline_is_a_decline():
+    out = _probability_run(0.2, ["300 metres.", "300 metres."])
     assert out["abstain_reason"] == AbstainReason.MODEL_UNSURE
     assert out["grounding"]["samples"]["p_decline"] == pytest.approx(0.2)
 
@@ -214,21 +219,7 @@ def test_a_repeated_answer_is_asked_again_without_the_conversation_it_copied():
 
 
 def test_without_samples_the_decline_probability_alone_decides():
-    answer = "Bees dance to show where the flowers are, 300 metres away."
-    model = FirstTokenModel(responses=[answer], first_tokens=[("I", 0.2), ("3", 0.8)])
-    context = fake_context(
-        generate_model=model,
-        answer_samples=0,
-        grounding="facts",
-        sample_decline_threshold=0.1,
-        sample_scope="always",
-    )
-    task = make_task(["How far are the flowers?"], [answer])
-    out = build_graph(output="state").invoke({"task": task}, context=context)
+    out = _probability_run(0.2, [])
     assert out["abstain_reason"] == AbstainReason.MODEL_UNSURE
     assert out["grounding"]["samples"] == {"replies": [], "disagree": [], "p_decline": 0.2, "kept": False}
-    sure = fake_context(
-        generate_model=FirstTokenModel(responses=[answer], first_tokens=[("I", 0.05), ("3", 0.95)]),
-        answer_samples=0, grounding="facts", sample_decline_threshold=0.1, sample_scope="always",
-    )  # fmt: skip
-    assert build_graph(output="state").invoke({"task": task}, context=sure).get("abstain_reason") is None
+    assert _probability_run(0.05, []).get("abstain_reason") is None

@@ -18,7 +18,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from mtrag_graph.testing.standin import StandInServer
-from tests.conftest import REPO
+from tests.conftest import REPO, postgres_server
 from tests.nodes.test_clarify import LIBRARIES, QUESTION_ASKED, TITLES
 from tests.servers import free_port, stop, wait_until_up
 
@@ -66,19 +66,6 @@ def aegra(folder: Path, port: int, env: dict[str, str]) -> list[str]:
     env.update(AEGRA_CONFIG=str(served_config(folder)), DATABASE_URL=f"{url.rsplit('/', 1)[0]}/{database}",
                AUTH_TYPE="noop", ENV_MODE="LOCAL")  # fmt: skip
     return [sys.executable, "-m", "uvicorn", "aegra_api.main:app", "--host", "127.0.0.1", "--port", str(port)]
-
-
-def postgres_server() -> str:
-    """A PostgreSQL server: ``MTRAG_POSTGRES_URL``, else a throwaway one (scripts/ci_postgres.sh)."""
-    url = os.environ.get("MTRAG_POSTGRES_URL")
-    if url:
-        return url
-    started = subprocess.run(
-        ["bash", str(REPO / "scripts" / "ci_postgres.sh")], capture_output=True, text=True
-    )
-    if started.returncode != 0:
-        pytest.skip(f"no PostgreSQL server could be started: {started.stderr.strip().splitlines()[-1:]}")
-    return started.stdout.strip()
 
 
 @pytest.fixture(scope="module", params=["langgraph-dev", "aegra-postgres"])
