@@ -3,7 +3,8 @@
 ``data/threads-before-48.sqlite`` was written by the release before (commit 7c57566): the served chat
 graph's threads "answered" (two cited answers), "waiting" (a clarifying question pending), "idk", and
 a terminal ``chat`` thread "terminal". Each is rewritten as the graph's thread the first time it is read
-(``runtime.checkpoints.migrate_thread``), or all at once by ``mtrag-graph migrate-threads``.
+(``runtime.checkpoints.migrate_thread``), or all at once by ``mtrag-graph migrate-threads``, on SQLite
+and, its threads copied there, on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
+from typing import Any
 
 from mtrag_graph.cli import main
 from mtrag_graph.graph import build_graph
@@ -118,3 +121,40 @@ def test_the_migrate_threads_command_refuses_a_missing_database(tmp_path, capsys
     assert main(["migrate-threads", str(tmp_path / "none.sqlite")]) == 2
     assert "no such file" in capsys.readouterr().err
     assert not (tmp_path / "none.sqlite").exists()
+
+
+def copy_threads(source: Any, target: Any, prefix: str) -> list[str]:
+    """Every checkpoint (and pending write) of ``source``'s threads into ``target``, oldest first, each
+    thread renamed ``prefix`` + its id: the old chat graph's threads as a PostgreSQL store would hold them."""
+    copied = []
+    for old in list(source.list(None))[::-1]:
+        configurable = old.config["configurable"]
+        thread_id = prefix + str(configurable["thread_id"])
+        parent = {"thread_id": thread_id, "checkpoint_ns": configurable.get("checkpoint_ns", "")}
+        if old.parent_config:
+            parent["checkpoint_id"] = old.parent_config["configurable"]["checkpoint_id"]
+        config = target.put({"configurable": parent}, old.checkpoint, old.metadata,
+                            old.checkpoint["channel_versions"])  # fmt: skip
+        for task_id, channel, value in old.pending_writes or []:
+            target.put_writes(config, [(channel, value)], task_id)
+        copied.append(thread_id)
+    return sorted(set(copied))
+
+
+def test_the_migrate_threads_command_rewrites_threads_stored_in_postgresql(postgres_url, tmp_path, capsys):
+    prefix = f"before-48-{uuid.uuid4().hex[:8]}-"
+    with open_checkpointer(stored_copy(tmp_path)) as old, open_checkpointer(postgres_url) as saver:
+        copied = copy_threads(old, saver, prefix)
+    assert copied == [prefix + t for t in ("answered", "idk", "terminal", "waiting")]
+    assert main(["migrate-threads", postgres_url]) == 0
+    rewritten = capsys.readouterr().out.split()
+    assert int(rewritten[1]) >= 4  # these four (and any other test's leftovers of the old shape)
+    assert main(["migrate-threads", postgres_url]) == 0
+    assert capsys.readouterr().out.startswith("migrated 0 of ")
+    with open_checkpointer(postgres_url) as saver:
+        graph = build_graph(checkpointer=saver)
+        terminal = graph.get_state({"configurable": {"thread_id": prefix + "terminal"}}).values["messages"]
+        waiting = graph.get_state({"configurable": {"thread_id": prefix + "waiting"}})
+    assert [m.type for m in terminal] == ["human", "ai"]
+    assert terminal[-1].response_metadata["mtrag"]["citations"][0]["document_ids"] == ["bees"]
+    assert snapshot_question(waiting).startswith("Which library do you mean")
