@@ -287,24 +287,31 @@ def _fit_for_rewrite(turns: Sequence[Turn], context: PromptSettings) -> list[dic
     )
 
 
-def global_rewrite_messages(
-    turns: Sequence[Turn], question: str, context: PromptSettings
+def _rewrite_messages(
+    system: str, instruction: str, turns: Sequence[Turn], question: str, context: PromptSettings
 ) -> list[BaseMessage]:
-    body = context.global_rewrite_instruction.format(
+    """A rewrite prompt: ``instruction`` filled with the fitted conversation and the (cut) question."""
+    body = instruction.format(
         conversation=format_conversation(_fit_for_rewrite(turns, context), AGENT_TURN_CHARS),
         question=cut(question, QUESTION_CHARS),
     )
-    return _chat(context.global_rewrite_system_prompt, body)
+    return _chat(system, body)
+
+
+def global_rewrite_messages(
+    turns: Sequence[Turn], question: str, context: PromptSettings
+) -> list[BaseMessage]:
+    return _rewrite_messages(
+        context.global_rewrite_system_prompt, context.global_rewrite_instruction, turns, question, context
+    )
 
 
 def local_rewrite_messages(
     turns: Sequence[Turn], question: str, context: PromptSettings
 ) -> list[BaseMessage]:
-    body = context.local_rewrite_instruction.format(
-        conversation=format_conversation(_fit_for_rewrite(turns, context), AGENT_TURN_CHARS),
-        question=cut(question, QUESTION_CHARS),
+    return _rewrite_messages(
+        context.rewrite_system_prompt, context.local_rewrite_instruction, turns, question, context
     )
-    return _chat(context.rewrite_system_prompt, body)
 
 
 def relation_messages(
