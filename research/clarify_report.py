@@ -35,7 +35,10 @@ from research.clarify_fit import turn_of
 Turn = tuple[list[dict[str, str]], str, list[dict[str, Any]] | None]
 DECISIONS = {
     "classifier": Context(clarify_classifier="default"),
-    "signals": Context(),
+    # the model-free signals alone: no turn without passages is asked (the default before issue 50's third round)
+    "signals": Context(clarify_no_passages=None),
+    # the default: the signals with passages, the no-passage model (judging/clarify_no_passages.py) without
+    "no-passages": Context(),
     # the signals with passages, the model's ask-back judgement with the classifier's score without
     "ask-back": Context(clarify_ask_back="default"),
 }
@@ -215,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         "--decisions",
         nargs="+",
         choices=tuple(DECISIONS),
-        default=("classifier", "signals"),
+        default=("signals", "no-passages"),
         help="which to measure",
     )
     parser.add_argument(

@@ -25,6 +25,7 @@ from mtrag_graph.judging.clarify_classifier import (
     load_clarify_classifier,
     setting_of,
 )
+from mtrag_graph.judging.clarify_no_passages import load_no_passage_model
 from mtrag_graph.models import get_chat_model
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.passages import document_source
@@ -337,7 +338,9 @@ def is_underspecified(
     clarify model's yes/no with the classifier's no-passage score). With ``Context.clarify_classifier``
     set, the trained classifier decides (``classified``), from the conversation and the question alone
     when there are no passages, with the passages when there are; over a user's documents, the documents
-    rule. By default (``None``), the signals below:
+    rule. By default (``None``), a turn without passages is decided by ``without_passages``
+    (``Context.clarify_no_passages``: its reference features and its cosines with the last exchange, no
+    model call), and a turn with passages by the signals below:
 
     A reference the conversation does not resolve, and passages that speak of several different
     things, is the sign that the user must say which. Each evidence line starts with the signal that
@@ -377,6 +380,8 @@ def is_underspecified(
         return asked_back(history, question, context)
     if context.clarify_classifier is not None:
         return classified(history, question, passages, context.clarify_classifier)
+    if not passages and context.clarify_no_passages is not None:
+        return without_passages(history, question, context.clarify_no_passages)
     things = passage_things(passages)
     phrase = unresolved_reference(history, question)
     if (
@@ -507,6 +512,18 @@ def asked_back(
     return probability >= decision.threshold, [
         f"ask-back: p={probability:.3f}, threshold {decision.threshold:.3f} (model log-odds "
         f"{model_odds:+.2f}, classifier p={classifier_p:.3f})"
+    ]
+
+
+def without_passages(history: Sequence[dict[str, str]], question: str, spec: str) -> tuple[bool, list[str]]:
+    """A turn without passages decided by ``Context.clarify_no_passages`` (``judging/clarify_no_passages.py``):
+    its reference features and its cosines with the last exchange, no model call."""
+    model = load_no_passage_model(spec)
+    values = model.values(reference_features(history, question, None), history, question)
+    probability = model.probability(values)
+    shown = ", ".join(f"{name}={values[name]:.2f}" for name in model.features if values[name])
+    return probability >= model.threshold, [
+        f"no-passages: p={probability:.3f}, threshold {model.threshold:.3f} ({shown or 'all zero'})"
     ]
 
 

@@ -71,6 +71,14 @@ class ClarifySettings:
         "reply token's log-probabilities) combined with the classifier's no-passage score, a JSON file or "
         "'default' (mtrag_graph/data/clarify_ask_back.json); None: such a turn is decided as with passages.",
     )
+    clarify_no_passages: str | None = setting(
+        "default",
+        stage="clarify",
+        description="For a turn without passages (with clarify_ask_back and clarify_classifier None): a "
+        "logistic regression over the turn's reference features and its MiniLM cosines with the last "
+        "exchange, no model call ('default': mtrag_graph/data/clarify_no_passages.json, or a JSON file); "
+        "None: such a turn is never asked back (the signals need passages).",
+    )
     clarify_ask_back_instruction: str = setting(
         clarify_prompts.ASK_BACK,
         stage="clarify",

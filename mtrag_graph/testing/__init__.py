@@ -67,6 +67,9 @@ def fake_context(
         "yes_no_quote": False,
         # routing tests script every model call; tests/nodes/test_clarify.py switches clarify on (the default)
         "clarify": False,
+        # a turn without passages is decided by MiniLM cosines (judging/clarify_no_passages.py): tests that
+        # switch clarify on decide such turns with the signals unless they set it (tests/judging)
+        "clarify_no_passages": None,
         # the scripts interleave the two relation judgements (question, answer) for every exchange:
         # both are asked; tests/test_graph_routes.py scripts the order of the default, which skips one
         "relation_judge_when_needed": False,
