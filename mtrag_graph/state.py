@@ -40,6 +40,7 @@ class AbstainReason(StrEnum):
     GENERATOR_DECLINED = "generator_declined"
     UNGROUNDED = "ungrounded"  # no sentence of the answer is backed by the passages (nodes/ground_answer.py)
     UNVERIFIED = "unverified"  # an answer forced by the decline retry that the model did not confirm
+    UNMENTIONED = "unmentioned"  # the question names something no kept passage says (judging/unmentioned.py)
     NOT_STATED = "not_stated"  # no cited passage states the answer, says the verifier (judging/verifier.py)
     CANDIDATES_FAILED = "candidates_failed"  # every candidate of the ensemble failed
     ERROR = "error"

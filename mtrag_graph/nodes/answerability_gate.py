@@ -33,6 +33,7 @@ from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
 from mtrag_graph.judging.decline import decline_probability
+from mtrag_graph.judging.unmentioned import from_documents, unmentioned_names
 from mtrag_graph.models import get_chat_model, get_reranker
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodekit.wrapper import guarded
@@ -149,6 +150,7 @@ def gate_decision(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
 
 # what the decision rests on, kept in gate_evidence when there (the decision benchmark reads them all)
 EVIDENCE_KEYS = ("p_yes", "score", "features", "gate_argmax", "raw", "p_decline", "declined")
+# "unmentioned": the question's names no kept passage says (judging/unmentioned.py), when they decided
 
 
 @guarded
@@ -158,6 +160,17 @@ def answerability_gate(state: State, runtime: Runtime[Context]) -> dict[str, Any
         return {"gate": "no", "abstain_reason": AbstainReason.NO_EVIDENCE}
     if not context.use_gate:
         return {"gate": "skipped"}
+    kept = state["kept_passages"]
+    if context.gate_unmentioned == "always" or (
+        context.gate_unmentioned == "documents" and from_documents(kept)
+    ):
+        missing = unmentioned_names(question_for_answering(state), kept)
+        if missing:
+            return {
+                "gate": "no",
+                "gate_evidence": {"unmentioned": missing},
+                "abstain_reason": AbstainReason.UNMENTIONED,
+            }
     decision = gate_decision(state, context)
     update: dict[str, Any] = {
         "gate": decision["gate"],

@@ -37,6 +37,13 @@ class GateSettings:
         stage="gate",
         description="With gate_classifier None: 'yes' when the model's yes-probability reaches it.",
     )
+    gate_unmentioned: Literal["documents", "always", "off"] = setting(
+        "documents",
+        stage="gate",
+        description="Decline (abstain_reason 'unmentioned') when the question names something (a "
+        "capitalised word, a token with a digit or hyphen, an option) that no kept passage says: over a "
+        "user's documents only ('documents'), for any passages ('always'), or never ('off').",
+    )
     gate_fallback: Literal["yes", "no"] = setting(
         "yes",
         stage="gate",
