@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from mtrag_graph.text.answers import (
+    LEAD_RESTATES,
     answer_problems,
     clean_answer,
     drop_spurious_yes_no,
+    lead_restates,
     trim_to_sentence,
 )
 
@@ -76,3 +78,12 @@ def test_a_yes_no_opener_is_dropped_when_the_question_is_not_yes_no():
 
 def test_a_yes_no_opener_stays_on_a_yes_no_question():
     assert drop_spurious_yes_no("No, it is not free.", "Is it free?") == "No, it is not free."
+
+
+def test_a_wh_answer_whose_first_sentence_only_restates_the_question_is_retried():
+    question = "What encryption does Borg use for the data?"
+    hollow = "Borg uses encryption for the data. The main goal of Borg is to provide secure backups."
+    assert answer_problems(hollow, question, False, 3) == [LEAD_RESTATES]
+    assert not lead_restates("Borg uses 256-bit AES for the data.", question)  # a number added
+    assert not lead_restates("Borg encrypts the data with AES and HMAC.", question)  # words added
+    assert not lead_restates("Seller pays 3%.", "Seller pay 3%?")  # a yes/no question may be restated
