@@ -22,32 +22,20 @@ and the card). No language-model call: one embedding call of up to three texts.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Any
 
-from mtrag_graph.judging.clarify_classifier import similarity_features
+import numpy as np
+
+from mtrag_graph.judging.clarify_classifier import CONVERSATION_FEATURES, ClarifyModel, similarity_features
 from mtrag_graph.models import get_embedder
 from mtrag_graph.settings import data_file_text
 
-# every input the model may name: reference features (``judging.underspecified.reference_features``
-# without passages) and the two cosines (``judging.clarify_classifier.similarity_features``)
-KNOWN_FEATURES = (
-    "first_turn",
-    "words",
-    "capitalised_name",
-    "number",
-    "pronoun",
-    "pronoun_first_turn",
-    "unresolved_reference",
-    "unresolved_definite",
-    "unresolved_person",
-    "new_words",
-    "cos_last_user",
-    "cos_last_agent",
-)
+# every input the model may name: the conversation features the clarify classifier reads (reference
+# features of ``judging.underspecified.reference_features`` without passages, and the two cosines)
+KNOWN_FEATURES = CONVERSATION_FEATURES
 
 
 @dataclass(frozen=True)
@@ -65,10 +53,8 @@ class NoPassageModel:
 
     def probability(self, values: Mapping[str, float]) -> float:
         """The probability that the turn is underspecified, from its named feature values."""
-        z = self.intercept
-        for name, mean, scale, coef in zip(self.features, self.mean, self.scale, self.coef, strict=True):
-            z += coef * (float(values[name]) - mean) / scale
-        return 1 / (1 + math.exp(-max(min(z, 50.0), -50.0)))
+        regression = ClarifyModel(self.mean, self.scale, self.coef, self.intercept, self.threshold)
+        return regression.probability(np.array([float(values[name]) for name in self.features]))
 
     def values(
         self, references: Mapping[str, float], history: Sequence[dict[str, str]], question: str
