@@ -130,6 +130,26 @@ def out_of_fold(x: np.ndarray, y: np.ndarray, groups: Sequence[str], l2: float) 
     return result
 
 
+def choose_l2(
+    x: np.ndarray,
+    y: np.ndarray,
+    groups: Sequence[str],
+    negatives: np.ndarray,
+    false_alarm: float,
+    label: str = "",
+) -> tuple[float, float, float, np.ndarray]:
+    """The L2 strength of ``L2_GRID`` with the highest out-of-fold recall when the threshold lets
+    ``false_alarm`` of the ``negatives`` be asked (ties: the stronger): (l2, recall, threshold, scores)."""
+    search: dict[float, tuple[float, float, np.ndarray]] = {}
+    for l2 in L2_GRID:
+        oof = out_of_fold(x, y, groups, l2)
+        threshold = threshold_for(oof[negatives].tolist(), false_alarm)
+        search[l2] = (float((oof[y == 1] >= threshold).mean()), threshold, oof)
+        print(f"{label}l2={l2}: out-of-fold recall {search[l2][0]:.3f} at {threshold:.3f}", file=sys.stderr)
+    l2 = max(L2_GRID, key=lambda value: (search[value][0], value))
+    return (l2, *search[l2])
+
+
 def rates(items: Sequence[dict[str, Any]], asked: Sequence[bool]) -> dict[str, str]:
     """Asked / total by (form, label), for the report."""
     table: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -201,17 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         y = np.array([float(items[i]["clarify_item"]["underspecified"]) for i in tuning])
         groups = [group_of(items[i]) for i in tuning]
         negatives = np.array([is_threshold_negative(items[i]) for i in tuning])
-        search: dict[float, tuple[float, float, np.ndarray]] = {}
-        for l2 in L2_GRID:
-            oof = out_of_fold(x, y, groups, l2)
-            threshold = threshold_for(oof[negatives].tolist(), FALSE_ALARM[setting])
-            search[l2] = (float((oof[y == 1] >= threshold).mean()), threshold, oof)
-            print(
-                f"{setting} l2={l2}: out-of-fold recall {search[l2][0]:.3f} at {threshold:.3f}",
-                file=sys.stderr,
-            )
-        l2 = max(L2_GRID, key=lambda value: (search[value][0], value))
-        recall, threshold, oof = search[l2]
+        l2, recall, threshold, oof = choose_l2(x, y, groups, negatives, FALSE_ALARM[setting], f"{setting} ")
         mean, scale = standardise(x)
         coef, intercept = fit_logistic((x - mean) / scale, y, l2)
         model = ClarifyModel(

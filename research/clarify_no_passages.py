@@ -35,16 +35,14 @@ from mtrag_graph.measure.decisions.sets import load_split, split_path
 from mtrag_graph.models import get_embedder
 from research.clarify_data import VARIANTS, generated_set, tuning_documents
 from research.clarify_fit import (
-    L2_GRID,
     _rounded,
+    choose_l2,
     fit_logistic,
     group_of,
     is_threshold_negative,
-    out_of_fold,
     rates,
     set_sha256,
     standardise,
-    threshold_for,
     turn_of,
 )
 from research.twins import file_sha256
@@ -95,14 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     y = np.array([float(items[i]["clarify_item"]["underspecified"]) for i in tuning])
     groups = [group_of(items[i]) for i in tuning]
     negatives = np.array([is_threshold_negative(items[i]) for i in tuning])
-    search: dict[float, tuple[float, float, np.ndarray]] = {}
-    for l2 in L2_GRID:
-        oof = out_of_fold(x, y, groups, l2)
-        threshold = threshold_for(oof[negatives].tolist(), FALSE_ALARM)
-        search[l2] = (float((oof[y == 1] >= threshold).mean()), threshold, oof)
-        print(f"l2={l2}: out-of-fold recall {search[l2][0]:.3f} at {threshold:.3f}", file=sys.stderr)
-    l2 = max(L2_GRID, key=lambda value: (search[value][0], value))
-    recall, threshold, oof = search[l2]
+    l2, recall, threshold, oof = choose_l2(x, y, groups, negatives, FALSE_ALARM)
     mean, scale = standardise(x)
     coef, intercept = fit_logistic((x - mean) / scale, y, l2)
     model = NoPassageModel(
