@@ -34,7 +34,7 @@ from mtrag_graph.judging.decline import key_facts
 from mtrag_graph.models import get_chat_model, get_embedder
 from mtrag_graph.prompts.build import decline_messages, question_for_answering
 from mtrag_graph.text import declines
-from research.decline_samples import row_of, task_state
+from research.decline_samples import finished_rows, read_run, row_of, task_state
 
 ROWS = ("unanswerable", "answerable, right", "answerable, not right")
 
@@ -142,20 +142,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("-o", "--output", type=Path, required=True, help="per-task JSON lines (resumable)")
     args = parser.parse_args(argv)
-    for name in ("predictions.jsonl", "verdicts.jsonl"):
-        if not (args.run / name).is_file():
-            print(f"error: {args.run}: no {name}", file=sys.stderr)
-            return 2
+    loaded = read_run(args.run)
+    if loaded is None:
+        return 2
+    records, verdicts = loaded
     context = Context()
     embed = get_embedder(context.embedder).embed
-    records = {
-        r["task_id"]: r
-        for r in map(json.loads, (args.run / "predictions.jsonl").read_text("utf-8").splitlines())
-    }
-    verdicts = [json.loads(line) for line in (args.run / "verdicts.jsonl").read_text("utf-8").splitlines()]
-    done = {}
-    if args.output.exists():
-        done = {r["task_id"]: r for r in map(json.loads, args.output.read_text("utf-8").splitlines())}
+    done = finished_rows(args.output)
     rows = list(done.values())
     with open(args.output, "a", encoding="utf-8") as out:
         for verdict in verdicts:

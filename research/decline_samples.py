@@ -156,6 +156,30 @@ def summary(rows: Sequence[Mapping[str, Any]], prompts: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def read_run(run: Path) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]] | None:
+    """A real-documents run folder's predictions by task id and its verdicts; None (and why, on stderr)
+    when a file is missing."""
+    for name in ("predictions.jsonl", "verdicts.jsonl"):
+        if not (run / name).is_file():
+            print(f"error: {run}: no {name} (run benchmarks.real_documents first)", file=sys.stderr)
+            return None
+    records = {
+        r["task_id"]: r
+        for r in map(json.loads, (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    verdicts = [
+        json.loads(line) for line in (run / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    return records, verdicts
+
+
+def finished_rows(output: Path) -> dict[str, dict[str, Any]]:
+    """The rows a resumable output already holds, by task id."""
+    if not output.exists():
+        return {}
+    return {r["task_id"]: r for r in map(json.loads, output.read_text(encoding="utf-8").splitlines())}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -167,24 +191,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--only-gate-yes", action="store_true", help="only tasks whose gate said yes")
     args = parser.parse_args(argv)
-    for name in ("predictions.jsonl", "verdicts.jsonl"):
-        if not (args.run / name).is_file():
-            print(f"error: {args.run}: no {name} (run benchmarks.real_documents first)", file=sys.stderr)
-            return 2
+    loaded = read_run(args.run)
+    if loaded is None:
+        return 2
+    records, verdicts = loaded
     context = Context()
     embed = get_embedder(context.embedder).embed
-    records = {
-        r["task_id"]: r
-        for r in map(json.loads, (args.run / "predictions.jsonl").read_text(encoding="utf-8").splitlines())
-    }
-    verdicts = [
-        json.loads(line) for line in (args.run / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()
-    ]
-    done = {}
-    if args.output.exists():
-        done = {
-            r["task_id"]: r for r in map(json.loads, args.output.read_text(encoding="utf-8").splitlines())
-        }
+    done = finished_rows(args.output)
     rows = list(done.values())
     with open(args.output, "a", encoding="utf-8") as out:
         for verdict in verdicts:
