@@ -61,6 +61,18 @@ def test_how_many_without_a_quantity_is_bad():
     )
 
 
+def test_a_place_number_is_no_quantity_and_a_how_long_question_wants_one():
+    memory = "How much memory does zstd need to decompress a file?"
+    command = "According to Document 2, the `zstd -D dictionaryName FILE` command loads a dictionary."
+    assert "no quantity in an answer to a how-many question" in answer_problems(command, memory, False, 3)
+    assert "no quantity in an answer to a how-many question" in answer_problems(
+        "The benchmark runs until it is stopped [2].", "How long does the benchmark run?", False, 3
+    )
+    assert answer_problems("By default it runs for three seconds.", "How long does it run?", False, 3) == []
+    assert answer_problems("Prune runs daily from cron.", "How often does prune run?", False, 3) == []
+    assert answer_problems("It needs 128 MB (Document 2).", memory, False, 3) == []
+
+
 def test_prompt_echo_is_bad():
     assert answer_problems("Documents: [Document 1] ...", "What?", False, 3) == ["echoes the prompt"]
 
