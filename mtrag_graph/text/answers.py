@@ -159,7 +159,9 @@ _PLACE_NUMBER = re.compile(
     r"\b(?:documents?|passages?|sources?|sections?|chapters?|pages?|steps?|tables?|figures?)\s+\d+\b|\[\d+\]",
     re.IGNORECASE,
 )
-_FREQUENCY_WORDS = frozenset("once twice daily weekly monthly yearly annually hourly nightly every each".split())
+_FREQUENCY_WORDS = frozenset(
+    "once twice daily weekly monthly yearly annually hourly nightly every each".split()
+)
 
 
 def asks_quantity(question: str) -> bool:
