@@ -242,6 +242,33 @@ def _drop_permalinks(tree: Any) -> None:
             element.drop_tree()  # keeps the element's tail text
 
 
+def _unwrap_named_anchors(tree: Any) -> None:
+    """Keep the text of named anchors (``<a name="osx">``, a link target, no ``href``) and drop the tags.
+
+    Pages written without a site generator (FAQ converters, texinfo, hand-written HTML) often wrap a
+    whole heading in one: ``<h2><a name="osx">Question 2.1. Is it possible ...?</a></h2>``. The article
+    reader drops such an element with its text, so the Asymptote FAQ's pages lost every question and
+    kept only the answers. A heading's text is put on one line too (the reader reads a line break inside
+    it as the end of the heading)."""
+    for element in list(tree.iter("a")):
+        if element.get("href") is None and (element.get("name") or element.get("id")):
+            element.drop_tag()
+    for heading in tree.iter("h1", "h2", "h3", "h4", "h5", "h6"):
+        for part in heading.iter():
+            if part.text:
+                part.text = _one_line(part.text)
+            if part is not heading and part.tail:
+                part.tail = _one_line(part.tail)
+
+
+def _one_line(text: str) -> str:
+    """``text`` with its runs of white space (line breaks too) made one space, its ends' spaces kept."""
+    inner = " ".join(text.split())
+    if not inner:
+        return " " if text else ""
+    return (" " if text[:1].isspace() else "") + inner + (" " if text[-1:].isspace() else "")
+
+
 def _has_class(name: str) -> str:
     return f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')"
 
@@ -401,6 +428,7 @@ def _html(path: Path, size: int) -> Document:
     if tree is None:
         raise ExtractError("no text found in the HTML page")
     _drop_permalinks(tree)
+    _unwrap_named_anchors(tree)
     if any("doxygen" in g.lower() for g in tree.xpath("//meta[@name='generator']/@content")):
         _normalise_doxygen(tree)
     _keep_code_blocks(tree)

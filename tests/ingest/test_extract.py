@@ -268,6 +268,23 @@ def test_a_one_line_code_block_stays_a_fenced_block(tmp_path: Path):
     assert "```\npip install harbor\n```" in text
 
 
+def test_a_heading_wrapped_in_a_named_anchor_keeps_its_text(tmp_path: Path):
+    # an FAQ converter's page (no site generator): the article reader used to drop every question
+    answer = "Compile it from the source code; a binary package is kept by a volunteer. " * 3
+    page = (
+        "<html><head><title>FAQ - Section 2</title></head><body><h1>FAQ - Section 2</h1>"
+        '<ul><li><a href="#osx">Q2.1. Install on Mac OS X?</a></ul><hr>'
+        '<h2><A name="osx">\nQuestion 2.1.  Is it possible to install Harbor on Mac OS\nX?\n</A></h2>\n'
+        f"{answer}\n"
+        '<h2><A name="win">\nQuestion 2.2.  Why does <code>harbor\n-V</code> fail?\n</A></h2>\n'
+        f"{answer}\n</body></html>"
+    )
+    (tmp_path / "section2.html").write_text(page, encoding="utf-8")
+    headings = [s.heading for s in read_document(tmp_path / "section2.html").sections]
+    assert "Question 2.1. Is it possible to install Harbor on Mac OS X?" in headings
+    assert "Question 2.2. Why does harbor -V fail?" in headings
+
+
 def test_mkdocs_code_blocks_stay_fenced():
     _, sections = _html_sections("mkdocs_page.html")
     assert [s.heading for s in sections] == ["Backups", "Restoring a ledger"]
