@@ -415,6 +415,26 @@ def navigation_reason(tree: Any, name: str) -> str | None:
     return None
 
 
+HEADINGS_KEPT = 0.5  # the article reader must keep this share of a page's section headings
+
+
+def _heading_texts(tree: Any) -> list[str]:
+    """The page's section headings (``h2`` to ``h6``), each on one line."""
+    texts = (" ".join(h.text_content().split()) for h in tree.iter("h2", "h3", "h4", "h5", "h6"))
+    return [t for t in texts if t]
+
+
+def _lost_headings(headings: list[str], markdown: str) -> bool:
+    """Did the article reader drop most of a page's section headings (three or more)? It guesses the main
+    text by its look, and on a page of questions each followed by a code block (the Asymptote FAQ's 2D
+    graphs page) it kept the code and dropped every question; such a page is read as it stands."""
+    if len(headings) < 3:
+        return False
+    flat = " ".join(markdown.split())
+    kept = sum(1 for heading in headings if heading in flat)
+    return kept < HEADINGS_KEPT * len(headings)
+
+
 def _html(path: Path, size: int) -> Document:
     import trafilatura  # noqa: PLC0415 - optional (the documents extra): HTML files only
     from trafilatura.utils import load_html  # noqa: PLC0415 - as above
@@ -441,12 +461,20 @@ def _html(path: Path, size: int) -> Document:
         heading, markdown = _generator_markdown(tree)
         title = heading or title
     else:
+        headings = _heading_texts(tree)
         markdown = _unescape_markdown(
             trafilatura.extract(
-                tree, output_format="markdown", include_tables=True, include_links=False, favor_recall=True
+                copy.deepcopy(tree),
+                output_format="markdown",
+                include_tables=True,
+                include_links=False,
+                favor_recall=True,
             )
             or ""
         )
+        if _lost_headings(headings, markdown):
+            heading, markdown = _generator_markdown(tree)
+            title = heading or title
     if not markdown.strip():
         raise ExtractError("no text found in the HTML page")
     return Document(path, title or path.stem, _markdown_sections(iter([markdown])))

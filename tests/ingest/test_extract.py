@@ -15,6 +15,7 @@ from mtrag_graph.ingest.extract import (
     ExtractError,
     NotContent,
     Section,
+    _lost_headings,
     clean_pdf_text,
     clean_title,
     read_document,
@@ -283,6 +284,32 @@ def test_a_heading_wrapped_in_a_named_anchor_keeps_its_text(tmp_path: Path):
     headings = [s.heading for s in read_document(tmp_path / "section2.html").sections]
     assert "Question 2.1. Is it possible to install Harbor on Mac OS X?" in headings
     assert "Question 2.2. Why does harbor -V fail?" in headings
+
+
+def test_a_page_whose_headings_the_article_reader_drops_is_read_as_it_stands(tmp_path: Path, monkeypatch):
+    # on the Asymptote FAQ's 2D graphs page (questions, each followed by a code block) the article
+    # reader kept the code and dropped every question; here it is made to do the same
+    import trafilatura  # noqa: PLC0415 - the documents extra, as in the reader
+
+    blocks = "".join(
+        f'<h2><A name="q{n}">\nQuestion 6.{n}.  How can I draw the {what} of a graph?\n</A></h2>\n'
+        f"<pre>\nimport graph;\ndraw{n}(graph(exp,-1,1),red);\n</pre>\n"
+        for n, what in enumerate(("x axis", "y axis", "ticks", "labels", "legend"), start=1)
+    )
+    page = f"<html><head><title>FAQ</title></head><body><h1>FAQ - Section 6</h1>{blocks}</body></html>"
+    (tmp_path / "section6.html").write_text(page, encoding="utf-8")
+    code_only = "\n\n".join(f"```\nimport graph;\ndraw{n}(graph(exp,-1,1),red);\n```" for n in range(1, 6))
+    monkeypatch.setattr(trafilatura, "extract", lambda *args, **kwargs: code_only)
+    sections = list(read_document(tmp_path / "section6.html").sections)
+    assert "Question 6.3. How can I draw the ticks of a graph?" in [s.heading for s in sections]
+    assert any("draw3(graph(exp,-1,1),red);" in s.text for s in sections)
+
+
+def test_headings_lost_means_most_of_three_or_more():
+    headings = ["Question 1. Why?", "Question 2. How?", "Question 3. When?"]
+    assert _lost_headings(headings, "## Question 1. Why?\n\ntext")
+    assert not _lost_headings(headings, "## Question 1. Why?\n## Question 2. How?\ntext")
+    assert not _lost_headings(headings[:2], "no heading kept")
 
 
 def test_mkdocs_code_blocks_stay_fenced():
