@@ -34,8 +34,8 @@ from typing import Any
 DATA = Path(__file__).resolve().parent.parent / "data" / "real_documents"
 MANIFEST = DATA / "manifest.json"
 QUESTIONS = DATA / "questions.jsonl"
-SPLITS = ("tuning", "report")
-KINDS = ("pdf-latex", "pdf-dblatex", "pdf-office", "html-sphinx", "html-mkdocs", "markdown", "docx")
+SPLITS = ("tuning", "report", "fresh")
+KINDS = ("pdf-latex", "pdf-dblatex", "pdf-office", "html-sphinx", "html-mkdocs", "html-other", "markdown", "docx")
 
 
 class SetError(ValueError):

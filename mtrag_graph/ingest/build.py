@@ -54,7 +54,8 @@ EMBED_BATCH = 256
 # What a file's passages are made by: raise it when reading or chunking changes the passages a file
 # gives (2: PDFium with the run-together guard, clean HTML headings, headings carried into each
 # passage; 3: a PDF's list bullets that its font left unmapped; 4: HTML headings wrapped in a named
-# anchor kept), so that an index built before is read again rather than kept with the old passages.
+# anchor kept, a page read as it stands when the article reader drops its headings), so that an index
+# built before is read again rather than kept with the old passages.
 PASSAGES_VERSION = 4
 TEXT_LIMIT = 60_000  # characters of one JSON-lines passage kept (Milvus' VARCHAR holds 65,535 bytes)
 
