@@ -38,8 +38,17 @@ def question_names(question: str) -> list[str]:
 
 
 def _said(name: str, text: str) -> bool:
+    """Does ``text`` (lower case) say the name: as written, without a plural "s", or, for a word
+    compound with a hyphen, with its parts apart or run together ("explicit-width" is said by "an
+    explicit width": on the Asymptote FAQ the user's hyphen declined an answerable question)? An
+    option ("--keep-within") or an identifier with an underscore must be written as it is."""
     lowered = name.lower()
-    return lowered in text or (len(lowered) > 3 and lowered.endswith("s") and lowered[:-1] in text)
+    if lowered in text or (len(lowered) > 3 and lowered.endswith("s") and lowered[:-1] in text):
+        return True
+    if name.startswith("-") or "_" in name:
+        return False
+    parts = [part for part in lowered.split("-") if part]
+    return len(parts) > 1 and (" ".join(parts) in text or "".join(parts) in text)
 
 
 def unmentioned_names(question: str, passages: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -37,6 +37,17 @@ def test_a_name_no_passage_says_is_unmentioned_in_any_case_and_plural():
     assert unmentioned_names("Do the APIs of Libzsolve work with Python?", passages) == ["Python"]
 
 
+def test_a_hyphenated_word_compound_is_said_with_its_parts_apart_but_an_option_or_key_is_not():
+    pen = [{"title": "Dots", "text": "A dot is six times the width of a pen of explicit width."}]
+    assert unmentioned_names("Can dots match an explicit-width pen?", pen) == []
+    assert unmentioned_names("Can dots match a fixed-width pen?", pen) == ["fixed-width"]
+    keys = [{"title": "prune", "text": "keep within the last day; additional free space"}]
+    assert unmentioned_names("What do --keep-within and additional_free_space do?", keys) == [
+        "--keep-within",
+        "additional_free_space",
+    ]
+
+
 def test_only_passages_cut_from_a_users_documents_count_as_documents():
     assert from_documents([{"document_id": "manual.pdf#page=3&chunk=2"}])
     assert not from_documents([{"document_id": "manual.pdf#page=3&chunk=2"}, {"document_id": "doc-12"}])
