@@ -21,6 +21,7 @@ from mtrag_graph.prompts import answer_variants, rewrite
 from mtrag_graph.prompts.budget import HISTORY_SHARE, cut, fit_passages, prompt_char_budget, trim_history
 from mtrag_graph.prompts.exemplars import load_exemplars
 from mtrag_graph.state import RetryReason
+from mtrag_graph.text import words
 from mtrag_graph.text.answers import REPEATS_PREVIOUS
 
 AGENT_TURN_CHARS = 600  # an agent turn is cut to this in the small model's prompts
@@ -54,6 +55,7 @@ class PromptSettings(Protocol):
     exemplars_file: str | None
     answer_mode: Literal["direct", "evidence_first"]
     first_draft: Literal["may_decline", "answer"]
+    answer_question: Literal["rewrite", "both"]
     idk_answer: str
     no_conversation_text: str
     no_passages_text: str
@@ -146,6 +148,21 @@ def question_for_answering(state: Mapping[str, Any]) -> str:
     return cut(question, QUESTION_CHARS)
 
 
+def prompted_question(state: Mapping[str, Any], context: PromptSettings) -> str:
+    """The question as the answering prompts show it (``Context.answer_question``): the standalone
+    rewrite, or with "both", on a follow-up the rewrite changed, the user's own words and then the
+    rewrite. On the real-documents fresh split the small rewrite model turned "And which option makes it
+    skip my private and system initialization files?" into "How can I prevent gnuplot from closing my
+    private and system initialization files?", and the answer followed it."""
+    question = question_for_answering(state)
+    asked = " ".join(str(state.get("question") or "").split())
+    if context.answer_question != "both" or not state.get("history") or not asked:
+        return question
+    if words(asked) == words(question):
+        return question
+    return f"{cut(asked, QUESTION_CHARS)} (in full: {question})"
+
+
 def grounded_messages(state: Mapping[str, Any], context: PromptSettings, tail: str) -> list[BaseMessage]:
     """System text, then documents and conversation fitted to the context window, then ``tail``."""
     budget = prompt_char_budget(context.context_window_tokens, context.answer_max_tokens)
@@ -161,26 +178,30 @@ def grounded_messages(state: Mapping[str, Any], context: PromptSettings, tail: s
 
 def gate_messages(state: Mapping[str, Any], context: PromptSettings) -> list[BaseMessage]:
     return grounded_messages(
-        state, context, context.gate_instruction.format(question=question_for_answering(state))
+        state, context, context.gate_instruction.format(question=prompted_question(state, context))
     )
 
 
 def decline_messages(state: Mapping[str, Any], context: PromptSettings) -> list[BaseMessage]:
     """The gate's prefix, then an answer instruction that offers "I don't know" (the decline probability)."""
-    tail = context.decline_instruction.format(question=question_for_answering(state), idk=context.idk_answer)
+    tail = context.decline_instruction.format(
+        question=prompted_question(state, context), idk=context.idk_answer
+    )
     return grounded_messages(state, context, tail)
 
 
 def sample_messages(state: Mapping[str, Any], context: PromptSettings) -> list[BaseMessage]:
     """The gate's prefix, then the samples' instruction (the answer checked against samples)."""
-    tail = context.sample_instruction.format(question=question_for_answering(state), idk=context.idk_answer)
+    tail = context.sample_instruction.format(
+        question=prompted_question(state, context), idk=context.idk_answer
+    )
     return grounded_messages(state, context, tail)
 
 
 def verify_messages(state: Mapping[str, Any], context: PromptSettings, answer: str) -> list[BaseMessage]:
     """The gate's prefix, then: do the documents state this answer? (the retried answer's check)"""
     tail = context.verify_instruction.format(
-        question=question_for_answering(state), answer=cut(answer, QUESTION_CHARS)
+        question=prompted_question(state, context), answer=cut(answer, QUESTION_CHARS)
     )
     return grounded_messages(state, context, tail)
 
@@ -242,7 +263,7 @@ def answer_messages(
     state: Mapping[str, Any], context: PromptSettings, candidate: AnswerVariant
 ) -> list[BaseMessage]:
     """A first answer with ``candidate``'s variant, or, after rejected drafts, the stricter retry."""
-    question = question_for_answering(state)
+    question = prompted_question(state, context)
     if offers_decline(state, context, candidate) is False:
         tail = context.decline_retry_instruction.format(question=question)
     elif state.get("answer_problems"):
@@ -267,7 +288,7 @@ def candidate_judge_messages(
         for label, text in labelled_answers
     )
     tail = context.candidate_judge_instruction.format(
-        question=question_for_answering(state),
+        question=prompted_question(state, context),
         labels=", ".join(label for label, _ in labelled_answers),
         answers=answers,
     )

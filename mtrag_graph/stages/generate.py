@@ -40,6 +40,15 @@ class GenerateSettings:
         "decline is asked once more without that way out (two drafts); 'answer': the first draft is asked "
         "with the decline retry's instruction at once (one draft; a decline it still writes is taken).",
     )
+    answer_question: Literal["rewrite", "both"] = setting(
+        "rewrite",
+        stage="generate",
+        flag=True,
+        description="The question the answering prompts (gate, answer, samples) show: 'rewrite': the standalone "
+        "rewrite; 'both': on a follow-up whose rewrite differs from what the user wrote, the user's words "
+        "first, then the rewrite ('... (in full: ...)'), so a rewrite that lost or changed what was asked "
+        "does not replace it.",
+    )
     generate_instruction: str = setting(
         grounded.GENERATE, stage="generate", description="Asks for the answer."
     )

@@ -9,7 +9,7 @@ import pytest
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.prompts import answer_variants, candidate_judge, clarify, grounded, rewrite
-from mtrag_graph.prompts.build import format_conversation, format_passages
+from mtrag_graph.prompts.build import format_conversation, format_passages, prompted_question
 from mtrag_graph.testing import fake_context, make_task
 
 PASSAGES = [
@@ -75,3 +75,23 @@ def test_a_documents_lines_stay_lines_in_the_prompt():
     body = format_passages([{"title": "README", "text": table}], 500).splitlines()[1:-1]
     assert body == ["| Compressor | Ratio | Speed |", "|---|---|---|", "| zstd -1 | 2.887 | 530 MB/s |", "",
                     "Run:", "zstd -19 file"]  # fmt: skip
+
+
+def test_both_shows_a_follow_ups_own_words_before_its_rewrite():
+    history = [
+        {"speaker": "user", "text": "How do I keep the window open?"},
+        {"speaker": "agent", "text": "-p"},
+    ]
+    state = {
+        "question": "And which option skips my init files?",
+        "standalone_question": "How can I prevent gnuplot from closing my init files?",
+        "history": history,
+    }
+    assert prompted_question(state, Context()) == "How can I prevent gnuplot from closing my init files?"
+    assert prompted_question(state, Context(answer_question="both")) == (
+        "And which option skips my init files? (in full: How can I prevent gnuplot from closing my init files?)"
+    )
+    first = {**state, "history": []}  # a first turn, or a rewrite that changed nothing, shows one question
+    assert prompted_question(first, Context(answer_question="both")) == first["standalone_question"]
+    same = {**state, "standalone_question": "and which option skips my init files"}
+    assert prompted_question(same, Context(answer_question="both")) == same["standalone_question"]
