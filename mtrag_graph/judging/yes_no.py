@@ -56,7 +56,9 @@ _SPACE = re.compile(r"[ \t]+")
 
 def passage_sentences(text: str) -> list[str]:
     """The sentences of a passage: a paragraph's broken lines (PDF text) joined, a list item, heading,
-    table row or code line kept on its own, then split at sentence ends."""
+    table row or code line kept on its own, then split at sentence ends. A question is no candidate: it
+    decides nothing (an FAQ's "Do I need the tkinter package ...?" was quoted as the answer to "Is the
+    tkinter package required ...?")."""
     pieces: list[str] = []
     for paragraph in re.split(r"\n\s*\n", text):
         current: list[str] = []
@@ -73,7 +75,11 @@ def passage_sentences(text: str) -> list[str]:
     for piece in pieces:
         for sentence in _SENTENCE_END.split(_SPACE.sub(" ", piece)):
             sentence = sentence.strip().lstrip("-*\u2022 ").strip()
-            if len(sentence.split()) >= MIN_WORDS and not sentence.startswith(("|", "```", "#")):
+            if (
+                len(sentence.split()) >= MIN_WORDS
+                and not sentence.startswith(("|", "```", "#"))
+                and not sentence.rstrip("\"\u201d')").endswith("?")
+            ):
                 result.append(sentence)
     return result
 

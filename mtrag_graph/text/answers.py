@@ -145,6 +145,8 @@ def answer_problems(
         problems.append(NO_QUANTITY)
     if "restates the question" not in problems and lead_restates(answer, question):
         problems.append(LEAD_RESTATES)
+    if opens_unnamed(answer, question):
+        problems.append(OPENS_UNNAMED)
     if previous_answer and repeats_answer(answer, previous_answer):
         problems.append(REPEATS_PREVIOUS)
     return problems
@@ -177,6 +179,23 @@ def states_quantity(answer: str) -> bool:
     return bool(re.search(r"\d", text)) or any(
         w in _NUMBER_WORDS or w in _FREQUENCY_WORDS for w in words(text)
     )
+
+
+OPENS_UNNAMED = "it opens with 'this' or 'that' for something it never names"
+_OPENING_DEMONSTRATIVE = re.compile(r"^\W*(?:this|that|these|those)\s+(\w+)", re.IGNORECASE)
+
+
+def opens_unnamed(answer: str, question: str) -> bool:
+    """Does the answer open with "This method ...", "That allows ..." for a thing neither it nor the
+    question names? ("How do I get the full help shown after a usage error ...?" -> "This method allows
+    you to customize the behavior of the help display ...": the method is never named). Over the recorded
+    real-documents and MTRAG-UN dev answers it fires on that one and on "This allows for diversification
+    ..." for "Investment Portfolio Setup for beginner"."""
+    match = _OPENING_DEMONSTRATIVE.match(answer)
+    if not match:
+        return False
+    word = match.group(1).lower()
+    return stem(word) not in {stem(w) for w in words(question)} and word not in ("is", "was", "means")
 
 
 LEAD_RESTATES = "its first sentence restates the question without answering it"

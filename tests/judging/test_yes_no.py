@@ -30,6 +30,11 @@ def test_a_pdf_passage_is_cut_into_whole_sentences_with_list_items_apart():
     assert not any(s.startswith(("Chapter", "Note")) for s in found)  # too short to be a candidate
 
 
+def test_a_question_in_a_passage_is_no_candidate():
+    faq = "Do I need the tkinter package to install an rpm binary? No, you only need it for the GUI xasy."
+    assert yes_no.passage_sentences(faq) == ["No, you only need it for the GUI xasy."]
+
+
 def test_the_candidates_are_the_sentences_closest_to_the_question():
     candidates = yes_no.candidate_sentences(QUESTION, [{"text": OTHER}, {"text": PDF_PASSAGE}], EMBED, 2)
     assert candidates[0][0] == 1 and "qsolve" in candidates[0][1]

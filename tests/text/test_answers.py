@@ -73,6 +73,16 @@ def test_a_place_number_is_no_quantity_and_a_how_long_question_wants_one():
     assert answer_problems("It needs 128 MB (Document 2).", memory, False, 3) == []
 
 
+def test_an_answer_opening_with_this_for_a_thing_it_never_names_is_bad():
+    question = "How do I get the full help shown after a usage error?"
+    bad = "This method allows you to customize the behavior of the help display."
+    assert "it opens with 'this' or 'that' for something it never names" in answer_problems(
+        bad, question, False, 3
+    )
+    assert answer_problems("This option shows the help.", "What does the help option do?", False, 3) == []
+    assert answer_problems("Call showHelpAfterError(); this shows the full help.", question, False, 3) == []
+
+
 def test_prompt_echo_is_bad():
     assert answer_problems("Documents: [Document 1] ...", "What?", False, 3) == ["echoes the prompt"]
 
