@@ -35,7 +35,16 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "real_documents"
 MANIFEST = DATA / "manifest.json"
 QUESTIONS = DATA / "questions.jsonl"
 SPLITS = ("tuning", "report", "fresh")
-KINDS = ("pdf-latex", "pdf-dblatex", "pdf-office", "html-sphinx", "html-mkdocs", "html-other", "markdown", "docx")
+KINDS = (
+    "pdf-latex",
+    "pdf-dblatex",
+    "pdf-office",
+    "html-sphinx",
+    "html-mkdocs",
+    "html-other",
+    "markdown",
+    "docx",
+)
 
 
 class SetError(ValueError):
