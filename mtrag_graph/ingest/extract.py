@@ -248,11 +248,15 @@ def _unwrap_named_anchors(tree: Any) -> None:
     Pages written without a site generator (FAQ converters, texinfo, hand-written HTML) often wrap a
     whole heading in one: ``<h2><a name="osx">Question 2.1. Is it possible ...?</a></h2>``. The article
     reader drops such an element with its text, so the Asymptote FAQ's pages lost every question and
-    kept only the answers. A heading's text is put on one line too (the reader reads a line break inside
-    it as the end of the heading)."""
+    kept only the answers."""
     for element in list(tree.iter("a")):
         if element.get("href") is None and (element.get("name") or element.get("id")):
             element.drop_tag()
+
+
+def _one_line_headings(tree: Any) -> None:
+    """Put each heading's text on one line: the article reader reads a line break inside a heading
+    ("Question 2.1. Is it possible to install Asymptote on Mac OS\nX?") as the heading's end."""
     for heading in tree.iter("h1", "h2", "h3", "h4", "h5", "h6"):
         for part in heading.iter():
             if part.text:
@@ -449,6 +453,7 @@ def _html(path: Path, size: int) -> Document:
         raise ExtractError("no text found in the HTML page")
     _drop_permalinks(tree)
     _unwrap_named_anchors(tree)
+    _one_line_headings(tree)
     if any("doxygen" in g.lower() for g in tree.xpath("//meta[@name='generator']/@content")):
         _normalise_doxygen(tree)
     _keep_code_blocks(tree)
