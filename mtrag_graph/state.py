@@ -132,6 +132,7 @@ class State(InputState, total=False):
     history_summary: str
     intent: str
     standalone_question: str
+    rewrite_doubts: list[str]  # why the standalone question may not ask what the user asked (nodes.rewrite)
     clarification: dict[str, Any]  # clarify node: {"asked", "question", "reply"}
     # evidence
     kept_passages: Annotated[list[Passage], MATERIAL]  # top-k after reranking, each with its score

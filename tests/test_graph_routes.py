@@ -11,7 +11,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.graph import DESTINATIONS, ROUTES, Insertion, build_graph
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.nodes.rerank import rerank_passages, word_windows
-from mtrag_graph.nodes.rewrite import clean_rewrite, needs_another_rewrite
+from mtrag_graph.nodes.rewrite import clean_rewrite, needs_another_rewrite, rewrite_doubts
 from mtrag_graph.state import RelationClass
 from mtrag_graph.tasks import TaskError
 from mtrag_graph.testing import fake_context, make_task
@@ -296,6 +296,35 @@ def test_a_rewrite_that_still_points_back_is_written_again_by_the_retry_model():
     assert {"node": "global_rewrite", "used": "rewrite retry model"}.items() <= state["fallbacks"][0].items()
 
 
+def test_with_doubts_a_yes_no_question_rewritten_as_a_what_question_goes_to_the_retry_model():
+    retry = ScriptedChatModel(responses=["What does the addHelpText footer show?"])  # no better: not taken
+    context = fake_context(
+        related_to_question=["yes"], related_to_answer=["yes"],
+        rewrite=["What does the addHelpText position show up for the subcommands' help?"],
+        rewrite_retry_model=retry, rewrite_retry_on="doubts",
+    )  # fmt: skip
+    task = make_task(["Where does addHelpText put a footer?", "Use the afterAll position.",
+                      "Does that show up for the subcommands' help too?"], PASSAGES)  # fmt: skip
+    state = run(task, context)
+    assert len(retry.calls) == 1
+    assert state["global_rewrite"] == "What does the addHelpText position show up for the subcommands' help?"
+    assert "a yes/no question turned into a wh-question" in state["rewrite_doubts"]
+
+
+def test_by_default_a_rewrite_in_doubt_is_kept_and_its_doubts_are_recorded():
+    retry = ScriptedChatModel(responses=["unused"])
+    context = fake_context(
+        related_to_question=["yes"], related_to_answer=["yes"],
+        rewrite=["What does the addHelpText position show up for the subcommands' help?"],
+        rewrite_retry_model=retry,
+    )  # fmt: skip
+    task = make_task(["Where does addHelpText put a footer?", "Use the afterAll position.",
+                      "Does that show up for the subcommands' help too?"], PASSAGES)  # fmt: skip
+    state = run(task, context)
+    assert retry.calls == []
+    assert state["rewrite_doubts"] == ["a yes/no question turned into a wh-question"]
+
+
 def test_an_elliptic_turn_is_asked_again_as_the_previous_question_without_a_rewrite_call():
     context = fake_context(related_to_question=["yes"], related_to_answer=["yes"])
     task = make_task(["How fast does it decompress?", "1700 MB/s.", "How about lz4?"], PASSAGES)
@@ -328,6 +357,58 @@ def test_an_elliptic_turn_without_a_sure_place_goes_to_the_rewrite_model():
 )
 def test_when_a_rewrite_needs_another_try(question, rewritten, again):
     assert needs_another_rewrite(rewritten, question, Context().pronouns) is again
+
+
+@pytest.mark.parametrize(
+    ("question", "rewritten", "in_doubt"),
+    [
+        # the small model's misses on the real-documents fresh split
+        (
+            "And which option makes it skip my private and system initialization files?",
+            "How can I prevent gnuplot from closing my private and system initialization files?",
+            True,
+        ),
+        (
+            "Does that show up for the subcommands' help too?",
+            "What does the addHelpText position show up for?",
+            True,
+        ),
+        (
+            "Does that setting change how data files are plotted?",
+            "Does the setting change how data files are plotted?",
+            True,
+        ),
+        (
+            "Does that setting change how plots look?",
+            "Does the set style setting change how plots look?",
+            False,
+        ),
+    ],
+)
+def test_what_puts_a_rewrite_in_doubt(question, rewritten, in_doubt):
+    assert bool(rewrite_doubts(rewritten, question, Context().pronouns)) is in_doubt
+
+
+def test_rewrite_doubts_name_their_reasons():
+    pronouns = Context().pronouns
+    assert rewrite_doubts(None, "And daily ones?", pronouns) == ["unusable"]
+    assert rewrite_doubts("Is it an error?", "Is it an error?", pronouns) == [
+        "still points back",
+        "adds nothing",
+    ]
+    assert rewrite_doubts(
+        "Which characters may I use in a borg passphrase?",
+        "Can I use any character in the passphrase?",
+        pronouns,
+    ) == ["a yes/no question turned into a wh-question"]
+    assert (
+        rewrite_doubts(
+            "Which compression algorithm suits a slow repository?",
+            "Which one suits a slow repository?",
+            pronouns,
+        )
+        == []
+    )
 
 
 def test_a_failing_model_ends_in_a_recorded_abstention():

@@ -17,7 +17,7 @@ from mtrag_graph.prompts.budget import cut
 from mtrag_graph.prompts.build import QUESTION_CHARS, global_rewrite_messages, local_rewrite_messages
 from mtrag_graph.state import State
 from mtrag_graph.tasks import pairs_to_turns, user_and_agent_pairs
-from mtrag_graph.text import content_stems, content_words
+from mtrag_graph.text import content_stems, content_words, words
 from mtrag_graph.text.ellipsis import Resolution, fragment_thing, resolve_fragment
 
 _WORDS = re.compile(r"[A-Za-z']+")
@@ -47,12 +47,65 @@ def clean_rewrite(text: str, question: str) -> str | None:
     return line
 
 
+# the words a question opens with after a leading "And", "So", ...: an auxiliary asks yes or no, a
+# wh-word asks what, which, who ...
+_OPENERS = frozenset({"and", "so", "but", "also", "then", "ok", "okay", "well", "oh", "now"})
+_AUXILIARIES = frozenset({
+    "is", "are", "am", "was", "were", "do", "does", "did", "can", "could", "will", "would", "should",
+    "shall", "has", "have", "had", "may", "might", "must",
+})  # fmt: skip
+_WH_WORDS = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "why", "how"})
+
+
+def _opening_word(text: str) -> str:
+    tokens = words(text)
+    while tokens and tokens[0] in _OPENERS:
+        tokens = tokens[1:]
+    return tokens[0] if tokens else ""
+
+
+def rewrite_doubts(rewritten: str | None, question: str, pronouns: tuple[str, ...]) -> list[str]:
+    """Why a global or local rewrite may not ask what the user asked; empty when nothing is in doubt.
+
+    - unusable: no rewrite at all;
+    - still points back: the question pointed back to the conversation with a pronoun and the rewrite
+      still does ("And how do I list all archives in it?" given back as it was);
+    - keeps under three quarters of what was asked: "And which option makes it skip my private and
+      system initialization files?" -> "How can I prevent gnuplot from closing my private and system
+      initialization files?" (kept 4 of 7 content stems; under half, "Does deleting an archive free disk
+      space?" -> "How do I initialize a borg repository?", was the only test before);
+    - a yes/no question turned into a wh-question: "Does that show up for the subcommands' help too?"
+      -> "What does the addHelpText position show up for ...?";
+    - adds nothing: a question that points back (a pronoun, or an opening "And"/"So") whose rewrite
+      adds no content word ("Does that setting change ...?" -> "Does the setting change ...?").
+
+    The small rewrite model's misses on the real-documents tuning and fresh splits. What the final
+    rewrite still has is recorded (the state's ``rewrite_doubts``; ``Context.answer_question``
+    "doubtful" reads it); with ``Context.rewrite_retry_on`` "doubts" every reason sends the question to
+    the retry model, whose rewrite is taken when it has fewer."""
+    if rewritten is None:
+        return ["unusable"]
+    doubts = []
+    if mentions_earlier_turn(question, pronouns) and mentions_earlier_turn(rewritten, pronouns):
+        doubts.append("still points back")
+    asked, given = set(content_stems(question)), set(content_stems(rewritten))
+    if asked and len(asked & given) * 4 < len(asked) * 3:
+        doubts.append("keeps under three quarters of what was asked")
+    if _opening_word(question) in _AUXILIARIES and _opening_word(rewritten) in _WH_WORDS:
+        doubts.append("a yes/no question turned into a wh-question")
+    opens_elliptic = bool(words(question)) and words(question)[0] in _OPENERS
+    if (mentions_earlier_turn(question, pronouns) or opens_elliptic) and not given - asked:
+        doubts.append("adds nothing")
+    return doubts
+
+
 def needs_another_rewrite(rewritten: str | None, question: str, pronouns: tuple[str, ...]) -> bool:
-    """Is a global rewrite no use for retrieval? None (unusable); a question that pointed back to the
-    conversation and still does ("And how do I list all archives in it?" given back as it was); or one
-    that keeps under half of what the question asked ("Does deleting an archive free disk space?" ->
-    "How do I initialize a borg repository?"): the small model's misses on the real-documents tuning
-    split, where the large model's rewrite resolved the reference and kept the question."""
+    """Is a global rewrite no use (``Context.rewrite_retry_on`` "misses", the default)? None (unusable); a
+    question that pointed back to the conversation and still does ("And how do I list all archives in
+    it?" given back as it was); or one that keeps under half of what the question asked ("Does deleting
+    an archive free disk space?" -> "How do I initialize a borg repository?"): the small model's misses
+    on the real-documents tuning split, where the large model's rewrite resolved the reference and kept
+    the question."""
     if rewritten is None:
         return True
     if mentions_earlier_turn(question, pronouns) and mentions_earlier_turn(rewritten, pronouns):
@@ -131,6 +184,22 @@ def global_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return update
 
 
+def _needs_retry(rewritten: str | None, question: str, context: Context) -> bool:
+    if context.rewrite_retry_on == "doubts":
+        return bool(rewrite_doubts(rewritten, question, context.pronouns))
+    return needs_another_rewrite(rewritten, question, context.pronouns)
+
+
+def _retry_is_better(second: str, first: str | None, question: str, context: Context) -> bool:
+    """Is the retry model's rewrite taken? "misses": when it has none; "doubts": when it has fewer."""
+    if context.rewrite_retry_on == "doubts":
+        pronouns = context.pronouns
+        return len(rewrite_doubts(second, question, pronouns)) < len(
+            rewrite_doubts(first, question, pronouns)
+        )
+    return not needs_another_rewrite(second, question, context.pronouns)
+
+
 def rewrite_question(
     question: str, turns: list[dict[str, str]], context: Context
 ) -> tuple[str, list[dict[str, Any]]]:
@@ -144,10 +213,10 @@ def rewrite_question(
     rewritten = clean_rewrite(str(reply.content), question)
     fallbacks: list[dict[str, Any]] = []
     retry = context.rewrite_retry_model
-    if retry != context.rewrite_model and needs_another_rewrite(rewritten, question, context.pronouns):
+    if retry != context.rewrite_model and _needs_retry(rewritten, question, context):
         again = invoke_text(get_chat_model(retry), messages, max_tokens=context.rewrite_max_tokens)
         second = clean_rewrite(str(again.content), question)
-        if second is not None and not needs_another_rewrite(second, question, context.pronouns):
+        if second is not None and _retry_is_better(second, rewritten, question, context):
             fallbacks.append(
                 {"node": "global_rewrite", "used": "rewrite retry model", "raw": str(reply.content)}
             )
@@ -167,7 +236,10 @@ def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         # nothing to add to the global rewrite, which was written from these very turns (or is an elliptic
         # turn asked again as the question before): a second call on a follow-up would only delay the
         # answer (issue 35: three sequential calls before it)
-        return {"standalone_question": state.get("global_rewrite") or question}
+        standalone = state.get("global_rewrite") or question
+        asked_back = bool(state.get("history")) and context.rewrite_question and not state.get("fragment")
+        doubts = rewrite_doubts(standalone, question, context.pronouns) if asked_back else []
+        return {"standalone_question": standalone, "rewrite_doubts": doubts}
     parsed, raws = ask_json(
         get_chat_model(context.rewrite_model),
         local_rewrite_messages(selected, question, context),
@@ -176,16 +248,15 @@ def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         max_tokens=context.local_rewrite_max_tokens,
     )
     rewritten = None if parsed is None else clean_rewrite(parsed.standalone_question, question)
-    global_rewrite = state.get("global_rewrite")
-    global_usable = not needs_another_rewrite(global_rewrite, question, context.pronouns)
+    global_rewrite = state.get("global_rewrite") or question
     if (
         parsed is None
         or rewritten is None
-        or (global_usable and needs_another_rewrite(rewritten, question, context.pronouns))
-        or (global_usable and keeps_less_of_the_question(rewritten, str(global_rewrite), question))
+        or _local_gives_way(rewritten, state.get("global_rewrite"), question, context)
     ):
         return {
-            "standalone_question": global_rewrite or question,
+            "standalone_question": global_rewrite,
+            "rewrite_doubts": rewrite_doubts(global_rewrite, question, context.pronouns),
             "fallbacks": [
                 {"node": "local_rewrite", "used": "global rewrite", "raw": raws[-1] if raws else ""}
             ],
@@ -194,4 +265,25 @@ def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "history_summary": parsed.summary,
         "intent": parsed.intent,
         "standalone_question": rewritten,
+        "rewrite_doubts": rewrite_doubts(rewritten, question, context.pronouns),
     }
+
+
+def _local_gives_way(rewritten: str, global_rewrite: str | None, question: str, context: Context) -> bool:
+    """Does the global rewrite replace the local one? "misses": when the global one is usable and the
+    local one is not, or keeps less of the question; "doubts": when the local one has more doubts, or
+    neither has any and the local one keeps less."""
+    pronouns = context.pronouns
+    if context.rewrite_retry_on == "doubts":
+        local, other = (
+            rewrite_doubts(rewritten, question, pronouns),
+            rewrite_doubts(global_rewrite, question, pronouns),
+        )
+        return len(local) > len(other) or (
+            not other and keeps_less_of_the_question(rewritten, str(global_rewrite), question)
+        )
+    if needs_another_rewrite(global_rewrite, question, pronouns):
+        return False
+    return needs_another_rewrite(rewritten, question, pronouns) or keeps_less_of_the_question(
+        rewritten, str(global_rewrite), question
+    )

@@ -40,14 +40,16 @@ class GenerateSettings:
         "decline is asked once more without that way out (two drafts); 'answer': the first draft is asked "
         "with the decline retry's instruction at once (one draft; a decline it still writes is taken).",
     )
-    answer_question: Literal["rewrite", "both"] = setting(
+    answer_question: Literal["rewrite", "both", "doubtful"] = setting(
         "rewrite",
         stage="generate",
         flag=True,
         description="The question the answering prompts (gate, answer, samples) show: 'rewrite': the standalone "
         "rewrite; 'both': on a follow-up whose rewrite differs from what the user wrote, the user's words "
         "first, then the rewrite ('... (in full: ...)'), so a rewrite that lost or changed what was asked "
-        "does not replace it.",
+        "does not replace it; 'doubtful': 'both' only where the rewrite is in doubt (``rewrite_doubts``: it "
+        "changed a yes/no question into a wh-question, kept under three quarters of what was asked, or added "
+        "nothing to a question that points back).",
     )
     generate_instruction: str = setting(
         grounded.GENERATE, stage="generate", description="Asks for the answer."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from mtrag_graph import settings
 from mtrag_graph.prompts import rewrite
@@ -38,6 +39,17 @@ class RewriteSettings:
         description="Model that rewrites again when the rewrite model's question still points back to the "
         "conversation, drops what the question asked, or is unusable (default: MTRAG_LARGE_MODEL; the "
         "rewrite model itself: no second try).",
+    )
+    rewrite_retry_on: Literal["misses", "doubts"] = setting(
+        "misses",
+        stage="rewrite",
+        flag=True,
+        description="When the retry model rewrites again. 'misses': the rewrite model's rewrite is unusable, still "
+        "points back, or keeps under half of what was asked, and the retry's is taken when it has none of these; "
+        "'doubts': any of the rewrite's doubts (mtrag_graph.nodes.rewrite.rewrite_doubts: also a yes/no question "
+        "turned into a wh-question, under three quarters kept, nothing added to a question that points back), and "
+        "the retry's is taken when it has fewer (off: real-documents tuning +1 follow-up, MTRAG-UN dev Task C one "
+        "UNANSWERABLE turn more answered; benchmarks/results/documents.md).",
     )
     rewrite_question: bool = setting(
         True,

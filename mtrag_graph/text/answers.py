@@ -53,9 +53,21 @@ _YES_NO_QUESTION = re.compile(
 _LEADING_YES_NO = re.compile(r"^(yes|no)\s*[,.!:;]\s*(?=\S)", re.IGNORECASE)
 
 
+# A request put as a question to the assistant ("can you please tell me more about Letitia James?",
+# "Could tell me the difference between index fund and mutual funds?"): it asks for information, not for
+# yes or no. On MTRAG-UN dev such turns were answered with a quoted sentence as if they were yes/no.
+_REQUEST = re.compile(
+    r"^\W*(can|could|would|will)\s+(you\s+)?(please\s+|kindly\s+|also\s+|just\s+)*"
+    r"(tell|give|provide|explain|describe|list|share|show|help|summari[sz]e|elaborate|define|name|recommend|"
+    r"suggest|outline|compare|clarify|walk|let\s+me\s+know|inform|detail|expand|go\s+over|point\s+me)\b",
+    re.IGNORECASE,
+)
+
+
 def is_yes_no_question(question: str) -> bool:
-    """Does ``question`` open like a yes/no question ("Is ...", "Does ...", "Can ...")?"""
-    return _YES_NO_QUESTION.match(question) is not None
+    """Does ``question`` open like a yes/no question ("Is ...", "Does ...", "Can ...")? A request to the
+    assistant ("Can you tell me more about ...?", "Could you explain ...?") is not one."""
+    return _YES_NO_QUESTION.match(question) is not None and _REQUEST.match(question) is None
 
 
 def drop_spurious_yes_no(answer: str, question: str) -> str:

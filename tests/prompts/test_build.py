@@ -95,3 +95,7 @@ def test_both_shows_a_follow_ups_own_words_before_its_rewrite():
     assert prompted_question(first, Context(answer_question="both")) == first["standalone_question"]
     same = {**state, "standalone_question": "and which option skips my init files"}
     assert prompted_question(same, Context(answer_question="both")) == same["standalone_question"]
+    doubtful = Context(answer_question="doubtful")  # both only where the rewrite is in doubt
+    assert prompted_question(state, doubtful) == state["standalone_question"]
+    in_doubt = {**state, "rewrite_doubts": ["keeps under three quarters of what was asked"]}
+    assert prompted_question(in_doubt, doubtful) == prompted_question(state, Context(answer_question="both"))

@@ -9,6 +9,7 @@ from mtrag_graph.text.answers import (
     answer_problems,
     clean_answer,
     drop_spurious_yes_no,
+    is_yes_no_question,
     lead_restates,
     trim_to_sentence,
 )
@@ -100,6 +101,26 @@ def test_a_yes_no_opener_is_dropped_when_the_question_is_not_yes_no():
 
 def test_a_yes_no_opener_stays_on_a_yes_no_question():
     assert drop_spurious_yes_no("No, it is not free.", "Is it free?") == "No, it is not free."
+
+
+@pytest.mark.parametrize(
+    ("question", "yes_no"),
+    [
+        ("Is it free?", True),
+        ("Can I back up straight to Amazon S3?", True),
+        ("Could the key be drawn without a box?", True),
+        # requests put as questions to the assistant (MTRAG-UN dev turns)
+        ("can you please tell me more about Letitia James?", False),
+        ("can you provide more details of E. E. Cummings?", False),
+        ("Could tell me the difference between index fund and mutual funds?", False),
+        ("Would you please explain how the fee is computed?", False),
+        ("What is Watson Assistant?", False),
+    ],
+)
+def test_a_request_to_the_assistant_is_no_yes_no_question(question, yes_no):
+    assert is_yes_no_question(question) is yes_no
+    said = drop_spurious_yes_no("Yes, she is the attorney general.", question)
+    assert said == ("Yes, she is the attorney general." if yes_no else "She is the attorney general.")
 
 
 def test_a_wh_answer_whose_first_sentence_only_restates_the_question_is_retried():
