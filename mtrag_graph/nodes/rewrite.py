@@ -18,6 +18,7 @@ from mtrag_graph.prompts.build import QUESTION_CHARS, global_rewrite_messages, l
 from mtrag_graph.state import State
 from mtrag_graph.tasks import pairs_to_turns, user_and_agent_pairs
 from mtrag_graph.text import content_stems, content_words, words
+from mtrag_graph.text.answers import YES_NO_OPENERS
 from mtrag_graph.text.ellipsis import Resolution, fragment_thing, resolve_fragment
 
 _WORDS = re.compile(r"[A-Za-z']+")
@@ -47,13 +48,10 @@ def clean_rewrite(text: str, question: str) -> str | None:
     return line
 
 
-# the words a question opens with after a leading "And", "So", ...: an auxiliary asks yes or no, a
-# wh-word asks what, which, who ...
+# the words a question opens with after a leading "And", "So", ...: an auxiliary asks yes or no
+# (``text.answers.YES_NO_OPENERS``), a wh-word asks what, which, who ...
 _OPENERS = frozenset({"and", "so", "but", "also", "then", "ok", "okay", "well", "oh", "now"})
-_AUXILIARIES = frozenset({
-    "is", "are", "am", "was", "were", "do", "does", "did", "can", "could", "will", "would", "should",
-    "shall", "has", "have", "had", "may", "might", "must",
-})  # fmt: skip
+_AUXILIARIES = frozenset(YES_NO_OPENERS)
 _WH_WORDS = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "why", "how"})
 
 
@@ -86,15 +84,16 @@ def rewrite_doubts(rewritten: str | None, question: str, pronouns: tuple[str, ..
     if rewritten is None:
         return ["unusable"]
     doubts = []
-    if mentions_earlier_turn(question, pronouns) and mentions_earlier_turn(rewritten, pronouns):
+    points_back = mentions_earlier_turn(question, pronouns)
+    if points_back and mentions_earlier_turn(rewritten, pronouns):
         doubts.append("still points back")
     asked, given = set(content_stems(question)), set(content_stems(rewritten))
     if asked and len(asked & given) * 4 < len(asked) * 3:
         doubts.append("keeps under three quarters of what was asked")
     if _opening_word(question) in _AUXILIARIES and _opening_word(rewritten) in _WH_WORDS:
         doubts.append("a yes/no question turned into a wh-question")
-    opens_elliptic = bool(words(question)) and words(question)[0] in _OPENERS
-    if (mentions_earlier_turn(question, pronouns) or opens_elliptic) and not given - asked:
+    opens_elliptic = any(word in _OPENERS for word in words(question)[:1])  # "And ...", "So ..."
+    if (points_back or opens_elliptic) and not given - asked:
         doubts.append("adds nothing")
     return doubts
 
@@ -237,8 +236,10 @@ def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         # turn asked again as the question before): a second call on a follow-up would only delay the
         # answer (issue 35: three sequential calls before it)
         standalone = state.get("global_rewrite") or question
-        asked_back = bool(state.get("history")) and context.rewrite_question and not state.get("fragment")
-        doubts = rewrite_doubts(standalone, question, context.pronouns) if asked_back else []
+        rewritten_follow_up = (
+            bool(state.get("history")) and context.rewrite_question and not state.get("fragment")
+        )
+        doubts = rewrite_doubts(standalone, question, context.pronouns) if rewritten_follow_up else []
         return {"standalone_question": standalone, "rewrite_doubts": doubts}
     parsed, raws = ask_json(
         get_chat_model(context.rewrite_model),

@@ -151,9 +151,10 @@ def question_for_answering(state: Mapping[str, Any]) -> str:
 def prompted_question(state: Mapping[str, Any], context: PromptSettings) -> str:
     """The question as the answering prompts show it (``Context.answer_question``): the standalone
     rewrite, or with "both", on a follow-up the rewrite changed, the user's own words and then the
-    rewrite ("doubtful": only where the final rewrite is in doubt, the state's ``rewrite_doubts``). On the real-documents fresh split the small rewrite model turned "And which option makes it
-    skip my private and system initialization files?" into "How can I prevent gnuplot from closing my
-    private and system initialization files?", and the answer followed it."""
+    rewrite ("doubtful": only where the final rewrite is in doubt, the state's ``rewrite_doubts``). On
+    the real-documents fresh split the small rewrite model turned "And which option makes it skip my
+    private and system initialization files?" into "How can I prevent gnuplot from closing my private
+    and system initialization files?", and the answer followed it."""
     question = question_for_answering(state)
     asked = " ".join(str(state.get("question") or "").split())
     if context.answer_question == "rewrite" or not state.get("history") or not asked:

@@ -46,10 +46,12 @@ def clean_answer(text: str) -> str:
     return text.strip()
 
 
-_YES_NO_QUESTION = re.compile(
-    r"^\W*(is|are|was|were|am|can|could|do|does|did|will|would|should|shall|has|have|had|may|might|must)\b",
-    re.IGNORECASE,
-)
+# the auxiliary verbs a yes/no question opens with ("Is ...", "Does ...", "Can ...")
+YES_NO_OPENERS = (
+    "is", "are", "was", "were", "am", "can", "could", "do", "does", "did", "will", "would", "should",
+    "shall", "has", "have", "had", "may", "might", "must",
+)  # fmt: skip
+_YES_NO_QUESTION = re.compile(rf"^\W*({'|'.join(YES_NO_OPENERS)})\b", re.IGNORECASE)
 _LEADING_YES_NO = re.compile(r"^(yes|no)\s*[,.!:;]\s*(?=\S)", re.IGNORECASE)
 
 
