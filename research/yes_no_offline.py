@@ -28,17 +28,30 @@ from mtrag_graph.models import get_chat_model, get_embedder
 from mtrag_graph.prompts.build import question_for_answering
 
 
-def settled_record(record: dict[str, Any], context: Context) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The record with its yes/no answer settled on a quote (and the settle record), or as it was."""
+def settled_record(
+    record: dict[str, Any], context: Context, *, resettle: bool = False
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The record with its yes/no answer settled on a quote (and the settle record), or as it was;
+    ``resettle``: an answer the recording graph settled is settled again from its draft."""
     route = record.get("route") or {}
     answer = str((record.get("predictions") or [{}])[0].get("text") or "")
     state = {**route, "question": record["input"][-1]["text"], "kept_passages": record.get("contexts") or [],
              "history": record["input"][:-1]}  # fmt: skip
     question = question_for_answering(state)
-    if (route.get("grounding") or {}).get("yes_no"):
+    recorded = (route.get("grounding") or {}).get("yes_no")
+    if recorded and not resettle:
         return record, None  # settled by the graph that recorded it
-    if route.get("abstained") or not state["kept_passages"] or not yes_no.applies(question, answer):
-        return record, None
+    if recorded:
+        if str(recorded.get("quote") or "\0") not in answer:
+            return record, None  # a later stage replaced the settled answer (a decline, a clarification)
+        answer = str(recorded.get("answer_before") or answer)  # settled again from the graph's draft
+    elif (
+        resettle
+        or route.get("abstained")
+        or not state["kept_passages"]
+        or not yes_no.applies(question, answer)
+    ):
+        return record, None  # (resettling: the graph that recorded it left it unsettled)
     quoted, settled = yes_no.settle(
         answer,
         question,
@@ -47,6 +60,7 @@ def settled_record(record: dict[str, Any], context: Context) -> tuple[dict[str, 
         get_embedder(context.embedder).embed,
         min_confidence=context.yes_no_min_confidence,
         retries=context.parse_retries,
+        quote_from=context.yes_no_quote_from,
     )
     kept, grounding = ground(quoted, state, context)
     if kept is None:
@@ -64,16 +78,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--min-confidence", type=float, default=None, help="yes_no_min_confidence (default: Context's)"
     )
+    parser.add_argument(
+        "--quote-from", choices=yes_no.QUOTE_FROM, default=None, help="yes_no_quote_from (default: Context's)"
+    )
+    parser.add_argument(
+        "--resettle",
+        action="store_true",
+        help="settle again the answers the recording graph settled (their drafts)",
+    )
     args = parser.parse_args(argv)
-    context = Context()
+    overrides: dict[str, Any] = {}
     if args.min_confidence is not None:
-        context = Context(yes_no_min_confidence=args.min_confidence)
+        overrides["yes_no_min_confidence"] = args.min_confidence
+    if args.quote_from is not None:
+        overrides["yes_no_quote_from"] = args.quote_from
+    context = Context(**overrides)
     records = [json.loads(line) for line in args.predictions.read_text().splitlines() if line.strip()]
     settled_count, seconds = 0, []
     with args.output.open("w") as out:
         for record in records:
             start = time.perf_counter()
-            new, settled = settled_record(record, context)
+            new, settled = settled_record(record, context, resettle=args.resettle)
             if settled is not None:
                 settled_count += 1
                 seconds.append(time.perf_counter() - start)

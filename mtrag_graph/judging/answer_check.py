@@ -146,6 +146,7 @@ def quote_yes_no(state: Mapping[str, Any], context: Context, answer: str) -> tup
         get_embedder(context.embedder).embed,
         min_confidence=context.yes_no_min_confidence,
         retries=context.parse_retries,
+        quote_from=context.yes_no_quote_from,
     )
 
 

@@ -46,8 +46,10 @@ INSTRUCTION = (
 )
 LEAD = {"yes": "Yes", "no": "No"}
 QUOTE = "The document says: \u201c{sentence}\u201d"
+QUOTE_FROM = ("question", "question+draft")  # what the quoted sentence is ranked by
 SECOND_WITHIN = 0.1  # the second-best sentence joins the quote when its cosine is this close
 _LEADING = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+_LEADING_WORD = re.compile(r"^\W*(?:yes|no)\b[,.;:!]?\s*", re.IGNORECASE)
 
 _LINE_START_KEEP = re.compile(r"^\s*(?:[-*\u2022\u2023\u25e6]|\d+[.)]\s|#|\||```|\$ |>)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"\u201d')\]]*\s+(?=[\"\u201c'(\[`]?[A-Z0-9])")
@@ -84,20 +86,32 @@ def passage_sentences(text: str) -> list[str]:
     return result
 
 
+def draft_body(answer: str) -> str:
+    """The draft without its leading yes or no ("Yes, qsolve supports ..." -> "qsolve supports ...")."""
+    return _LEADING_WORD.sub("", answer, count=1).strip()
+
+
 def candidate_sentences(
     question: str,
     passages: Sequence[Mapping[str, Any]],
     embed: Callable[[Sequence[str]], np.ndarray],
     k: int,
+    draft: str | None = None,
 ) -> list[tuple[int, str, float]]:
-    """The ``k`` sentences of ``passages`` closest to ``question`` (passage index, sentence, cosine)."""
+    """The ``k`` sentences of ``passages`` closest to ``question`` (passage index, sentence, cosine); with
+    ``draft`` (its yes or no left out, at least ``MIN_WORDS`` words) ranked by the sum of the cosines with
+    the question and with the draft, the sentence the draft rests on; the cosine kept is the question's."""
     found = [(i, s) for i, p in enumerate(passages) for s in passage_sentences(str(p.get("text", "")))]
     if not found or k <= 0:
         return []
-    vectors = np.asarray(embed([question, *(s for _, s in found)]), dtype=np.float32)
+    body = draft_body(draft) if draft else ""
+    texts = [question, *([body] if len(body.split()) >= MIN_WORDS else []), *(s for _, s in found)]
+    vectors = np.asarray(embed(texts), dtype=np.float32)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-    cosines = vectors[1:] @ vectors[0]
-    order = np.argsort(-cosines, kind="stable")[:k]
+    sentences = vectors[len(texts) - len(found) :]
+    cosines = sentences @ vectors[0]
+    rank = cosines + (sentences @ vectors[1] if len(texts) > len(found) + 1 else 0.0)
+    order = np.argsort(-rank, kind="stable")[:k]
     return [(found[j][0], found[j][1], round(float(cosines[j]), 4)) for j in order]
 
 
@@ -145,15 +159,20 @@ def settle(
     *,
     min_confidence: float,
     retries: int = 1,
+    quote_from: str = "question",
 ) -> tuple[str, dict[str, Any]]:
     """The answer to a yes/no question with the sentence that decides it quoted, and the record.
 
     The model reads the quote alone: a verdict at least ``min_confidence`` leads the answer; the draft
     is kept before the quote only when it says the same (or says neither yes nor no). Without a
     confident verdict the quote is the answer: the draft's own yes or no is not trusted."""
-    candidates = candidate_sentences(question, passages, embed, 2)
+    if quote_from not in QUOTE_FROM:
+        raise ValueError(f"yes_no_quote_from: {quote_from!r}; one of {', '.join(QUOTE_FROM)}")
+    draft = answer if quote_from == "question+draft" else None
+    candidates = candidate_sentences(question, passages, embed, 2, draft=draft)
     quote = quoted(candidates, passages)
-    record: dict[str, Any] = {"candidates": [list(c) for c in candidates], "answer_before": answer}
+    record: dict[str, Any] = {"candidates": [list(c) for c in candidates], "answer_before": answer,
+                              "quote_from": quote_from}  # fmt: skip
     if quote is None:
         return answer, {**record, "outcome": "no sentence"}
     passage, text = quote

@@ -98,6 +98,13 @@ class GroundSettings:
     yes_no_min_confidence: float = setting(
         0.9, stage="ground", description="The probability a yes or no verdict on the quote needs to be said."
     )
+    yes_no_quote_from: Literal["question", "question+draft"] = setting(
+        "question",
+        stage="ground",
+        description="What ranks the passage sentences for a yes/no answer's quote: 'question' (its cosine with "
+        "the question) or 'question+draft' (that plus the cosine with the draft, its yes or no left out: the "
+        "sentence the draft rests on).",
+    )
     verify_instruction: str = setting(
         grounded.VERIFY_ANSWER,
         stage="ground",

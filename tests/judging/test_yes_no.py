@@ -40,6 +40,30 @@ def test_the_candidates_are_the_sentences_closest_to_the_question():
     assert candidates[0][0] == 1 and "qsolve" in candidates[0][1]
 
 
+def test_with_the_draft_the_quote_is_the_sentence_the_draft_rests_on():
+    question = "Is Charis SIL just a copy of Charter?"
+    passage = {
+        "text": "Charis SIL is a serif typeface for Roman and Cyrillic scripts. The design of the basic character "
+        "set of Charis SIL is similar to Bitstream Charter. Charis SIL is very closely based on Charter, "
+        "however the glyphs were completely redrawn from visual reference only."
+    }
+    draft = "Yes, Charis SIL is very closely based on Charter, however the glyphs were completely redrawn."
+    by_question = yes_no.candidate_sentences(question, [passage], EMBED, 1)
+    by_both = yes_no.candidate_sentences(question, [passage], EMBED, 1, draft=draft)
+    assert "glyphs were completely redrawn" in by_both[0][1] and by_both != by_question
+    # a draft of a yes or no alone (under MIN_WORDS words left) ranks by the question only
+    assert yes_no.candidate_sentences(question, [passage], EMBED, 1, draft="Yes, it is.") == by_question
+    assert yes_no.draft_body("No, you don't need tkinter.") == "you don't need tkinter."
+    answer, record = yes_no.settle(
+        draft, question, [passage], ScriptedChatModel(responses=["unclear"]), EMBED,
+        min_confidence=0.9, quote_from="question+draft",
+    )  # fmt: skip
+    assert record["quote_from"] == "question+draft" and "completely redrawn" in answer
+    with pytest.raises(ValueError, match="yes_no_quote_from"):
+        yes_no.settle(draft, question, [passage], ScriptedChatModel(responses=["yes"]), EMBED,
+                      min_confidence=0.9, quote_from="draft")  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("question", "applies"),
     [(QUESTION, True), ("Is it on by default?", True), ("Which solver handles it?", False)],
