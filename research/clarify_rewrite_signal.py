@@ -53,7 +53,7 @@ def generated_rows(path: Path, per_class: int, seed: int) -> list[tuple[str, dic
             label = "underspecified twin" if meta.get("underspecified") else "answerable twin"
         by_label[label].append(item)
     rng = random.Random(seed)
-    rows = []
+    rows: list[tuple[str, dict[str, Any]]] = []
     for label, items in sorted(by_label.items()):
         chosen = items if label.startswith("natural") else rng.sample(items, min(per_class, len(items)))
         rows.extend((label, item) for item in chosen)

@@ -84,8 +84,10 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     payloads = injected_payloads([p.get("text", "") for p in state.get("kept_passages") or []])
     if payloads and repeats_injection(answer, payloads):
         problems.append("repeats an instruction found in a passage")
-    if not problems or (problems == [REPEATS_PREVIOUS] and retries >= context.max_generate_retries):
+    repeat_taken = not context.decline_repeats and problems == [REPEATS_PREVIOUS]
+    if not problems or (repeat_taken and retries >= context.max_generate_retries):
         # asked again and still the answer before: the passages may hold one answer for both turns
+        # (Context.decline_repeats: a follow-up is never answered with the previous answer, it declines)
         return {"answer": answer, "answer_problems": []}
     if retries < context.max_generate_retries:
         return {"answer_problems": problems, "retries": retries + 1, "retry_reason": RetryReason.PROBLEMS}

@@ -25,6 +25,12 @@ class CheckSettings:
     max_generate_retries: int = setting(
         1, stage="check", description="Drafts asked again after a rejected one."
     )
+    decline_repeats: bool = setting(
+        True,
+        stage="check",
+        description="A follow-up's draft that, asked again, still gives the previous answer (its values, or "
+        "most of its words) is declined (failed_retry) instead of taken as the passages' one answer for both turns.",
+    )
     retry_declines: bool = setting(
         True,
         stage="check",

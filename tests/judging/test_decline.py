@@ -3,6 +3,7 @@ before, and the answering model's probability of declining as a gate rule (judgi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -223,3 +224,21 @@ def test_without_samples_the_decline_probability_alone_decides():
     assert out["abstain_reason"] == AbstainReason.MODEL_UNSURE
     assert out["grounding"]["samples"] == {"replies": [], "disagree": [], "p_decline": 0.2, "kept": False}
     assert _probability_run(0.05, []).get("abstain_reason") is None
+
+
+@pytest.mark.parametrize(("decline_repeats", "declined"), [(False, False), (True, True)])
+def test_a_repeat_asked_again_that_still_repeats_is_taken_or_declined(decline_repeats, declined):
+    drafts = ["Lz4 decompresses at a speed of 1700 MB/s.", "Lz4 is fast: 1700 MB/s."]
+    context = fake_context(generate=drafts, rewrite=["How fast does lz4 decompress?"])
+    context = dataclasses.replace(context, decline_repeats=decline_repeats)
+    task = make_task(
+        ["How fast does zstd decompress?", "1700 MB/s.", "How about lz4?"],
+        ["zstd decompresses at 1700 MB/s and lz4 at 1700 MB/s too."],
+    )
+    out = build_graph(output="state").invoke({"task": task}, context=context)
+    assert out["retries"] == 1
+    if declined:
+        assert out["abstain_reason"] == AbstainReason.FAILED_RETRY
+        assert out["answer_problems"] == ["repeats the previous answer instead of answering this question"]
+    else:
+        assert out.get("abstain_reason") is None and out["answer"] == "Lz4 is fast: 1700 MB/s."
