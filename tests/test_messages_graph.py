@@ -273,8 +273,9 @@ from mtrag_graph.runtime.checkpoints import open_checkpointer
 from mtrag_graph.testing import fake_context
 with open_checkpointer(sys.argv[1]) as saver:
     out = build_graph(checkpointer=saver).invoke(
-        {"messages": [HumanMessage(sys.argv[2])], "contexts": [{"text": "Bees dance to show where flowers are."}]},
-        {"configurable": {"thread_id": "strict"}}, context=fake_context(generate=["Bees dance to show where flowers are."]))
+        {"messages": [HumanMessage(sys.argv[2])],
+         "contexts": [{"text": "Bees dance to show where flowers are. The dance tells other bees the way."}]},
+        {"configurable": {"thread_id": "strict"}}, context=fake_context(generate=[sys.argv[3]]))
 print(len(out["messages"]), out["messages"][-1].response_metadata["mtrag"]["kind"])
 """
 
@@ -288,14 +289,18 @@ def test_a_thread_of_messages_goes_on_after_a_restart_with_strict_checkpoint_loa
     }
     runs = [
         subprocess.run(
-            [sys.executable, "-c", STRICT_TURN, str(tmp_path / "chat.sqlite"), question],
+            [sys.executable, "-c", STRICT_TURN, str(tmp_path / "chat.sqlite"), question, answer],
             cwd=REPO,
             env=env,
             capture_output=True,
             text=True,
             timeout=180,
         )  # fmt: skip
-        for question in ("How do bees talk?", "Why do they dance?")
+        for question, answer in (
+            ("How do bees talk?", "Bees dance to show where flowers are."),
+            # an answer of its own: the same one again would be a repeat of the turn before, and decline
+            ("Why do they dance?", "The dance tells other bees the way."),
+        )
     ]
     for run in runs:
         assert run.returncode == 0, run.stderr
