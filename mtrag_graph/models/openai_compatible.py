@@ -124,6 +124,16 @@ class ChatOpenAICompatible(ChatOpenAI):
     def capabilities(self) -> Capabilities:
         return vllm_endpoint(self.openai_api_base)
 
+    def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
+        """``ChatOpenAI``'s payload, its token limit also under the older name: ``ChatOpenAI`` sends
+        ``max_completion_tokens`` only, which vLLM reads and ``llama_cpp.server`` ignores (it reads
+        ``max_tokens``, and without it generates to the end of its context or the reply: asked for a story
+        with a limit of 200 tokens, it streamed 4,049 chunks over 131 s)."""
+        payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        if payload.get("max_completion_tokens") is not None:
+            payload.setdefault("max_tokens", payload["max_completion_tokens"])
+        return payload
+
     def _endpoint(self) -> tuple[str, dict[str, str], float]:
         base = str(self.openai_api_base or "https://api.openai.com/v1").rstrip("/")
         headers = {**(self.default_headers or {})}

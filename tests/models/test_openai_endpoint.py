@@ -108,6 +108,21 @@ def test_vllm_spec_builds_an_openai_client_on_the_base_url(endpoint):
     assert str(model.openai_api_base) == endpoint
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_the_token_limit_goes_under_both_names(endpoint, streamed):
+    """vLLM reads max_completion_tokens, llama_cpp.server only max_tokens (without it, no limit)."""
+    model = get_chat_model(f"vllm:bees@{endpoint}")
+    messages = [HumanMessage(content="How do bees talk?")]
+    if streamed:
+        assert "".join(str(c.content) for c in model.stream(messages, max_tokens=7))
+    else:
+        assert model.invoke(messages, max_tokens=7).content
+    sent = StandIn.requests[-1]
+    assert sent["max_tokens"] == sent["max_completion_tokens"] == 7 and bool(sent.get("stream")) is streamed
+    model.invoke(messages)
+    assert "max_tokens" not in StandIn.requests[-1] and "max_completion_tokens" not in StandIn.requests[-1]
+
+
 def test_graph_runs_end_to_end_against_an_openai_compatible_server(endpoint):
     spec = f"vllm:stand-in@{endpoint}"
     context = endpoint_context(
