@@ -376,6 +376,9 @@ def is_underspecified(
         raise ValueError(f"clarify_signals: unknown {sorted(on - set(SIGNALS))}; known: {', '.join(SIGNALS)}")
     if passages and all(document_of(p) is not None for p in passages):
         return _underspecified_over_documents(history, question, passages, context, on)
+    rival = rival_reference(history, question) if not passages and context.clarify_rivals else None
+    if rival is not None:  # model-free, before any decision for turns without passages
+        return True, [f"rivals: '{rival}' after an answer that named several of that kind"]
     if not passages and context.clarify_ask_back is not None:
         return asked_back(history, question, context)
     if context.clarify_classifier is not None:
@@ -513,6 +516,51 @@ def asked_back(
         f"ask-back: p={probability:.3f}, threshold {decision.threshold:.3f} (model log-odds "
         f"{model_odds:+.2f}, classifier p={classifier_p:.3f})"
     ]
+
+
+# "this type of charge", "that special rule": a demonstrative, then up to two words (an adjective may
+# come before the noun). Not "the": all 11 of MTRAG's natural reference turns it would fire on with "the"
+# too are ANSWERABLE turns about a thing the conversation had settled ("the basin", "the breed")
+_POINTER = re.compile(
+    r"\b(?:this|that|these|those)\s+(?:(?:type|kind|sort)s?\s+of\s+)?([a-z][a-z-]{2,})(?:\s+([a-z][a-z-]{2,}))?\b"
+)
+_ONE_OF = re.compile(r"\bone of (?:these|those|them)\b", re.IGNORECASE)
+
+
+def _plurals(noun: str) -> set[str]:
+    return {noun + "s", noun + "es", *([noun[:-1] + "ies"] if noun.endswith("y") else [])}
+
+
+def rival_reference(history: Sequence[dict[str, str]], question: str) -> str | None:
+    """What a turn without passages points at by its kind when the last answer named several of that
+    kind: "How is this type of charge calculated?" after "The types of charges are Fixed, Metered,
+    Tiered, and Reserved." -> "charge"; "one of these" after any answer -> "one of these". Not a noun
+    the question names ("the Hudson River", "the CIS bot": a capitalised word before it), not after a
+    ranking word ("the last option"), not a time ("this year"), not a plural. None otherwise.
+
+    The turns MTRAG-UN gives no passages for and the no-passage model never asks: they stay on the
+    topic ("this case" after an answer about cases). On a hand-written set of such turns from MTRAG's
+    reference conversations (``research/data/clarify_rivals.jsonl``) it fires on most and on none of
+    their answerable twins; on none of MTRAG's 65 UNANSWERABLE and CONVERSATIONAL reference turns
+    (benchmarks/results/clarify.md)."""
+    agents = [t["text"] for t in history if t.get("speaker") == "agent"]
+    if not agents:
+        return None
+    if _ONE_OF.search(question):
+        return "one of these"
+    said = set(words(agents[-1]))
+    for match in _POINTER.finditer(question.lower()):
+        first, second = match.group(1), match.group(2)
+        if first in _RANKING or question[match.start(1)].isupper():
+            continue  # "that last option"; "this IRA account" names one
+        for noun, at in ((first, match.start(1)), (second, match.start(2))):
+            if not noun or noun in _NOT_A_NOUN or noun.endswith("s") or not (said & _plurals(noun)):
+                continue
+            before = question[:at].rstrip().split(" ")[-1:]  # the word before the noun, case kept
+            if before and re.fullmatch(_CAPITALISED, before[0]):
+                continue  # "the Hudson River": named
+            return noun
+    return None
 
 
 def without_passages(history: Sequence[dict[str, str]], question: str, spec: str) -> tuple[bool, list[str]]:

@@ -24,7 +24,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.underspecified import is_underspecified, kind_and_names, referring_phrase, restates
+from mtrag_graph.judging.underspecified import (
+    is_underspecified,
+    kind_and_names,
+    referring_phrase,
+    restates,
+    rival_reference,
+)
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.nodekit.replies import question_message
 from mtrag_graph.nodekit.wrapper import guarded
@@ -57,6 +63,9 @@ def clarifying_question(state: Mapping[str, Any], context: Context) -> str:
             return context.clarify_noun_question.format(noun=word)
         return context.clarify_pronoun_question.format(pronoun=word)
     if not passages:  # nothing for the model to name the readings from
+        rival = rival_reference(history, question) if context.clarify_rivals else None
+        if rival is not None and rival != "one of these":  # "Which charge do you mean?"
+            return context.clarify_noun_question.format(noun=rival)
         return context.clarify_fallback_question
     messages = clarify_messages(context.clarify_question_instruction, history, question, passages, context)
     reply = invoke_text(

@@ -79,6 +79,13 @@ class ClarifySettings:
         "exchange, no model call ('default': mtrag_graph/data/clarify_no_passages.json, or a JSON file); "
         "None: such a turn is never asked back (the signals need passages).",
     )
+    clarify_rivals: bool = setting(
+        True,
+        stage="clarify",
+        description="A turn without passages that points at something by its kind ('this type of charge') "
+        "after an answer that named several of that kind is asked back, before the no-passage model "
+        "(judging.underspecified.rival_reference).",
+    )
     clarify_ask_back_instruction: str = setting(
         clarify_prompts.ASK_BACK,
         stage="clarify",

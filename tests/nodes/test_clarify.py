@@ -476,3 +476,38 @@ def test_over_documents_a_noun_with_names_in_two_documents_is_asked_about():
 def document_passages(*rows: tuple[str, str, str]) -> list[dict[str, str]]:
     """Passages cut from a user's documents: (document_id, title, text) each."""
     return [{"document_id": doc_id, "title": title, "text": text} for doc_id, title, text in rows]
+
+
+CHARGES = [
+    "Are there different types of charges?",
+    "The types of charges are Fixed, Metered, Tiered, and Reserved.",
+]
+
+
+def test_a_turn_pointing_at_one_of_several_things_the_last_answer_named_is_a_rival_reference():
+    history = [{"speaker": s, "text": t} for s, t in zip(("user", "agent"), CHARGES, strict=True)]
+    assert underspecified.rival_reference(history, "How is this type of charge calculated?") == "charge"
+    assert underspecified.rival_reference(history, "Who can ask for one of these?") == "one of these"
+    # its twin names the one it means; a name after the demonstrative is one; a time is no thing
+    assert underspecified.rival_reference(history, "How is a tiered charge calculated?") is None
+    assert underspecified.rival_reference(history, "Is this Tiered charge monthly?") is None
+    assert underspecified.rival_reference(history, "Will the charges rise this year?") is None
+    # "the" is left out: on MTRAG's reference turns it fired only on things the conversation had settled
+    assert underspecified.rival_reference(history, "How is the charge calculated?") is None
+    # an answer that names one of that kind, or no answer yet
+    one = [
+        {"speaker": "user", "text": "Any charge?"},
+        {"speaker": "agent", "text": "There is a fixed charge."},
+    ]
+    assert underspecified.rival_reference(one, "How is this charge calculated?") is None
+    assert underspecified.rival_reference([], "How is this charge calculated?") is None
+
+
+def test_a_rival_reference_without_passages_is_asked_back_by_its_kind():
+    task = make_task([*CHARGES, "How is this type of charge calculated?"], [])
+    state = GRAPH.invoke({"task": task}, context=fake_context(clarify=True, clarify_model=judge()))
+    assert state["clarification"]["asked"] is True
+    assert state["answer"] == "Which charge do you mean?"
+    assert state["clarification"]["evidence"].startswith("rivals: 'charge'")
+    off = fake_context(clarify=True, clarify_model=judge(), clarify_rivals=False)
+    assert GRAPH.invoke({"task": task}, context=off)["clarification"]["asked"] is False
