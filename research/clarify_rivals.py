@@ -10,7 +10,7 @@ Reserved."), an underspecified follow-up that points at one of them by its kind 
 charge calculated?") and its answerable twin naming one ("How is a tiered charge calculated?"); the
 conversation is the task's own, up to that agent turn; no passages (the benchmark gives none for such
 turns). The test: ``judging.underspecified.rival_reference`` ("this/that/the <noun>", "this type of
-<noun>", "one of these", whose plural the last agent turn says). Printed: how often
+<noun>", whose plural the last agent turn says). Printed: how often
 the the decision before (no-passage model) and the test ask on the set, and the test on every natural MTRAG reference turn
 (by class), on the generated held-out split, on the real-documents answerable turns, and with ``--dev``
 on the MTRAG-UN dev slice's turns without passages (not held out for this test: its idea came from

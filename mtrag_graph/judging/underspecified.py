@@ -524,7 +524,6 @@ def asked_back(
 _POINTER = re.compile(
     r"\b(?:this|that|these|those)\s+(?:(?:type|kind|sort)s?\s+of\s+)?([a-z][a-z-]{2,})(?:\s+([a-z][a-z-]{2,}))?\b"
 )
-_ONE_OF = re.compile(r"\bone of (?:these|those|them)\b", re.IGNORECASE)
 
 
 def _plurals(noun: str) -> set[str]:
@@ -534,9 +533,10 @@ def _plurals(noun: str) -> set[str]:
 def rival_reference(history: Sequence[dict[str, str]], question: str) -> str | None:
     """What a turn without passages points at by its kind when the last answer named several of that
     kind: "How is this type of charge calculated?" after "The types of charges are Fixed, Metered,
-    Tiered, and Reserved." -> "charge"; "one of these" after any answer -> "one of these". Not a noun
-    the question names ("the Hudson River", "the CIS bot": a capitalised word before it), not after a
-    ranking word ("the last option"), not a time ("this year"), not a plural. None otherwise.
+    Tiered, and Reserved." -> "charge". Not a noun the question names ("this IRA account", "that CIS
+    bot": a capitalised word), not after a ranking word ("that last option"), not a time ("this year"),
+    not a plural. "One of them" is no sign: "Can I restore one of them to a different region?" after an
+    answer about backups means any of them. None otherwise.
 
     The turns MTRAG-UN gives no passages for and the no-passage model never asks: they stay on the
     topic ("this case" after an answer about cases). On a hand-written set of such turns from MTRAG's
@@ -546,8 +546,6 @@ def rival_reference(history: Sequence[dict[str, str]], question: str) -> str | N
     agents = [t["text"] for t in history if t.get("speaker") == "agent"]
     if not agents:
         return None
-    if _ONE_OF.search(question):
-        return "one of these"
     said = set(words(agents[-1]))
     for match in _POINTER.finditer(question.lower()):
         first, second = match.group(1), match.group(2)

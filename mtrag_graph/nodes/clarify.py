@@ -64,7 +64,7 @@ def clarifying_question(state: Mapping[str, Any], context: Context) -> str:
         return context.clarify_pronoun_question.format(pronoun=word)
     if not passages:  # nothing for the model to name the readings from
         rival = rival_reference(history, question) if context.clarify_rivals else None
-        if rival is not None and rival != "one of these":  # "Which charge do you mean?"
+        if rival is not None:  # "Which charge do you mean?"
             return context.clarify_noun_question.format(noun=rival)
         return context.clarify_fallback_question
     messages = clarify_messages(context.clarify_question_instruction, history, question, passages, context)
