@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
 from collections import defaultdict
@@ -142,36 +141,15 @@ def main(argv: list[str] | None = None) -> int:
     states = vf.frozen_states(encoder, tokenizer, train)
     print(f"{len(train)} tuning pairs ({sum(p['label'] for p in train)} underspecified); frozen states "
           f"{time.time() - started:.0f}s", flush=True)  # fmt: skip
-    for name, parameter in encoder.named_parameters():
-        parameter.requires_grad = vf.trainable(name)
-    layers = [p for p in encoder.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(
-        [{"params": layers, "lr": vf.LEARNING_RATE["layers"]}, {"params": head.parameters(), "lr": vf.LEARNING_RATE["head"]}],
-        weight_decay=0.01,
-    )  # fmt: skip
-    rng = random.Random(args.seed)
-    steps = args.epochs * -(-len(train) // vf.BATCH)
-    warmup = max(1, int(steps * vf.WARMUP_SHARE))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup)))
+    vf.train_top_layers(
+        encoder,
+        head,
+        states,
+        [p["label"] for p in train],
+        epochs=args.epochs,
+        seed=args.seed,
+        started=started,
     )
-    positives = sum(p["label"] for p in train)
-    pos_weight = torch.tensor((len(train) - positives) / positives)
-    items = [(state, float(p["label"])) for state, p in zip(states, train, strict=True)]
-    for epoch in range(args.epochs):
-        encoder.train()
-        total = 0.0
-        for batch in vf.batches(items, rng):
-            logits = vf.top_forward(encoder, head, [state for state, _ in batch])
-            labels = torch.tensor([label for _, label in batch])
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels, pos_weight=pos_weight)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_([*layers, *head.parameters()], 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
-            total += loss.item() * len(batch)
-        print(f"epoch {epoch + 1}: loss {total / len(items):.3f} ({time.time() - started:.0f}s)", flush=True)
     natural = [p for p in train if p["group"].startswith("natural")]
     natural_scores = sorted(vf.score_pairs(encoder, head, tokenizer, natural), reverse=True)
     threshold = natural_scores[int(len(natural_scores) * FALSE_ALARM)]

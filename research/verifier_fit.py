@@ -144,6 +144,62 @@ def held_out_figures(
     return figures
 
 
+def train_top_layers(
+    encoder: Any,
+    head: Any,
+    states: Sequence[Any],
+    labels: Sequence[int],
+    *,
+    epochs: int,
+    seed: int,
+    started: float,
+) -> None:
+    """Train the encoder's top ``TRAINED_LAYERS`` layers and the head on the frozen ``states`` (their
+    pairs' ``labels``, 1 or 0): AdamW, linear warm-up then decay, binary cross-entropy with the positives
+    weighted up to the negatives' count; an epoch's mean loss printed. ``research.clarify_crossencoder``
+    trains its cross-encoder with it too."""
+    import torch
+
+    for name, parameter in encoder.named_parameters():
+        parameter.requires_grad = trainable(name)
+    layers = [p for p in encoder.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": layers, "lr": LEARNING_RATE["layers"]},
+            {"params": head.parameters(), "lr": LEARNING_RATE["head"]},
+        ],
+        weight_decay=0.01,
+    )
+    rng = random.Random(seed)
+    steps = epochs * -(-len(states) // BATCH)
+    warmup = max(1, int(steps * WARMUP_SHARE))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup)))
+    )
+    positives = sum(labels)
+    pos_weight = torch.tensor((len(labels) - positives) / positives)
+    items = [(state, float(label)) for state, label in zip(states, labels, strict=True)]
+    step = 0
+    for epoch in range(epochs):
+        encoder.train()  # dropout in the trained layers (the frozen states were computed without)
+        total = 0.0
+        for batch in batches(items, rng):
+            logits = top_forward(encoder, head, [state for state, _ in batch])
+            targets = torch.tensor([label for _, label in batch])
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                logits, targets, pos_weight=pos_weight
+            )
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_([*layers, *head.parameters()], 1.0)
+            optimizer.step()
+            schedule.step()
+            optimizer.zero_grad()
+            total += loss.item() * len(batch)
+            step += 1
+        print(f"epoch {epoch + 1}: mean loss {total / len(items):.4f}, step {step}/{steps}, "
+              f"{time.time() - started:.0f}s", flush=True)  # fmt: skip
+
+
 def fit(data: str, seed: int, epochs: int) -> tuple[Any, Any, dict[str, Any]]:
     import torch
     from transformers import AutoTokenizer
@@ -164,42 +220,9 @@ def fit(data: str, seed: int, epochs: int) -> tuple[Any, Any, dict[str, Any]]:
     started = time.time()
     states = frozen_states(encoder, tokenizer, train)
     print(f"frozen states of {len(train)} pairs: {time.time() - started:.0f}s", flush=True)
-    for name, parameter in encoder.named_parameters():
-        parameter.requires_grad = trainable(name)
-    layers = [p for p in encoder.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(
-        [
-            {"params": layers, "lr": LEARNING_RATE["layers"]},
-            {"params": head.parameters(), "lr": LEARNING_RATE["head"]},
-        ],
-        weight_decay=0.01,
+    train_top_layers(
+        encoder, head, states, [p["label"] for p in train], epochs=epochs, seed=seed, started=started
     )
-    rng = random.Random(seed)
-    steps = epochs * -(-len(train) // BATCH)
-    warmup = max(1, int(steps * WARMUP_SHARE))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup)))
-    )
-    positives = sum(p["label"] for p in train)
-    pos_weight = torch.tensor((len(train) - positives) / positives)
-    items = [(state, float(p["label"])) for state, p in zip(states, train, strict=True)]
-    step = 0
-    for epoch in range(epochs):
-        encoder.train()  # dropout in the trained layers (the frozen states were computed without)
-        total = 0.0
-        for batch in batches(items, rng):
-            logits = top_forward(encoder, head, [state for state, _ in batch])
-            labels = torch.tensor([label for _, label in batch])
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels, pos_weight=pos_weight)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_([*layers, *head.parameters()], 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
-            total += loss.item() * len(batch)
-            step += 1
-        print(f"epoch {epoch + 1}: mean loss {total / len(train):.4f}, step {step}/{steps}, "
-              f"{time.time() - started:.0f}s", flush=True)  # fmt: skip
     scores = score_pairs(encoder, head, tokenizer, held)
     record = {
         "seed": seed, "epochs": epochs, "batch": BATCH, "learning_rate": LEARNING_RATE,
