@@ -23,8 +23,7 @@ from typing import Any
 
 from mtrag_graph.context import Context
 from mtrag_graph.judging import yes_no
-from mtrag_graph.judging.answer_check import ground
-from mtrag_graph.models import get_chat_model, get_embedder
+from mtrag_graph.judging.answer_check import ground, quote_yes_no
 from mtrag_graph.prompts.build import question_for_answering
 
 
@@ -52,16 +51,7 @@ def settled_record(
         or not yes_no.applies(question, answer)
     ):
         return record, None  # (resettling: the graph that recorded it left it unsettled)
-    quoted, settled = yes_no.settle(
-        answer,
-        question,
-        state["kept_passages"],
-        get_chat_model(context.generate_model),
-        get_embedder(context.embedder).embed,
-        min_confidence=context.yes_no_min_confidence,
-        retries=context.parse_retries,
-        quote_from=context.yes_no_quote_from,
-    )
+    quoted, settled = quote_yes_no(state, context, answer)  # as the graph settles it
     kept, grounding = ground(quoted, state, context)
     if kept is None:
         return record, settled

@@ -48,8 +48,7 @@ LEAD = {"yes": "Yes", "no": "No"}
 QUOTE = "The document says: \u201c{sentence}\u201d"
 QUOTE_FROM = ("question", "question+draft")  # what the quoted sentence is ranked by
 SECOND_WITHIN = 0.1  # the second-best sentence joins the quote when its cosine is this close
-_LEADING = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
-_LEADING_WORD = re.compile(r"^\W*(?:yes|no)\b[,.;:!]?\s*", re.IGNORECASE)
+_LEADING = re.compile(r"^\W*(yes|no)\b[,.;:!]?\s*", re.IGNORECASE)  # the yes or no and its punctuation
 
 _LINE_START_KEEP = re.compile(r"^\s*(?:[-*\u2022\u2023\u25e6]|\d+[.)]\s|#|\||```|\$ |>)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"\u201d')\]]*\s+(?=[\"\u201c'(\[`]?[A-Z0-9])")
@@ -88,7 +87,7 @@ def passage_sentences(text: str) -> list[str]:
 
 def draft_body(answer: str) -> str:
     """The draft without its leading yes or no ("Yes, qsolve supports ..." -> "qsolve supports ...")."""
-    return _LEADING_WORD.sub("", answer, count=1).strip()
+    return _LEADING.sub("", answer, count=1).strip()
 
 
 def candidate_sentences(
