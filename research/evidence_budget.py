@@ -32,7 +32,7 @@ from mtrag_graph.prompts.excerpts import estimate_tokens, excerpts, score_senten
 from mtrag_graph.tasks import answerability_of
 from mtrag_graph.text import content_stems
 
-BUDGETS = (150, 250, 400, 600, 800)
+BUDGETS = (150, 250, 300, 400, 600, 800)
 RULE_KEPT = 0.95
 
 

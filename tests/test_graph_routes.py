@@ -148,6 +148,23 @@ def test_a_local_rewrite_that_drops_what_was_asked_gives_way_to_the_global_one()
     assert [f["used"] for f in state["fallbacks"]] == ["global rewrite"]
 
 
+def test_when_neither_rewrite_is_usable_the_one_keeping_more_of_the_question_is_taken():
+    # the real-documents fresh split: "there" makes the global rewrite (the question as asked) unusable,
+    # and the local one asked the turn before's question again; the one that keeps the question wins
+    question = "Is there also a flag that hides the version banner when a session starts?"
+    local = (
+        '{"summary": "Flags.", "intent": "skip files", '
+        '"standalone_question": "How do I skip my initialization files when a session starts?"}'
+    )
+    context = fake_context(
+        related_to_question=["yes", "yes"], related_to_answer=["yes", "yes"], rewrite=[question, local]
+    )
+    state = run(make_task(conversation(3, question), PASSAGES), context)
+    assert len(context.rewrite_model.calls) == 2  # the local rewrite was asked, and not used
+    assert state["standalone_question"] == question
+    assert [f["used"] for f in state["fallbacks"]] == ["global rewrite"]
+
+
 def test_no_local_rewrite_when_the_global_one_saw_the_same_turns():
     context = fake_context(rewrite=["What do bees do when food is close?"])
     state = run(make_task(conversation(1), PASSAGES), context)

@@ -272,8 +272,11 @@ def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 def _local_gives_way(rewritten: str, global_rewrite: str | None, question: str, context: Context) -> bool:
     """Does the global rewrite replace the local one? "misses": when the global one is usable and the
-    local one is not, or keeps less of the question; "doubts": when the local one has more doubts, or
-    neither has any and the local one keeps less."""
+    local one is not, or keeps less of the question; when neither is usable, the one that keeps more of
+    the question ("Is there also a flag that suppresses the version and copyright banner ...?" is not
+    usable for its "there", and its local rewrite, "How do I skip my private and system initialization
+    files when an interactive session starts?", asked the turn before's question again); "doubts": when
+    the local one has more doubts, or neither has any and the local one keeps less."""
     pronouns = context.pronouns
     if context.rewrite_retry_on == "doubts":
         local, other = (
@@ -283,8 +286,7 @@ def _local_gives_way(rewritten: str, global_rewrite: str | None, question: str, 
         return len(local) > len(other) or (
             not other and keeps_less_of_the_question(rewritten, str(global_rewrite), question)
         )
+    local_keeps_less = keeps_less_of_the_question(rewritten, str(global_rewrite), question)
     if needs_another_rewrite(global_rewrite, question, pronouns):
-        return False
-    return needs_another_rewrite(rewritten, question, pronouns) or keeps_less_of_the_question(
-        rewritten, str(global_rewrite), question
-    )
+        return needs_another_rewrite(rewritten, question, pronouns) and local_keeps_less
+    return needs_another_rewrite(rewritten, question, pronouns) or local_keeps_less

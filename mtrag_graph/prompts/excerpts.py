@@ -11,7 +11,8 @@ token budget shared by all passages, best first:
 - sentences are taken best first while the budget lasts, each with the neighbours it needs to be read
   right: the sentence before one that opens with a reference ("It", "This", "They", ...), the lines
   after a lead-in, heading or list item title (a line that ends with a colon or with no full stop: a
-  command or a list follows), the lead-in of such a line, and a table row's header rows; the passage's title and section
+  command or a list follows), the sentence after a question (its answer), the lead-in of such a line, and a table
+  row's header rows; the passage's title and section
   head it in the prompt (``prompts.build.format_passages``);
 - each passage's chosen sentences are shown in their order with the text between them as the passage
   has it (a line break stays a line break, a list item keeps its bullet, so a table keeps one row a line
@@ -157,9 +158,10 @@ def _with_neighbours(sentences: Sequence[Sentence], position: int) -> list[int]:
         while first > 0 and sentences[first - 1].text.strip().startswith("|"):
             first -= 1
         wanted[:0] = [j for j in range(first, min(first + 2, position)) if j not in wanted]
-    elif own.endswith(":") or _is_title(own):
-        # a lead-in ("To turn it on, run:"), a heading or a list item's title ("1. Create the dictionary"):
-        # what it introduces follows, up to the end of a sentence
+    elif own.endswith((":", "?")) or _is_title(own):
+        # a lead-in ("To turn it on, run:"), a heading or a list item's title ("1. Create the dictionary"),
+        # a question (an FAQ's, a manual's "Why ...?"): what it introduces or its answer follows, up to
+        # the end of a sentence
         for k in range(position + 1, min(position + 1 + _MAX_FOLLOWING_LINES, len(sentences))):
             wanted.append(k)
             if sentences[k].text.rstrip().endswith((".", "!", "?")):

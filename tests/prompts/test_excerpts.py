@@ -100,6 +100,18 @@ def test_a_list_item_title_brings_the_command_under_it():
     assert "1. Create the dictionary\nzstd --train FullPathToTrainingSet/* -o dictionaryName" in excerpts[0]
 
 
+def test_a_question_in_a_passage_brings_its_answer():
+    # an FAQ's question is the sentence closest to the user's; the answer is the one after it (the
+    # real-documents fresh split's Asymptote FAQ lost "C's Answer to MetaPost" this way)
+    faq = {"text": "## Question 1.5. In the source code, what does the name camp refer to?\n\n"
+           "That was our original name, which stood for \"C's Answer to MetaPost\". We later chose "
+           "another name.\n## Question 1.6. Is it a compiler?\n\nIt compiles to its own code."}  # fmt: skip
+    filler = {"text": " ".join(f"Name {i} is described elsewhere." for i in range(60))}
+    excerpt = select_evidence("What does the name camp in the source code refer to?", [faq, filler], 30)[0]
+    assert "what does the name camp refer to?" in excerpt
+    assert "C's Answer to MetaPost" in excerpt
+
+
 def test_a_sentence_a_pdf_line_break_wraps_is_chosen_whole():
     page = {"text": "1.1.2 Specifying a linear system in 4ti2\nThere is no particular difference in 4ti2 between "
             "a linear system and an integer\nlinear system. The matrix A goes in the file\nproject.mat and the "
