@@ -13,7 +13,8 @@ token budget shared by all passages, best first:
   after a lead-in, heading or list item title (a line that ends with a colon or with no full stop: a
   command or a list follows), the sentence after a question (its answer), the lead-in of such a line, and a table
   row's header rows; the passage's title and section
-  head it in the prompt (``prompts.build.format_passages``);
+  head it in the prompt (``prompts.build.format_passages``); a sentence another kept passage already
+  shows (overlapping windows of one page) is not shown, nor paid for, again;
 - each passage's chosen sentences are shown in their order with the text between them as the passage
   has it (a line break stays a line break, a list item keeps its bullet, so a table keeps one row a line
   and a command its own line), runs of spaces squeezed, a gap marked "...".
@@ -180,21 +181,34 @@ def estimate_tokens(text: str) -> float:
 def choose_evidence(scored: Sequence[Sequence[Sentence]], budget_tokens: float) -> list[list[int]]:
     """Best sentences first, with their neighbours, while ``budget_tokens`` (``estimate_tokens``) lasts:
     the chosen positions of each passage, in text order. The best sentence is always taken, whatever its
-    length."""
+    length. A sentence already shown (the same words in another kept passage: overlapping windows of one
+    page, a page copied across a site) is not shown again, nor paid for twice."""
     chosen: list[set[int]] = [set() for _ in scored]
+    shown: set[str] = set()
     used = 0.0
     ranked = sorted((s for sents in scored for s in sents), key=lambda s: (-s.score, s.passage, s.position))
     for best in ranked:
         sents = scored[best.passage]
-        wanted = [k for k in _with_neighbours(sents, best.position) if k not in chosen[best.passage]]
+        wanted = [
+            k for k in _with_neighbours(sents, best.position)
+            if k not in chosen[best.passage] and _said(sents[k].text) not in shown
+        ]  # fmt: skip
+        if not wanted:
+            continue
         cost = sum(estimate_tokens(sents[k].text) + 0.25 for k in wanted)
         if used and used + cost > budget_tokens:
             continue
         chosen[best.passage].update(wanted)
+        shown.update(_said(sents[k].text) for k in wanted)
         used += cost
         if used >= budget_tokens:
             break
     return [sorted(c) for c in chosen]
+
+
+def _said(sentence: str) -> str:
+    """A sentence's words, for telling one shown twice (case, spacing and punctuation aside)."""
+    return " ".join(re.findall(r"\w+", sentence.lower()))
 
 
 def render_evidence(sentences: Sequence[Sentence], positions: Sequence[int], text: str | None = None) -> str:

@@ -112,6 +112,21 @@ def test_a_question_in_a_passage_brings_its_answer():
     assert "C's Answer to MetaPost" in excerpt
 
 
+def test_a_sentence_two_passages_share_is_shown_once_and_paid_once():
+    # overlapping windows of one page: the question and its first answer sentence are in both passages;
+    # shown once, they leave room for the sentence that decides (MTRAG-UN dev, "How many copies of my
+    # backup can I create in other regions?": "Only one copy ... can exist in each region")
+    faq = "How many copies of my backup can I create in other regions?\nYou can copy a snapshot to another region."
+    first = {"text": "Backups run hourly. " + faq}
+    second = {"text": faq + " Only one copy of the snapshot can exist in each region."}
+    excerpts = select_evidence("How many copies of my backup can I create in other regions?",
+                               [first, second, FILLER], budget_tokens=40)  # fmt: skip
+    shown = "\n".join(excerpts)
+    assert shown.count("How many copies of my backup") == 1
+    assert shown.count("You can copy a snapshot to another region.") == 1
+    assert "Only one copy of the snapshot can exist in each region." in shown
+
+
 def test_a_sentence_a_pdf_line_break_wraps_is_chosen_whole():
     page = {"text": "1.1.2 Specifying a linear system in 4ti2\nThere is no particular difference in 4ti2 between "
             "a linear system and an integer\nlinear system. The matrix A goes in the file\nproject.mat and the "
