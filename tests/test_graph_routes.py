@@ -604,3 +604,15 @@ def test_a_passage_scores_as_its_best_window_when_the_scorer_reads_only_its_star
     windowed = rerank_passages(question, [early, late], reranker="x", embedder="x", top_k=1, window_words=40)
     assert whole[0]["text"] == "bees hive"
     assert windowed[0]["text"] == late["text"]
+
+
+@pytest.mark.parametrize("shown_once", [False, True])
+def test_the_rerank_node_passes_the_excerpt_options_on(shown_once):
+    faq = "How many copies can I keep in other regions? You can copy a snapshot to another region."
+    passages = [f"Backups run hourly. {faq}", f"{faq} Only one copy can exist in each region.",
+                " ".join(f"Cloud type {i} brings rain in spring." for i in range(40))]  # fmt: skip
+    question = "How many copies can I keep in other regions?"
+    context = fake_context(rewrite=[question], evidence_tokens=40, evidence_shown_once=shown_once)
+    state = run(make_task([question], passages), context)
+    shown = "\n".join(p.get("evidence") or "" for p in state["kept_passages"])
+    assert shown.count("How many copies can I keep") == (1 if shown_once else 2)

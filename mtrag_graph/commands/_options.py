@@ -37,7 +37,12 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     choices = choices_of(Context)
     for setting in cli_settings(Context):
         default = _default(setting)
-        kind = type(default) if isinstance(default, int | float) and not isinstance(default, bool) else str
+        if isinstance(default, bool):
+            kind: Any = boolean
+        elif isinstance(default, int | float):
+            kind = type(default)
+        else:
+            kind = str
         extra = f" (default {default})" if isinstance(default, int | float) and default != () else ""
         one_of = choices.get(setting.name)
         group.add_argument(
@@ -45,6 +50,16 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
             choices=[v for v in one_of.values if v is not None] if one_of and not one_of.many else None,
             help=setting.metadata["description"] + extra,
         )  # fmt: skip
+
+
+def boolean(text: str) -> bool:
+    """A yes/no setting's flag value: true/false, yes/no, on/off or 1/0 (any case)."""
+    value = text.strip().lower()
+    if value in ("true", "yes", "on", "1"):
+        return True
+    if value in ("false", "no", "off", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
 
 
 def at_least_one(text: str) -> int:

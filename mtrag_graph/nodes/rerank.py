@@ -13,7 +13,7 @@ from mtrag_graph.models import get_embedder, get_reranker
 from mtrag_graph.models.calls import timed_model_call
 from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.prompts.build import question_for_answering
-from mtrag_graph.prompts.excerpts import select_evidence
+from mtrag_graph.prompts.excerpts import Options, select_evidence
 from mtrag_graph.retrieval.corpus import passage_text
 from mtrag_graph.retrieval.search import rrf_fuse
 from mtrag_graph.state import State, retrieved_setting
@@ -91,6 +91,7 @@ def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         def embed(texts: Sequence[str]) -> Any:  # a recorded call, made only when the passages are cut
             return timed_model_call(embedder.name, lambda: embedder.embed(texts))
 
-        excerpts = select_evidence(question, kept, context.evidence_tokens, embed)
+        options = Options(context.evidence_after_questions, context.evidence_shown_once)
+        excerpts = select_evidence(question, kept, context.evidence_tokens, embed, options)
         kept = [{**p, "evidence": excerpt} for p, excerpt in zip(kept, excerpts, strict=True)]
     return {"kept_passages": kept}

@@ -11,10 +11,10 @@ token budget shared by all passages, best first:
 - sentences are taken best first while the budget lasts, each with the neighbours it needs to be read
   right: the sentence before one that opens with a reference ("It", "This", "They", ...), the lines
   after a lead-in, heading or list item title (a line that ends with a colon or with no full stop: a
-  command or a list follows), the sentence after a question (its answer), the lead-in of such a line, and a table
-  row's header rows; the passage's title and section
-  head it in the prompt (``prompts.build.format_passages``); a sentence another kept passage already
-  shows (overlapping windows of one page) is not shown, nor paid for, again;
+  command or a list follows), the lead-in of such a line, and a table row's header rows; the passage's
+  title and section head it in the prompt (``prompts.build.format_passages``); two options, off by
+  default (``Options``): the sentence after a question (its answer), and a sentence another kept passage
+  already shows (overlapping windows of one page) neither shown nor paid for again;
 - each passage's chosen sentences are shown in their order with the text between them as the passage
   has it (a line break stays a line break, a list item keeps its bullet, so a table keeps one row a line
   and a command its own line), runs of spaces squeezed, a gap marked "...".
@@ -55,6 +55,19 @@ _TITLE_WORDS = 8
 _MAX_FOLLOWING_LINES = 4  # after a sentence ending with ':' (a list, a command), at most this many lines
 
 Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Options:
+    """How the excerpts are chosen beyond the default (``Context.evidence_after_questions``,
+    ``Context.evidence_shown_once``): both helped the real-documents tuning and fresh splits and not MTRAG
+    dev (benchmarks/results/documents.md, the ninth round)."""
+
+    after_questions: bool = False  # a question in a passage brings the sentence after it (an FAQ's answer)
+    shown_once: bool = False  # a sentence another kept passage already shows is not shown or paid for again
+
+
+DEFAULT_OPTIONS = Options()
 
 
 @dataclass(frozen=True)
@@ -139,7 +152,9 @@ def _is_title(line: str) -> bool:
     return line[:1].isupper() and len(line.split()) <= _TITLE_WORDS and not line.endswith((".", "!", "?"))
 
 
-def _with_neighbours(sentences: Sequence[Sentence], position: int) -> list[int]:
+def _with_neighbours(
+    sentences: Sequence[Sentence], position: int, after_questions: bool = False
+) -> list[int]:
     """The positions a chosen sentence needs beside it to be read right."""
     wanted = [position]
     if position > 0 and _opens_with_reference(sentences[position].text):
@@ -159,10 +174,10 @@ def _with_neighbours(sentences: Sequence[Sentence], position: int) -> list[int]:
         while first > 0 and sentences[first - 1].text.strip().startswith("|"):
             first -= 1
         wanted[:0] = [j for j in range(first, min(first + 2, position)) if j not in wanted]
-    elif own.endswith((":", "?")) or _is_title(own):
+    elif own.endswith(":") or _is_title(own) or (after_questions and own.endswith("?")):
         # a lead-in ("To turn it on, run:"), a heading or a list item's title ("1. Create the dictionary"),
-        # a question (an FAQ's, a manual's "Why ...?"): what it introduces or its answer follows, up to
-        # the end of a sentence
+        # with ``after_questions`` a question (an FAQ's, a manual's "Why ...?"): what it introduces or its
+        # answer follows, up to the end of a sentence
         for k in range(position + 1, min(position + 1 + _MAX_FOLLOWING_LINES, len(sentences))):
             wanted.append(k)
             if sentences[k].text.rstrip().endswith((".", "!", "?")):
@@ -178,11 +193,13 @@ def estimate_tokens(text: str) -> float:
     return (len(text) - digits - marks) / LETTERS_PER_TOKEN + digits + marks * PUNCTUATION_TOKENS
 
 
-def choose_evidence(scored: Sequence[Sequence[Sentence]], budget_tokens: float) -> list[list[int]]:
+def choose_evidence(
+    scored: Sequence[Sequence[Sentence]], budget_tokens: float, options: Options = DEFAULT_OPTIONS
+) -> list[list[int]]:
     """Best sentences first, with their neighbours, while ``budget_tokens`` (``estimate_tokens``) lasts:
     the chosen positions of each passage, in text order. The best sentence is always taken, whatever its
-    length. A sentence already shown (the same words in another kept passage: overlapping windows of one
-    page, a page copied across a site) is not shown again, nor paid for twice."""
+    length. With ``options.shown_once`` a sentence already shown (the same words in another kept passage:
+    overlapping windows of one page, a page copied across a site) is not shown again, nor paid for twice."""
     chosen: list[set[int]] = [set() for _ in scored]
     shown: set[str] = set()
     used = 0.0
@@ -190,8 +207,8 @@ def choose_evidence(scored: Sequence[Sequence[Sentence]], budget_tokens: float) 
     for best in ranked:
         sents = scored[best.passage]
         wanted = [
-            k for k in _with_neighbours(sents, best.position)
-            if k not in chosen[best.passage] and _said(sents[k].text) not in shown
+            k for k in _with_neighbours(sents, best.position, options.after_questions)
+            if k not in chosen[best.passage] and not (options.shown_once and _said(sents[k].text) in shown)
         ]  # fmt: skip
         if not wanted:
             continue
@@ -264,6 +281,7 @@ def select_evidence(
     passages: Sequence[Mapping[str, Any]],
     budget_tokens: int,
     embed: Embed | None = None,
+    options: Options = DEFAULT_OPTIONS,
 ) -> list[str]:
     """For each passage, the excerpt the answering prompts show ('' for a passage none of whose sentences
     fits the budget). A passage short enough for the budget on its own is still cut to what bears on the
@@ -271,17 +289,22 @@ def select_evidence(
     texts = [str(p.get("text") or "") for p in passages]
     if _fit(texts, budget_tokens):  # nothing to cut: no sentence is scored (nor embedded)
         return texts
-    return excerpts(texts, score_sentences(question, passages, embed), budget_tokens)
+    return excerpts(texts, score_sentences(question, passages, embed), budget_tokens, options)
 
 
 def _fit(texts: Sequence[str], budget_tokens: int) -> bool:
     return sum(estimate_tokens(t) for t in texts) <= budget_tokens
 
 
-def excerpts(texts: Sequence[str], scored: Sequence[Sequence[Sentence]], budget_tokens: int) -> list[str]:
+def excerpts(
+    texts: Sequence[str],
+    scored: Sequence[Sequence[Sentence]],
+    budget_tokens: int,
+    options: Options = DEFAULT_OPTIONS,
+) -> list[str]:
     """``select_evidence`` from sentences already scored (``score_sentences``): one scoring serves
     several budgets (``research/evidence_budget.py``)."""
     if _fit(texts, budget_tokens):
         return list(texts)
-    chosen = choose_evidence(scored, budget_tokens)
+    chosen = choose_evidence(scored, budget_tokens, options)
     return [render_evidence(s, c, t) if c else "" for s, c, t in zip(scored, chosen, texts, strict=True)]

@@ -49,3 +49,19 @@ class RerankSettings:
         "question, within about this many tokens in all (mtrag_graph.prompts.excerpts); 0: whole "
         "passages.",
     )
+    evidence_after_questions: bool = setting(
+        False,
+        stage="rerank",
+        flag=True,
+        description="A question in a passage chosen for the excerpt brings the sentence after it (an FAQ's "
+        "answer). Off by default: it helped the real-documents tuning and fresh splits, not MTRAG dev "
+        "(benchmarks/results/documents.md).",
+    )
+    evidence_shown_once: bool = setting(
+        False,
+        stage="rerank",
+        flag=True,
+        description="A sentence another kept passage already shows (overlapping windows of one page) is "
+        "neither shown nor paid for again in the excerpts. Off by default: it helped the real-documents "
+        "tuning and fresh splits, not MTRAG dev Task C (benchmarks/results/documents.md).",
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mtrag_graph.prompts.excerpts import (
+    Options,
     choose_evidence,
     estimate_tokens,
     evidence_spans,
@@ -107,9 +108,11 @@ def test_a_question_in_a_passage_brings_its_answer():
            "That was our original name, which stood for \"C's Answer to MetaPost\". We later chose "
            "another name.\n## Question 1.6. Is it a compiler?\n\nIt compiles to its own code."}  # fmt: skip
     filler = {"text": " ".join(f"Name {i} is described elsewhere." for i in range(60))}
-    excerpt = select_evidence("What does the name camp in the source code refer to?", [faq, filler], 30)[0]
+    question = "What does the name camp in the source code refer to?"
+    excerpt = select_evidence(question, [faq, filler], 30, options=Options(after_questions=True))[0]
     assert "what does the name camp refer to?" in excerpt
     assert "C's Answer to MetaPost" in excerpt
+    assert "C's Answer to MetaPost" not in select_evidence(question, [faq, filler], 30)[0]  # off by default
 
 
 def test_a_sentence_two_passages_share_is_shown_once_and_paid_once():
@@ -119,12 +122,16 @@ def test_a_sentence_two_passages_share_is_shown_once_and_paid_once():
     faq = "How many copies of my backup can I create in other regions?\nYou can copy a snapshot to another region."
     first = {"text": "Backups run hourly. " + faq}
     second = {"text": faq + " Only one copy of the snapshot can exist in each region."}
-    excerpts = select_evidence("How many copies of my backup can I create in other regions?",
-                               [first, second, FILLER], budget_tokens=40)  # fmt: skip
-    shown = "\n".join(excerpts)
+    question, passages = (
+        "How many copies of my backup can I create in other regions?",
+        [first, second, FILLER],
+    )
+    shown = "\n".join(select_evidence(question, passages, 40, options=Options(shown_once=True)))
     assert shown.count("How many copies of my backup") == 1
     assert shown.count("You can copy a snapshot to another region.") == 1
     assert "Only one copy of the snapshot can exist in each region." in shown
+    by_default = "\n".join(select_evidence(question, passages, 40))
+    assert by_default.count("How many copies of my backup") == 2
 
 
 def test_a_sentence_a_pdf_line_break_wraps_is_chosen_whole():
