@@ -13,8 +13,9 @@ whose excerpts change answered again (issue 47's ninth round, benchmarks/results
 
 For a real-documents run folder, ``--resume-copy DIR`` writes a copy of the folder without the changed
 tasks, which ``python -m benchmarks.real_documents -o DIR`` (with a preset setting the options) answers
-again. Each record's excerpts are recomputed from its own standalone question and kept passages, with and
-without the options; no model call but the embedder.
+again. Each record's excerpts are recomputed from its own standalone question and kept passages
+(``research.trust_variants.kept_passages``: a task asked back kept none), with and without the options;
+no model call but the embedder.
 """
 
 from __future__ import annotations
@@ -30,21 +31,11 @@ from mtrag_graph.context import Context
 from mtrag_graph.models import get_embedder
 from mtrag_graph.prompts.build import question_for_answering
 from mtrag_graph.prompts.excerpts import DEFAULT_OPTIONS, Options, select_evidence
+from research.trust_variants import kept_passages
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def kept_passages(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """The passages the answering prompts read from: the route's kept passages, found by id among the
-    record's contexts (a Task B record holds every given passage, a retrieved one the kept ones)."""
-    contexts = record.get("contexts") or []
-    by_id = {c.get("document_id"): c for c in contexts}
-    kept = (record.get("route") or {}).get("kept_passages") or []
-    if kept and all(k.get("document_id") in by_id for k in kept):
-        return [by_id[k["document_id"]] for k in kept]
-    return list(contexts)
 
 
 def changed_ids(
