@@ -216,7 +216,8 @@ def choose_evidence(
         if used and used + cost > budget_tokens:
             continue
         chosen[best.passage].update(wanted)
-        shown.update(_said(sents[k].text) for k in wanted)
+        if options.shown_once:
+            shown.update(_said(sents[k].text) for k in wanted)
         used += cost
         if used >= budget_tokens:
             break
