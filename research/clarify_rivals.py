@@ -1,5 +1,5 @@
 """Turns that stay on the topic and leave open which of several things the last answer named: a
-hand-written tuning set, and a model-free test for them, measured (not in the product).
+hand-written tuning set, and the model-free test the clarify node runs on them (``Context.clarify_rivals``).
 
     python -m research.clarify_rivals --data $MTRAG_DATA [--dev]
 
@@ -9,12 +9,11 @@ agent turn lists several things of one kind ("The types of charges are Fixed, Me
 Reserved."), an underspecified follow-up that points at one of them by its kind ("How is this type of
 charge calculated?") and its answerable twin naming one ("How is a tiered charge calculated?"); the
 conversation is the task's own, up to that agent turn; no passages (the benchmark gives none for such
-turns). The test: ``judging.underspecified.rival_reference`` ("this/that/the <noun>", "this type of
-<noun>", whose plural the last agent turn says). Printed: how often
-the the decision before (no-passage model) and the test ask on the set, and the test on every natural MTRAG reference turn
-(by class), on the generated held-out split, on the real-documents answerable turns, and with ``--dev``
-on the MTRAG-UN dev slice's turns without passages (not held out for this test: its idea came from
-reading those turns in issue 50's fourth round).
+turns). The test: ``judging.underspecified.rival_reference`` ("this/that/these/those <noun>", "this type
+of <noun>", whose plural the last agent turn says). Printed: how often the decision before it (the
+no-passage model) and the test ask on the set, the test on every natural MTRAG reference turn of the
+tuning split (by class), and with ``--dev`` on the MTRAG-UN dev slice's turns without passages (not held
+out for this test: its idea came from reading those turns in issue 50's fourth round).
 """
 
 from __future__ import annotations
