@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mtrag_graph.judging import yes_no
+from mtrag_graph.judging import commands, yes_no
 from mtrag_graph.judging.decline import decline_probability, draw_samples, sample_disagreements
 from mtrag_graph.judging.grounding import (
     facts_in,
@@ -130,6 +130,24 @@ def ground(answer: str, state: Mapping[str, Any], context: Context) -> tuple[str
     grounding = {"method": context.grounding, "min_support": context.grounding_min_support,
                  "sentences": sentences, "dropped": dropped, "answer_before": answer}  # fmt: skip
     return grounded_answer(answer, support), grounding
+
+
+def quote_command(
+    state: Mapping[str, Any], context: Context, draft: str, kept: str, grounding: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """``kept`` (the grounding check's answer to ``draft``) with the passage line holding the draft's
+    command quoted after it, and the grounding record with the quote's support (``judging.commands``);
+    as they were when the question asks no how-to, no line is found, or the quote is not backed whole."""
+    passages = state.get("kept_passages") or []
+    quote = commands.command_quote(question_for_answering(state), draft, kept, passages)
+    if quote is None:
+        return kept, grounding
+    quoted = commands.with_quote(kept, quote)
+    again, support = ground(quoted, state, context)
+    if again != quoted:
+        return kept, grounding
+    return quoted, {**grounding, "sentences": support["sentences"], "command_quote": quote.as_dict(),
+                    "sentences_before_quote": grounding["sentences"]}  # fmt: skip
 
 
 def quotes_yes_no(state: Mapping[str, Any], context: Context, answer: str) -> bool:

@@ -19,6 +19,9 @@ question against each passage the kept answer cites; a best score under the thre
 the abstention (``AbstainReason.NOT_STATED``), before any sample is drawn; the score is kept in
 ``grounding["verifier"]``.
 
+A how-to question's kept answer then gets the passage line holding its draft's command, quoted after it
+(``Context.howto_quote``, ``judging.commands``), grounded again so that the quote cites its passage.
+
 The decisions are in ``judging.answer_check`` (what the stream shows of a draft reads them too).
 """
 
@@ -33,6 +36,7 @@ from mtrag_graph.judging.answer_check import (
     check_against_samples,
     check_with_verifier,
     ground,
+    quote_command,
     quote_yes_no,
     quotes_yes_no,
     samples_checked,
@@ -70,6 +74,8 @@ def ground_answer(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         grounding["samples"] = checked = check_against_samples(state, context, kept)
         if not checked["kept"]:
             return {"grounding": grounding, "abstain_reason": AbstainReason.MODEL_UNSURE}
+    if context.howto_quote:
+        kept, grounding = quote_command(state, context, answer, kept, grounding)
     if kept != answer:
         return {"grounding": grounding, "answer": kept}
     return {"grounding": grounding}

@@ -95,6 +95,13 @@ class GroundSettings:
         "shown only that quote, leads it with yes or no when at least yes_no_min_confidence sure, and the "
         "draft stays before the quote only when it says the same (judging.yes_no).",
     )
+    howto_quote: bool = setting(
+        True,
+        stage="ground",
+        flag=True,
+        description="A how-to answer the grounding check kept gets the passage sentence or code line holding its "
+        "draft's command, quoted after it ('The document says: \u201c...\u201d'; judging.commands; no model call).",
+    )
     yes_no_min_confidence: float = setting(
         0.9, stage="ground", description="The probability a yes or no verdict on the quote needs to be said."
     )

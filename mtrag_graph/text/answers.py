@@ -151,7 +151,7 @@ def answer_problems(
     question_words = words(question)
     if question_words and len(answer_words) <= len(question_words) + RESTATEMENT_EXTRA_WORDS:
         overlap = len(set(answer_words) & set(question_words)) / max(len(set(answer_words)), 1)
-        if overlap >= RESTATEMENT_OVERLAP:
+        if overlap >= RESTATEMENT_OVERLAP and not adds_values(answer, question):
             problems.append("restates the question")
     if truncated or not answer.rstrip().endswith(_TERMINAL):
         problems.append("cut off mid-sentence")
@@ -227,8 +227,25 @@ def lead_restates(answer: str, question: str) -> bool:
         return False  # a yes or no is judged elsewhere (too short, the yes/no quote)
     asked = {stem(w) for w in words(question)}
     added = [w for w in words(opening[0]) if w not in STOPWORDS and len(w) > 1 and stem(w) not in asked]
-    numbers = [t for t in re.findall(r"\S*\d\S*", opening[0]) if t.strip(".,;:") not in question]
-    return not added and not numbers
+    return not added and not adds_values(opening[0], question)
+
+
+# what a short answer may add to the question's words and still answer it: a number ("6 monthly
+# archives"), a code span or an option ("`-V` and `--version`"), which ``words`` reads as a bare word or
+# drops (one letter)
+_NUMBER_TOKEN = re.compile(r"\S*\d\S*")
+_TOKEN_EDGES = ".,;:!?()[]'\"\u201c\u201d\u2018\u2019"  # "'4ti2'." is the question's 4ti2
+_SPELLED_TOKEN = re.compile(r"`([^`\n]{1,200})`|(?<![\w-])(--?[A-Za-z][\w-]*)")
+
+
+def adds_values(text: str, question: str) -> bool:
+    """Does ``text`` hold a number, a code span or an option that ``question`` does not? ("The quick
+    start's example backup script keeps 6 monthly archives." to "... how many monthly archives does prune
+    keep?"; "The default flags are `-V` and `--version`." to "Which flags does the version option use by
+    default?")"""
+    numbers = [t.strip(_TOKEN_EDGES) for t in _NUMBER_TOKEN.findall(text)]
+    spelled = [(m.group(1) or m.group(2)).strip() for m in _SPELLED_TOKEN.finditer(text)]
+    return any(token and token not in question for token in numbers + spelled)
 
 
 _QUOTE_LINE = re.compile(r"^\s*[-*]?\s*quote\s*\d*\s*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)

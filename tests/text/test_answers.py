@@ -48,6 +48,28 @@ def test_restating_the_question_is_bad():
     )
 
 
+def test_a_short_answer_that_adds_a_value_is_no_restatement():
+    # real-documents borg-4 turn 1 and commander-1 turn 1: right answers once declined as restatements
+    question = "In the quick start's example backup script, how many monthly archives does prune keep?"
+    assert (
+        answer_problems(
+            "The quick start's example backup script keeps 6 monthly archives.", question, False, 3
+        )
+        == []
+    )
+    assert "restates the question" in answer_problems(
+        "The quick start's example backup script keeps monthly archives.", question, False, 3
+    )
+    flags = "Which flags does Commander's version option use by default?"
+    assert answer_problems("The default option flags for Commander's version option are `-V` and `--version`.",
+                           flags, False, 3) == []  # fmt: skip
+    assert lead_restates("The default option flags for Commander's version option are the flags.", flags)
+    # the question's own name in quotes adds nothing (real-documents 4ti2-7 turn 1)
+    assert "restates the question" in answer_problems(
+        "The 4ti2 team suggested the name '4ti2'.", "Who suggested the name 4ti2?", False, 3
+    )
+
+
 def test_cut_off_answer_is_bad():
     assert "cut off mid-sentence" in answer_problems("Bees find flowers by using their", "How?", False, 3)
 
