@@ -37,6 +37,10 @@ _HOWTO = re.compile(
 )
 _CODE_CHARS = re.compile(r"[(){};=<>\[\]]")
 _CODE_LINE_WORDS = 6
+# a synopsis's alternatives ("set datafile separator {whitespace | tab | comma | ...}"): the grammar, not a
+# line to type, so a sentence that gives the command with its value comes first
+_SYNOPSIS = re.compile(r"[{\[][^{}\[\]]*\|[^{}\[\]]*[}\]]")
+_PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
 MIN_TOKEN_CHARS = 3  # "-b", "-V": too short to say which line is meant
 _FENCE = re.compile(r"^\s*```.*$", re.MULTILINE)
 MAX_QUOTE_WORDS = 45  # a longer sentence is no command line: quoting it would bury the answer
@@ -103,8 +107,9 @@ def command_quote(
 ) -> CommandQuote | None:
     """The passage sentence or line to quote after ``answer`` (what the grounding check kept of
     ``draft``), or None: not a how-to question, no token of the draft or the question a kept passage
-    holds, or the answer says the line already. The line holding the most tokens wins; then a code line
-    over a sentence, the better-ranked passage, the first line."""
+    holds, or the answer says the line already. Of the lines holding a token: a line to type before a
+    synopsis of alternatives, a code line before a sentence, then the most tokens, the better-ranked
+    passage, the first line."""
     if not asks_how(question):
         return None
     tokens: dict[str, str] = {}
@@ -114,7 +119,7 @@ def command_quote(
     if not tokens:
         return None
     patterns = {key: verbatim_pattern(token) for key, token in tokens.items()}
-    best: tuple[tuple[int, int, int, int], CommandQuote] | None = None
+    best: tuple[tuple[bool, int, int, int, int], CommandQuote] | None = None
     for index, passage in enumerate(passages):
         for position, unit in enumerate(_units(str(passage.get("text") or ""))):
             key = verbatim_key(unit)
@@ -123,11 +128,13 @@ def command_quote(
             code = _looks_like_code(unit)
             if not held or unit.endswith("?") or len(unit_words) > MAX_QUOTE_WORDS:
                 continue
+            if any(unit.count(left) != unit.count(right) for left, right in _PAIRS):
+                continue  # cut inside brackets: a cross-reference's "(p." or a line broken mid-call
             if not code and not _is_sentence(unit):
                 continue  # a lead-in ("... add the following line to your `.gitignore` file:") or a fragment
             if len(unit_words) <= max(len(words(t)) for t in held):
                 continue  # the token alone: nothing the answer does not say
-            rank = (int(code), len(held), -index, -position)
+            rank = (not _SYNOPSIS.search(unit), int(code), len(held), -index, -position)
             if best is None or rank > best[0]:
                 best = (rank, CommandQuote(index, unit, held))
     if best is None or verbatim_key(best[1].text) in verbatim_key(answer):

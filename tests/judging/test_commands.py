@@ -76,11 +76,22 @@ def test_a_code_line_wins_over_a_sentence_and_the_questions_options_count():
     )
 
 
-def test_a_wrapped_pdf_sentence_is_quoted_whole():
+SYNOPSIS = (
+    'Syntax:\nset datafile separator {whitespace | tab | comma | "chars"}\n'
+    "See set datafile separator (p.\n120).\n"
+)
+
+
+def test_a_wrapped_pdf_sentence_is_quoted_whole_before_a_synopsis_or_a_cut_cross_reference():
     draft = "You can use the `set datafile separator` command in gnuplot."
-    quote = commands.command_quote("How do I read a CSV file?", draft, draft, [{"text": MANUAL}])
+    quote = commands.command_quote(
+        "How do I read a CSV file?", draft, draft, [{"text": SYNOPSIS}, {"text": MANUAL}]
+    )
     assert quote is not None
     assert quote.text == "The same result could be achieved by specifying set datafile separator comma."
+    # with no such sentence, the synopsis is still the line that names the values; never "... (p."
+    alone = commands.command_quote("How do I read a CSV file?", draft, draft, [{"text": SYNOPSIS}])
+    assert alone is not None and alone.text.startswith("set datafile separator {whitespace")
 
 
 @pytest.mark.parametrize(
@@ -126,3 +137,20 @@ def test_the_graph_quotes_the_command_and_cites_its_passage():
                                              grounding="facts", rewrite=[question], howto_quote=False)
     )  # fmt: skip
     assert off["answer"] == draft and "command_quote" not in off["grounding"]
+
+
+def test_a_person_is_shown_the_answer_and_then_the_quote():
+    from tests.runtime.test_streaming import shown  # noqa: PLC0415 - the streaming tests' helper
+
+    question = "How do I get the full help shown after a usage error?"
+    draft = "To get the full help shown after a usage error, call the `showHelpAfterError` method."
+    seen, state = shown(
+        make_task([question], [VERSION, README]),
+        fake_context(generate=[draft], grounding="facts", rewrite=[question]),
+    )
+    assert (
+        "".join(seen)
+        == state["answer"]
+        == f"{draft}\n\nThe document says: \u201cprogram.showHelpAfterError();\u201d"
+    )
+    assert "<retract>" not in seen
