@@ -32,7 +32,7 @@ from mtrag_graph.text import words
 # "How do I ...?", "How can we ...?", "so how would I ...?", "How to ...?", "What command ...?"
 _HOWTO = re.compile(
     r"^\W*(?:(?:so|and|then|ok|okay|but)\W+)?(?:how\s+(?:do|can|could|should|would|might|will)\s+(?:i|we|you|one)"
-    r"|how\s+to|what\s+(?:command|option|flag|setting|method|function)s?)\b",
+    r"|how\s+to|(?:what|which)\s+(?:command|option|flag|setting|method|function)s?)\b",
     re.IGNORECASE,
 )
 _CODE_CHARS = re.compile(r"[(){};=<>\[\]]")

@@ -37,6 +37,7 @@ MANUAL = (
         ("How do I get the full help shown after a usage error?", True),
         ("And how can I make it -v, --vers instead?", True),
         ("What command lists the archives?", True),
+        ("Which option makes it skip the initialization files?", True),
         ("How to list archives?", True),
         ("How many archives does prune keep?", False),
         ("Does it suggest the correct spelling?", False),
@@ -98,7 +99,7 @@ def test_a_wrapped_pdf_sentence_is_quoted_whole_before_a_synopsis_or_a_cut_cross
     ("question", "draft", "answer"),
     [
         # not a how-to question
-        ("Which flags does the version option use?", "The `--version` flag.", "The `--version` flag."),
+        ("Why does the version option exit?", "The `--version` flag exits.", "The `--version` flag exits."),
         # no token a passage holds; a one-letter option says too little to find its line
         ("How do I check the speed?", "Use the `--benchmark` option.", "Use the `--benchmark` option."),
         ("How do I check the speed?", "Use the `-b` option.", "Use the `-b` option."),
