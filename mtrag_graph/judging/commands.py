@@ -7,14 +7,16 @@ command ... to specify the delimiter" where the manual says "specifying set data
 ``program.version('0.0.1', '-v, --vers', ...)``. What a user needs is the line they can type, and
 only the passage holds it verbatim.
 
-So after the grounding check has kept an answer to a how-to question, the passage sentence or code line
-that holds the most of the draft's technical tokens (code spans, options, identifiers:
+So after the grounding check has kept an answer to a how-to question, a passage sentence or code line
+that holds technical tokens of the draft or the question (code spans, options, identifiers:
 ``judging.grounding.technical_tokens``; the draft before the check, whose tokens still point at the
 right place when a sentence of it was dropped for another token) and says more than the token itself is
-added as a quote: 'The document says: "..."' (the yes/no quote's form). The quote is verbatim, so it adds
-no fact the passages do not hold, and the grounding check cites its passage. No model call; nothing is
-added when the draft names no token a kept passage holds, when the answer already says the line, or
-when the answer is a decline.
+added as a quote: 'The document says: "..."' (the yes/no quote's form). A line to type comes before a
+synopsis of alternatives, a code line before a sentence, then the line holding the most tokens
+(``command_quote``). The quote is verbatim, so it adds no fact the passages do not hold, and the
+grounding check cites its passage. No model call; nothing is added when neither the draft nor the
+question names a token a kept passage holds, when the answer already says the line, or when the answer
+is a decline.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from mtrag_graph.judging.yes_no import QUOTE
 from mtrag_graph.prompts.excerpts import evidence_spans
 from mtrag_graph.text import words
 
-# "How do I ...?", "How can we ...?", "so how would I ...?", "How to ...?", "What command ...?"
+# "How do I ...?", "How can we ...?", "so how would I ...?", "How to ...?", "What command / Which option ...?"
 _HOWTO = re.compile(
     r"^\W*(?:(?:so|and|then|ok|okay|but)\W+)?(?:how\s+(?:do|can|could|should|would|might|will)\s+(?:i|we|you|one)"
     r"|how\s+to|(?:what|which)\s+(?:command|option|flag|setting|method|function)s?)\b",
@@ -50,7 +52,7 @@ MAX_QUOTE_WORDS = 45  # a longer sentence is no command line: quoting it would b
 class CommandQuote:
     passage: int  # index into the kept passages
     text: str  # the sentence or line as the passage has it (white space squeezed)
-    tokens: tuple[str, ...]  # the draft's tokens it holds
+    tokens: tuple[str, ...]  # the draft's or the question's tokens it holds
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
