@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.answer_check import ground
-from mtrag_graph.judging.commands import command_quote, with_quote
+from mtrag_graph.judging.answer_check import quote_command
 from research.trust_variants import kept_passages
 
 
 def quoted_record(record: dict[str, Any], context: Context) -> tuple[dict[str, Any], bool]:
-    """The record with its how-to answer's command quoted (and whether it changed)."""
+    """The record with its how-to answer's command quoted (and whether it changed), by the graph's own
+    ``judging.answer_check.quote_command`` on the recorded draft and kept answer."""
     route = record.get("route") or {}
     clarification = route.get("clarification") or {}
     if route.get("abstained") or (clarification.get("asked") and not clarification.get("reply")):
@@ -37,23 +37,18 @@ def quoted_record(record: dict[str, Any], context: Context) -> tuple[dict[str, A
     passages = kept_passages(record)
     if not answer or not passages:
         return record, False
-    question = str(route.get("standalone_question") or record["input"][-1]["text"])
-    draft = str((route.get("grounding") or {}).get("answer_before") or answer)
-    quote = command_quote(question, draft, answer, passages)
-    if quote is None:
-        return record, False
+    recorded = {"sentences": [], **(route.get("grounding") or {})}
+    draft = str(recorded.get("answer_before") or answer)
     state = {
         "question": record["input"][-1]["text"],
+        "standalone_question": route.get("standalone_question"),
         "kept_passages": passages,
         "history": record["input"][:-1],
     }
-    quoted = with_quote(answer, quote)
-    kept, grounding = ground(quoted, state, context)
-    if kept != quoted:
-        return record, False  # the graph keeps the answer as it was when the quote is not backed whole
+    quoted, grounding = quote_command(state, context, draft, answer, recorded)
+    if quoted == answer:
+        return record, False  # no line to quote, or the quote not backed whole: the answer as it was
     citations = [s for s in grounding["sentences"] if s.get("supported")]
-    grounding = {**(route.get("grounding") or {}), "sentences": grounding["sentences"],
-                 "command_quote": quote.as_dict()}  # fmt: skip
     return {**record, "route": {**route, "grounding": grounding},
             "predictions": [{"text": quoted, "citations": citations}]}, True  # fmt: skip
 
