@@ -126,12 +126,14 @@ def command_quote(
         for position, unit in enumerate(_units(str(passage.get("text") or ""))):
             key = verbatim_key(unit)
             held = tuple(tokens[k] for k, pattern in patterns.items() if pattern.search(key))
+            if not held or unit.endswith("?"):
+                continue
             unit_words = words(unit)
-            code = _looks_like_code(unit)
-            if not held or unit.endswith("?") or len(unit_words) > MAX_QUOTE_WORDS:
+            if len(unit_words) > MAX_QUOTE_WORDS:
                 continue
             if any(unit.count(left) != unit.count(right) for left, right in _PAIRS):
                 continue  # cut inside brackets: a cross-reference's "(p." or a line broken mid-call
+            code = _looks_like_code(unit)
             if not code and not _is_sentence(unit):
                 continue  # a lead-in ("... add the following line to your `.gitignore` file:") or a fragment
             if len(unit_words) <= max(len(words(t)) for t in held):
