@@ -351,6 +351,16 @@ def test_an_elliptic_turn_is_asked_again_as_the_previous_question_without_a_rewr
     assert context.rewrite_model.calls == []
 
 
+def test_a_turn_that_is_only_a_condition_is_asked_as_the_previous_question_under_it():
+    context = fake_context(related_to_question=["yes"], related_to_answer=["yes"])
+    task = make_task(["What happens if I declare a static variable inside a for loop?", "It is allocated once.",
+                      "And if the same loop is inside a function?"], PASSAGES)  # fmt: skip
+    state = run(task, context)
+    assert state["standalone_question"] == "What happens if the same loop is inside a function?"
+    assert state["fragment"]["how"] == "condition"
+    assert context.rewrite_model.calls == []
+
+
 def test_an_elliptic_turn_without_a_sure_place_goes_to_the_rewrite_model():
     context = fake_context(
         related_to_question=["yes"], related_to_answer=["yes"], rewrite=["Which files does qsolve create?"]

@@ -19,7 +19,7 @@ from mtrag_graph.state import State
 from mtrag_graph.tasks import pairs_to_turns, user_and_agent_pairs
 from mtrag_graph.text import content_stems, content_words, words
 from mtrag_graph.text.answers import YES_NO_OPENERS
-from mtrag_graph.text.ellipsis import Resolution, fragment_thing, resolve_fragment
+from mtrag_graph.text.ellipsis import Resolution, is_fragment, resolve_fragment
 
 _WORDS = re.compile(r"[A-Za-z']+")
 _LABEL = re.compile(r"^\s*(rewritten|standalone)?\s*(question)?\s*:\s*", re.IGNORECASE)
@@ -148,7 +148,7 @@ def global_rewrite_turns(
 def resolved_fragment(question: str, history: list[dict[str, str]], context: Context) -> Resolution | None:
     """An elliptic turn asked again as the user's previous question (``text.ellipsis``), scored by the
     context's embedder; None for any other turn, or when its place in that question is not sure."""
-    if not context.resolve_fragments or fragment_thing(question) is None:
+    if not context.resolve_fragments or not is_fragment(question):
         return None
     scorer = get_reranker("embedding", context.embedder)  # the embedder's cosine, as the reranker scores
 

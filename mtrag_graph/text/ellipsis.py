@@ -22,6 +22,13 @@ place ("And cmake?" beside "Meson"), the turn is left to the rewrite model, as e
 A thing that is a prepositional phrase ("And over Q?") replaces the phrase of the same preposition in
 the latest question that has one ("... over the integers with 4ti2?"), which may be two turns back: the
 turn between ("Which files does that call create?") asked about the first one's result.
+
+A turn that is only a condition ("And if the same loop is inside a function?", "What if I had declared
+--sauce first?") replaces the one "if" clause of the previous question ("What happens if I declare a
+static variable inside a for loop ...?" -> "What happens if the same loop is inside a function?"): the
+rewrite models dropped the "And" and asked the bare condition, which asks nothing. A previous question
+with no "if" clause, or with two, or whose "if" means "whether" ("Can you tell me if ..."), leaves the
+turn to the rewrite model.
 """
 
 from __future__ import annotations
@@ -64,6 +71,23 @@ _PREPOSITION_THING = re.compile(
     rf"^(?P<preposition>{_PREPOSITIONS})\s+(?!(?:it|them|this|that|these|those|there)\b)\S", re.IGNORECASE
 )
 
+# a turn that is only a condition: an opener, "if", a clause that asks nothing of its own
+_CONDITION = re.compile(
+    r"^\s*(?:(?:and|but|so|or)\s+)?(?:what\s+(?:about\s+)?)?if\s+(?P<clause>[^?!]+?)[\s?!.]*$", re.IGNORECASE
+)
+_ASKS_IN_CLAUSE = re.compile(
+    r"\b(?:what|how|why|which|who|whom|whose|where|when|whether)\b|[,;:]"
+    r"|\b(?:can|could|do|does|did|should|will|would|is|are|may|must)\s+(?:i|you|we|they|it|he|she)\b",
+    re.IGNORECASE,
+)
+MAX_CONDITION_WORDS = 20
+# the previous question's "if" clause: to the next comma or the question's end
+_IF_CLAUSE = re.compile(r"\bif\s+[^,?!;]+", re.IGNORECASE)
+# "if" after these means "whether" ("Can you tell me if it supports Python?"): no condition to replace
+_WHETHER_VERBS = frozenset(
+    "know tell me ask asking asked see check wonder wondering sure unsure determine find".split()
+)
+
 Similarity = Callable[[str, Sequence[str]], Sequence[float]]
 
 
@@ -75,7 +99,7 @@ class Resolution:
     base: str  # the previous question it was made from
     replaced: str  # the words of ``base`` the fragment's thing took the place of
     by: str
-    how: str  # "pronoun" | "similarity" | "phrase"
+    how: str  # "pronoun" | "similarity" | "phrase" | "condition"
     similarity: float | None = None
 
     def as_dict(self) -> dict:
@@ -94,6 +118,52 @@ def fragment_thing(question: str) -> str | None:
     return thing
 
 
+def condition_clause(question: str) -> str | None:
+    """What a turn that is only a condition states ("And if the same loop is inside a function?" -> "the
+    same loop is inside a function"), or None for any other turn ("If I divorce, do I have to share my
+    401K?" asks a question of its own)."""
+    match = _CONDITION.match(question)
+    if not match:
+        return None
+    clause = match.group("clause").strip()
+    if _ASKS_IN_CLAUSE.search(clause) or not 2 <= len(clause.split()) <= MAX_CONDITION_WORDS:
+        return None
+    return clause
+
+
+def is_fragment(question: str) -> bool:
+    """Is ``question`` an elliptic turn ``resolve_fragment`` may ask again as the previous question?"""
+    return fragment_thing(question) is not None or condition_clause(question) is not None
+
+
+def _under_condition(clause: str, earlier: list[str], depth: int = MAX_DEPTH) -> Resolution | None:
+    """The previous question with its one "if" clause in ``clause``'s place."""
+    if not earlier or depth == 0:
+        return None
+    previous = earlier[-1]
+    if condition_clause(previous) is not None:
+        resolved = _under_condition(condition_clause(previous) or "", earlier[:-1], depth - 1)
+        if resolved is None:
+            return None
+        base = resolved.question
+    else:
+        base = _CONJUNCTION.sub("", previous).strip()
+    if fragment_thing(base) is not None or not base.endswith("?"):
+        return None
+    found = list(_IF_CLAUSE.finditer(base))
+    if len(found) != 1:
+        return None
+    start, end = found[0].span()
+    before = base[:start].split()
+    if before and before[-1].lower().strip(",") in _WHETHER_VERBS:
+        return None
+    old = base[start:end].rstrip()
+    new = f"{base[start : start + 2]} {clause}"  # "If"/"if" as the previous question had it
+    if old.lower() == new.lower():
+        return None
+    return Resolution(_put(base, start, start + len(old), new), base, old, new, "condition")
+
+
 def resolve_fragment(
     question: str, earlier_questions: Sequence[str], similarity: Similarity
 ) -> Resolution | None:
@@ -101,6 +171,9 @@ def resolve_fragment(
     first) with the fragment's thing in place; None when it is no fragment or no place is sure. A thing
     that opens with a preposition ("over Q") takes the place of the same preposition's phrase in the
     latest question that has one."""
+    clause = condition_clause(question)
+    if clause is not None:
+        return _under_condition(clause, list(earlier_questions))
     thing = fragment_thing(question)
     if thing is not None and (resolved := _in_place_of_phrase(thing, list(earlier_questions))):
         return resolved

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mtrag_graph.text.ellipsis import fragment_thing, resolve_fragment
+from mtrag_graph.text.ellipsis import condition_clause, fragment_thing, resolve_fragment
 
 # what a scripted embedder would say: these pairs are alike, everything else is not
 ALIKE = {("daily", "monthly"): 0.8, ("O:", "W:"): 0.7, ("sign constraints", "right-hand side vector"): 0.6}
@@ -100,3 +100,59 @@ def test_a_prepositional_thing_takes_the_place_of_the_same_prepositions_phrase()
 )
 def test_a_prepositional_thing_without_one_sure_phrase_is_not_put_in_place(question, earlier):
     assert resolve_fragment(question, earlier, similarity) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "clause"),
+    [
+        ("And if the same loop is inside a function?", "the same loop is inside a function"),
+        ("What if I had declared --sauce first?", "I had declared --sauce first"),
+        ("but if parents do", "parents do"),
+        ("If I divorce, do I have to share my 401K?", None),  # a question of its own
+        ("if I get away from the city can I see jupiter's rings?", None),
+        ("What if I forget?", "I forget"),
+        ("And how fast does it decompress?", None),
+    ],
+)
+def test_a_condition_turn_is_an_opener_if_and_a_clause_that_asks_nothing(question, clause):
+    assert condition_clause(question) == clause
+
+
+def test_a_condition_takes_the_place_of_the_previous_questions_if_clause():
+    earlier = ["What happens if I declare a static variable inside a for loop at the top level of a file?"]
+    resolved = resolve_fragment("And if the same loop is inside a function?", earlier, similarity)
+    assert resolved.question == "What happens if the same loop is inside a function?"
+    assert (resolved.how, resolved.replaced) == (
+        "condition",
+        "if I declare a static variable inside a for loop at the top level of a file",
+    )
+    earlier = [
+        "If I only declare a --no-sauce option, what value does sauce have when the user doesn't pass it?"
+    ]
+    resolved = resolve_fragment(
+        "And if I had declared --sauce first and then added --no-sauce?", earlier, similarity
+    )
+    assert resolved.question == (
+        "If I had declared --sauce first and then added --no-sauce, what value does sauce have when the user "
+        "doesn't pass it?"
+    )
+
+
+def test_a_condition_after_a_condition_builds_on_the_resolved_question():
+    earlier = ["What happens if the file is missing?", "And if it is empty?"]
+    resolved = resolve_fragment("And if it is a link?", earlier, similarity)
+    assert resolved.question == "What happens if it is a link?"
+    assert resolved.base == "What happens if it is empty?"
+
+
+@pytest.mark.parametrize(
+    "earlier",
+    [
+        ["Could I request a waiver?"],  # no condition to replace
+        ["Can you tell me if it supports Python?"],  # "if" means "whether"
+        ["What happens if I run it twice, and if the lock is held?"],  # two conditions
+        ["Deductions"],  # no question
+    ],
+)
+def test_a_condition_without_one_sure_if_clause_is_left_to_the_rewrite(earlier):
+    assert resolve_fragment("And if I use Windows?", earlier, similarity) is None
