@@ -4,6 +4,7 @@ results page, documents.md)."""
 from __future__ import annotations
 
 import json
+import random
 
 from mtrag_graph.prompts.excerpts import Sentence
 from research.evidence_scorer_eval import with_weight
@@ -26,8 +27,6 @@ def task(answer):
 
 
 def test_the_sentence_holding_the_answer_words_is_the_positive_and_the_rest_are_negatives():
-    import random
-
     pairs = answerable_pairs(
         task("Snapshots are retained for thirty days by default."),
         "How long are snapshots kept?",
@@ -42,8 +41,6 @@ def test_the_sentence_holding_the_answer_words_is_the_positive_and_the_rest_are_
 
 
 def test_an_answer_no_sentence_states_gives_no_pairs():
-    import random
-
     assert (
         answerable_pairs(task("Ask your administrator."), "Who decides?", OneRowCorpus(), random.Random(0))
         == []
