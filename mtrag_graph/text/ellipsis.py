@@ -29,6 +29,11 @@ static variable inside a for loop ...?" -> "What happens if the same loop is ins
 rewrite models dropped the "And" and asked the bare condition, which asks nothing. A previous question
 with no "if" clause, or with two, or whose "if" means "whether" ("Can you tell me if ..."), leaves the
 turn to the rewrite model.
+
+A turn that is only a purpose ("And to make an arrowhead point the other way?") after a how-to question
+("How do I change the size of all arrowheads ...?") asks that question's way for its own purpose: "How
+do I make an arrowhead point the other way?". The 0.5B model gave it back unchanged, and the answer then
+repeated the previous one.
 """
 
 from __future__ import annotations
@@ -81,6 +86,12 @@ _ASKS_IN_CLAUSE = re.compile(
     re.IGNORECASE,
 )
 MAX_CONDITION_WORDS = 20
+# a turn that is only a purpose: a conjunction, "to", a verb phrase that asks nothing of its own
+_PURPOSE = re.compile(r"^\s*(?:and|but|so|or)\s+to\s+(?P<verb_phrase>[^?!]+?)[\s?!.]*$", re.IGNORECASE)
+# a how-to question: its way ("How do I", "How can we") and the verb phrase after it
+_HOW_TO = re.compile(
+    r"^(?P<way>how\s+(?:do|can|could|should|would|will)\s+(?:i|we|you|one))\s+\S", re.IGNORECASE
+)
 # the previous question's "if" clause: to the next comma or the question's end
 _IF_CLAUSE = re.compile(r"\bif\s+[^,?!;]+", re.IGNORECASE)
 # "if" after these means "whether" ("Can you tell me if it supports Python?"): no condition to replace
@@ -99,7 +110,7 @@ class Resolution:
     base: str  # the previous question it was made from
     replaced: str  # the words of ``base`` the fragment's thing took the place of
     by: str
-    how: str  # "pronoun" | "similarity" | "phrase" | "condition"
+    how: str  # "pronoun" | "similarity" | "phrase" | "condition" | "purpose"
     similarity: float | None = None
 
     def as_dict(self) -> dict:
@@ -131,9 +142,36 @@ def condition_clause(question: str) -> str | None:
     return clause
 
 
+def purpose_phrase(question: str) -> str | None:
+    """What a turn that is only a purpose wants done ("And to make an arrowhead point the other way?" ->
+    "make an arrowhead point the other way"), or None for any other turn."""
+    match = _PURPOSE.match(question)
+    if not match:
+        return None
+    phrase = match.group("verb_phrase").strip()
+    if _ASKS_IN_CLAUSE.search(phrase) or not 2 <= len(phrase.split()) <= MAX_CONDITION_WORDS:
+        return None
+    return phrase
+
+
 def is_fragment(question: str) -> bool:
     """Is ``question`` an elliptic turn ``resolve_fragment`` may ask again as the previous question?"""
-    return fragment_thing(question) is not None or condition_clause(question) is not None
+    return any(f(question) is not None for f in (fragment_thing, condition_clause, purpose_phrase))
+
+
+def _for_purpose(phrase: str, earlier: list[str]) -> Resolution | None:
+    """The previous how-to question's way with ``phrase`` as what is to be done."""
+    if not earlier:
+        return None
+    base = _CONJUNCTION.sub("", earlier[-1]).strip()
+    match = _HOW_TO.match(base)
+    if match is None or not base.endswith("?"):
+        return None
+    way = match.group("way")
+    old = base[match.end("way") :].strip().rstrip("?").strip()
+    if old.lower() == phrase.lower():
+        return None
+    return Resolution(f"{way[:1].upper()}{way[1:]} {phrase}?", base, old, phrase, "purpose")
 
 
 def _under_condition(clause: str, earlier: list[str], depth: int = MAX_DEPTH) -> Resolution | None:
@@ -174,6 +212,9 @@ def resolve_fragment(
     clause = condition_clause(question)
     if clause is not None:
         return _under_condition(clause, list(earlier_questions))
+    phrase = purpose_phrase(question)
+    if phrase is not None:
+        return _for_purpose(phrase, list(earlier_questions))
     thing = fragment_thing(question)
     if thing is not None and (resolved := _in_place_of_phrase(thing, list(earlier_questions))):
         return resolved

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mtrag_graph.text.ellipsis import condition_clause, fragment_thing, resolve_fragment
+from mtrag_graph.text.ellipsis import condition_clause, fragment_thing, purpose_phrase, resolve_fragment
 
 # what a scripted embedder would say: these pairs are alike, everything else is not
 ALIKE = {("daily", "monthly"): 0.8, ("O:", "W:"): 0.7, ("sign constraints", "right-hand side vector"): 0.6}
@@ -156,3 +156,27 @@ def test_a_condition_after_a_condition_builds_on_the_resolved_question():
 )
 def test_a_condition_without_one_sure_if_clause_is_left_to_the_rewrite(earlier):
     assert resolve_fragment("And if I use Windows?", earlier, similarity) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "phrase"),
+    [
+        ("And to make an arrowhead point the other way?", "make an arrowhead point the other way"),
+        ("but to keep a command out of the help", "keep a command out of the help"),
+        ("And to what extent?", None),  # asks a question of its own
+        ("How to create a cluster.", None),  # a how-to question, no fragment
+        ("To be honest, is it free?", None),
+    ],
+)
+def test_a_purpose_turn_is_a_conjunction_to_and_a_verb_phrase(question, phrase):
+    assert purpose_phrase(question) == phrase
+
+
+def test_a_purpose_is_asked_the_previous_how_to_questions_way():
+    earlier = [
+        "How do I change the size of all arrowheads globally rather than passing a size to every Arrow?"
+    ]
+    resolved = resolve_fragment("And to make an arrowhead point the other way?", earlier, similarity)
+    assert resolved.question == "How do I make an arrowhead point the other way?"
+    assert resolved.how == "purpose"
+    assert resolve_fragment("And to delete it?", ["What is a cluster?"], similarity) is None  # no way to ask
