@@ -60,8 +60,9 @@ class RewriteSettings:
         True,
         stage="rewrite",
         description='Ask an elliptic turn ("And daily ones?", "How about lz4?") again as the previous question '
-        "with its thing in place, without a model call, when the place is sure (mtrag_graph.text.ellipsis); "
-        "otherwise the rewrite model rewrites it.",
+        'with its thing in place, a condition ("And if ...?") in place of its one "if" clause, a purpose ("And to '
+        '...?") with a how-to question\'s way ("How do I ...?"), without a model call, when the place is sure '
+        "(mtrag_graph.text.ellipsis); otherwise the rewrite model rewrites it.",
     )
     pronouns: tuple[str, ...] = setting(
         DEFAULT_PRONOUNS,
