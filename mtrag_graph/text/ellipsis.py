@@ -179,8 +179,8 @@ def _under_condition(clause: str, earlier: list[str], depth: int = MAX_DEPTH) ->
     if not earlier or depth == 0:
         return None
     previous = earlier[-1]
-    if condition_clause(previous) is not None:
-        resolved = _under_condition(condition_clause(previous) or "", earlier[:-1], depth - 1)
+    if (previous_clause := condition_clause(previous)) is not None:
+        resolved = _under_condition(previous_clause, earlier[:-1], depth - 1)
         if resolved is None:
             return None
         base = resolved.question
