@@ -36,6 +36,7 @@ from mtrag_graph.text import declines
 from mtrag_graph.text.answers import (
     REPEATS_PREVIOUS,
     answer_problems,
+    answers_replaced,
     clean_answer,
     drop_about_documents,
     drop_spurious_yes_no,
@@ -80,6 +81,14 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     problems = answer_problems(answer, state["question"], truncated, context.min_answer_words, previous)
     asked = f"{state['question']} {question_for_answering(state)}"
     if previous and REPEATS_PREVIOUS not in problems and repeats_values(answer, previous, asked):
+        problems.append(REPEATS_PREVIOUS)
+    fragment = state.get("fragment") or {}
+    if (
+        fragment
+        and REPEATS_PREVIOUS not in problems
+        and answers_replaced(answer, fragment["replaced"], fragment["by"])
+    ):
+        # the elliptic turn was asked again as a whole question, and the draft answered the one before it
         problems.append(REPEATS_PREVIOUS)
     payloads = injected_payloads([p.get("text", "") for p in state.get("kept_passages") or []])
     if payloads and repeats_injection(answer, payloads):

@@ -332,3 +332,23 @@ def drop_about_documents(answer: str) -> str:
         if about_documents(answer[start:end]):
             text = text[:start] + text[end:]
     return "\n".join(line.rstrip() for line in text.strip().splitlines() if line.strip()).strip()
+
+
+# an answer to an elliptic turn asked again as a whole question speaks of what the turn replaced when it
+# holds at least this share of the replaced words (and fewer of the words that replaced them)
+ANSWERS_REPLACED_SHARE = 0.5
+
+
+def answers_replaced(answer: str, replaced: str, by: str) -> bool:
+    """Does ``answer``, to an elliptic turn asked again as the previous question with ``by`` in the place of
+    ``replaced`` (``text.ellipsis``), answer the previous question instead? It holds at least half of the
+    content words only ``replaced`` has and fewer of those only ``by`` has, under half of them. "And to make
+    an arrowhead point the other way?" (asked "How do I make an arrowhead point the other way?") was
+    answered "To change the size of all arrowheads globally, ...", the turn before's answer again."""
+    old = set(content_stems(replaced)) - set(content_stems(by))
+    new = set(content_stems(by)) - set(content_stems(replaced))
+    if not old or not new:
+        return False
+    said = set(content_stems(answer))
+    old_share, new_share = len(old & said) / len(old), len(new & said) / len(new)
+    return old_share >= ANSWERS_REPLACED_SHARE and new_share < min(old_share, ANSWERS_REPLACED_SHARE)

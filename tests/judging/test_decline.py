@@ -17,7 +17,7 @@ from mtrag_graph.models.fake import FirstTokenModel, ScriptedChatModel
 from mtrag_graph.state import AbstainReason
 from mtrag_graph.testing import fake_context, make_task
 from mtrag_graph.text import declines
-from mtrag_graph.text.answers import about_documents, drop_about_documents, repeats_answer
+from mtrag_graph.text.answers import about_documents, answers_replaced, drop_about_documents, repeats_answer
 
 
 @pytest.mark.parametrize(
@@ -242,3 +242,36 @@ def test_a_repeat_asked_again_that_still_repeats_is_taken_or_declined(decline_re
         assert out["answer_problems"] == ["repeats the previous answer instead of answering this question"]
     else:
         assert out.get("abstain_reason") is None and out["answer"] == "Lz4 is fast: 1700 MB/s."
+
+
+def test_an_answer_about_the_words_an_elliptic_turn_replaced_answers_the_question_before():
+    replaced = "change the size of all arrowheads globally rather than passing a size to every Arrow"
+    by = "make an arrowhead point the other way"
+    copied = "To change the size of all arrowheads globally, override the arrowsize function."
+    assert answers_replaced(copied, replaced, by)
+    assert not answers_replaced(
+        "Use the Arrow option Reverse to make the arrowhead point the other way.", replaced, by
+    )
+    assert not answers_replaced("Prune keeps 7 daily archives.", "monthly", "daily")
+    assert answers_replaced("Prune keeps 6 monthly archives.", "monthly", "daily")
+    assert not answers_replaced("lz4 decompresses at 4500 MB/s.", "it", "lz4")  # a pronoun has no words
+
+
+def test_an_elliptic_turn_answered_with_the_question_befores_answer_is_asked_again_without_it():
+    drafts = [
+        "To change the size of all arrowheads globally, override the arrowsize function.",
+        "Use the Reverse option to make an arrowhead point the other way.",
+    ]
+    context = fake_context(generate=drafts)
+    task = make_task(
+        ["How do I change the size of all arrowheads globally?", "Override the arrowsize function.",
+         "And to make an arrowhead point the other way?"],
+        ["Override the arrowsize function to change the size of all arrowheads globally. "
+         "The Reverse option makes an arrowhead point the other way."],
+    )  # fmt: skip
+    out = build_graph(output="state").invoke({"task": task}, context=context)
+    assert out["standalone_question"] == "How do I make an arrowhead point the other way?"
+    assert out["retries"] == 1 and out["answer"].startswith("Use the Reverse option")
+    prompts = [str(c["messages"][-1].content) for c in context.generate_model.calls]
+    assert "Agent: Override the arrowsize function." in prompts[0]
+    assert "Agent: Override the arrowsize function." not in prompts[1]
