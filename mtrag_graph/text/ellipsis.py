@@ -16,6 +16,10 @@ and the fragment's thing is put in place of the words it stands for:
 - otherwise the span of one to three words of the previous question most like the fragment's thing
   (cosine of their embeddings; "daily" -> "monthly") when it reaches ``MIN_SIMILARITY``.
 
+A "thing" that holds a pronoun ("What about debugging them in VSCode?") is no thing of its own: it
+would be put in place of a verb ("When I debugging them in VSCode a stand-alone ..."), so the turn goes
+to the rewrite model.
+
 Nothing else is guessed: after a previous turn that is no question ("Deductions"), or with no sure
 place ("And cmake?" beside "Meson"), the turn is left to the rewrite model, as every other turn is.
 
@@ -55,6 +59,8 @@ _ASKS_ITSELF = frozenset(
     "how what which why when where who whom whose is are was were am do does did can could should would "
     "will may might must shall if i you we they he she it there".split()
 )
+# a pronoun inside the thing: it names no thing of its own ("What about debugging them in VSCode?")
+_REFERS_BACK = re.compile(r"\b(?:it|its|them|they|their|he|him|his|she|her)\b", re.IGNORECASE)
 _DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _PRO_FORM = re.compile(r"\s+ones?$", re.IGNORECASE)  # "daily ones" stands for "daily"
 _CONJUNCTION = re.compile(r"^\s*(?:and|so|but|also|then)\s+", re.IGNORECASE)
@@ -126,6 +132,8 @@ def fragment_thing(question: str) -> str | None:
     tokens = thing.split()
     if not tokens or len(tokens) > MAX_FRAGMENT_WORDS or tokens[0].lower() in _ASKS_ITSELF:
         return None
+    if _REFERS_BACK.search(thing):
+        return None  # "debugging them in VSCode": no thing of its own to put in place, but an activity on one
     return thing
 
 

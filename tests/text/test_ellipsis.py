@@ -25,6 +25,7 @@ def similarity(thing, spans):
         ("And which urgency?", None),
         ("What about the files that the second call of the tool creates?", None),  # too long for a fragment
         ("How do I prune?", None),
+        ("What about debugging them in VSCode?", None),  # an activity on what "them" names, no thing
     ],
 )
 def test_a_fragment_is_an_opener_and_a_short_thing(question, thing):
