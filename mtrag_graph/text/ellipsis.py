@@ -54,6 +54,9 @@ _FRAGMENT = re.compile(
     re.IGNORECASE,
 )
 MAX_FRAGMENT_WORDS = 4
+# longer turns are no fragment, condition or purpose, and are not matched at all (a turn of thousands of
+# spaces would cost the patterns' backtracking seconds)
+MAX_FRAGMENT_CHARS = 400
 # a "thing" that opens with these is a question of its own ("And how fast does it decompress?")
 _ASKS_ITSELF = frozenset(
     "how what which why when where who whom whose is are was were am do does did can could should would "
@@ -125,6 +128,8 @@ class Resolution:
 
 def fragment_thing(question: str) -> str | None:
     """What an elliptic turn names ("And daily ones?" -> "daily ones"), or None for any other turn."""
+    if len(question) > MAX_FRAGMENT_CHARS:
+        return None
     match = _FRAGMENT.match(question)
     if not match:
         return None
@@ -141,6 +146,8 @@ def condition_clause(question: str) -> str | None:
     """What a turn that is only a condition states ("And if the same loop is inside a function?" -> "the
     same loop is inside a function"), or None for any other turn ("If I divorce, do I have to share my
     401K?" asks a question of its own)."""
+    if len(question) > MAX_FRAGMENT_CHARS:
+        return None
     match = _CONDITION.match(question)
     if not match:
         return None
@@ -153,6 +160,8 @@ def condition_clause(question: str) -> str | None:
 def purpose_phrase(question: str) -> str | None:
     """What a turn that is only a purpose wants done ("And to make an arrowhead point the other way?" ->
     "make an arrowhead point the other way"), or None for any other turn."""
+    if len(question) > MAX_FRAGMENT_CHARS:
+        return None
     match = _PURPOSE.match(question)
     if not match:
         return None

@@ -181,3 +181,9 @@ def test_a_purpose_is_asked_the_previous_how_to_questions_way():
     assert resolved.question == "How do I make an arrowhead point the other way?"
     assert resolved.how == "purpose"
     assert resolve_fragment("And to delete it?", ["What is a cluster?"], similarity) is None  # no way to ask
+
+
+def test_a_long_turn_is_no_fragment_and_is_not_matched():
+    long_turn = "And if a" + " " * 20000 + "b?"
+    assert condition_clause(long_turn) is None and purpose_phrase(long_turn) is None
+    assert fragment_thing("And " + "x " * 300) is None
