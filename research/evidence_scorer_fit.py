@@ -1,8 +1,12 @@
-"""Train the evidence scorer: the bundled MiniLM as a cross-encoder for "does this sentence state the
-answer to this question?", the score the answering prompt's excerpts are chosen by beside the embedding
-cosine and the lexical overlap (``prompts.excerpts``).
+"""Train an evidence scorer: the bundled MiniLM as a cross-encoder for "does this sentence state the
+answer to this question?", a score for choosing the answering prompt's excerpts beside the embedding
+cosine and the lexical overlap (``prompts.excerpts``). Tried in issue 47's eleventh round and not kept:
+it loses key facts on documents it has not seen (benchmarks/results/documents.md); nothing ships.
 
-    OMP_NUM_THREADS=1 python -m research.evidence_scorer_fit --data $MTRAG_DATA -o mtrag_graph/data/evidence_scorer/
+    OMP_NUM_THREADS=1 python -m research.evidence_scorer_fit --data $MTRAG_DATA -o runs/escore/v1
+    python -m research.evidence_scorer_eval documents runs/rd-fresh-H --weights runs/escore/v1/verifier-head.safetensors
+
+The weights file keeps the verifier's name (``research.verifier_fit.save``): the same tensors.
 
 Pairs (question, sentence) from MTRAG's reference tasks only (``load_split(..., "tuning")``: never the
 MTRAG-UN dev slice, never the real-documents set), sentences cut as the excerpts cut them
