@@ -86,7 +86,7 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     if (
         fragment
         and REPEATS_PREVIOUS not in problems
-        and answers_replaced(answer, fragment["replaced"], fragment["by"])
+        and answers_replaced(answer, str(fragment.get("replaced") or ""), str(fragment.get("by") or ""))
     ):
         # the elliptic turn was asked again as a whole question, and the draft answered the one before it
         problems.append(REPEATS_PREVIOUS)
