@@ -43,8 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph.prompts.excerpts import evidence_spans
-from mtrag_graph.tasks import answerability_of, domain_of
-from research.verifier_data import Corpus, answer_stems, coverage, last_user_turn, rewrites, shared, split_of
+from research.verifier_data import Corpus, answer_stems, coverage, reference_tasks, shared
 
 MIN_ANSWER_STEMS = 2
 POSITIVE_SHARE = 0.7  # of the best sentence's answer words
@@ -98,30 +97,14 @@ def unanswerable_pairs(question: str, corpus: Corpus, rng: random.Random) -> lis
 
 def build_pairs(data_dir: str | Path, seed: int = 0) -> list[dict[str, Any]]:
     """Every pair with its split, kind, label, task and question; same seed, same pairs."""
-    from mtrag_graph.measure.decisions.sets import load_split
-
-    data_dir = Path(data_dir)
-    tasks = load_split(data_dir, "tuning")
-    rewritten = rewrites(data_dir)
-    splits = split_of([t["conversation_id"] for t in tasks], seed)
-    corpora: dict[str, Corpus] = {}
     rng = random.Random(seed)
     pairs: list[dict[str, Any]] = []
-    for task in tasks:
-        label = answerability_of(task)
-        if label not in ("ANSWERABLE", "UNANSWERABLE"):
-            continue
-        domain = domain_of(task.get("Collection")) or "unknown"
-        if domain not in corpora:
-            corpora[domain] = Corpus(data_dir / "corpora" / "mini" / f"{domain}.jsonl")
-        question = rewritten.get(task["task_id"]) or last_user_turn(task)
+    for task, label, question, corpus, base in reference_tasks(data_dir, seed):
         made = (
-            answerable_pairs(task, question, corpora[domain], rng)
+            answerable_pairs(task, question, corpus, rng)
             if label == "ANSWERABLE"
-            else unanswerable_pairs(question, corpora[domain], rng)
+            else unanswerable_pairs(question, corpus, rng)
         )
-        base = {"split": splits[task["conversation_id"]], "task_id": task["task_id"], "domain": domain,
-                "question": question}  # fmt: skip
         pairs += [{**base, **pair, "passage": pair["sentence"]} for pair in made]
     return pairs
 
@@ -199,26 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.data:
         parser.error("--data or MTRAG_DATA is required")
 
-    import torch
-    from transformers import AutoTokenizer
+    from mtrag_graph.judging.verifier import MAX_LENGTH, weights_sha256
+    from research.verifier_fit import BATCH, LEARNING_RATE, TRAINED_LAYERS, auc, save, train_and_score
 
-    from mtrag_graph import settings
-    from mtrag_graph.judging.verifier import MAX_LENGTH, load_network, weights_sha256
-    from mtrag_graph.models.bundled import minilm_path
-    from research.verifier_fit import (
-        BATCH,
-        LEARNING_RATE,
-        TRAINED_LAYERS,
-        auc,
-        frozen_states,
-        save,
-        score_pairs,
-        train_top_layers,
-    )
-
-    settings.offline_hub()
-    torch.set_num_threads(1)
-    torch.manual_seed(args.seed)
     pairs = build_pairs(args.data, args.seed)
     train = [] if args.no_mtrag_train else [p for p in pairs if p["split"] == "train"]
     train += synthetic_pairs(args.synthetic, args.seed)
@@ -228,22 +194,14 @@ def main(argv: Sequence[str] | None = None) -> int:
               for kind in ("positive", "same_passage", "other_passage", "unanswerable")}  # fmt: skip
     counts["train_synthetic"] = sum(1 for p in train if p["domain"] == "synthetic")
     print(json.dumps(counts), flush=True)
-    base = str(minilm_path())
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    encoder, head = load_network(base)
-    encoder.eval()
-    started = time.time()
-    states = frozen_states(encoder, tokenizer, train)
-    print(f"frozen states of {len(train)} pairs: {time.time() - started:.0f}s", flush=True)
-    train_top_layers(encoder, head, states, [p["label"] for p in train], epochs=args.epochs, seed=args.seed,
-                     started=started)  # fmt: skip
-    scores = score_pairs(encoder, head, tokenizer, held)
+    encoder, head, scores, started = train_and_score(train, held, epochs=args.epochs, seed=args.seed)
+    train_seconds = round(time.time() - started)
     before = baseline_scores(held)
     labels = [p["label"] for p in held]
     record = {
         "seed": args.seed, "epochs": args.epochs, "batch": BATCH, "learning_rate": LEARNING_RATE,
         "trained_layers": TRAINED_LAYERS, "max_length": MAX_LENGTH,
-        "train_seconds": round(time.time() - started), "pairs": counts,
+        "train_seconds": train_seconds, "pairs": counts,
         "held_out": {"auc": round(auc(labels, scores), 4), "auc_excerpt_score": round(auc(labels, before), 4),
                      "positive_first": first_ranked(held, scores),
                      "positive_first_excerpt_score": first_ranked(held, before)},

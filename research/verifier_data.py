@@ -31,7 +31,7 @@ import json
 import random
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -154,14 +154,18 @@ def unanswerable_pairs(question: str, corpus: Corpus) -> list[dict[str, Any]]:
     ]
 
 
-def build_pairs(data_dir: str | Path, seed: int = 0) -> list[dict[str, Any]]:
-    """Every pair, each with its split, kind, label, task, conversation and domain; same seed, same pairs."""
+def reference_tasks(
+    data_dir: str | Path, seed: int = 0
+) -> Iterator[tuple[dict[str, Any], str, str, Corpus, dict[str, Any]]]:
+    """Each ANSWERABLE and UNANSWERABLE reference task of the tuning split, in file order, with its label,
+    its question (the organisers' rewrite, else the last user turn), its domain's mini corpus (loaded once)
+    and the fields every pair made from it carries (split, task, conversation, domain, question).
+    ``research.evidence_scorer_fit`` builds its sentence pairs from the same tasks."""
     data_dir = Path(data_dir)
     tasks = load_split(data_dir, "tuning")
     rewritten = rewrites(data_dir)
     corpora: dict[str, Corpus] = {}
     splits = split_of([t["conversation_id"] for t in tasks], seed)
-    pairs: list[dict[str, Any]] = []
     for task in tasks:
         label = answerability_of(task)
         if label not in ("ANSWERABLE", "UNANSWERABLE"):
@@ -170,13 +174,20 @@ def build_pairs(data_dir: str | Path, seed: int = 0) -> list[dict[str, Any]]:
         if domain not in corpora:
             corpora[domain] = Corpus(data_dir / "corpora" / "mini" / f"{domain}.jsonl")
         question = rewritten.get(task["task_id"]) or last_user_turn(task)
-        made = (
-            answerable_pairs(task, question, corpora[domain])
-            if label == "ANSWERABLE"
-            else unanswerable_pairs(question, corpora[domain])
-        )
         base = {"split": splits[task["conversation_id"]], "task_id": task["task_id"],
                 "conversation_id": task["conversation_id"], "domain": domain, "question": question}  # fmt: skip
+        yield task, label, question, corpora[domain], base
+
+
+def build_pairs(data_dir: str | Path, seed: int = 0) -> list[dict[str, Any]]:
+    """Every pair, each with its split, kind, label, task, conversation and domain; same seed, same pairs."""
+    pairs: list[dict[str, Any]] = []
+    for task, label, question, corpus, base in reference_tasks(data_dir, seed):
+        made = (
+            answerable_pairs(task, question, corpus)
+            if label == "ANSWERABLE"
+            else unanswerable_pairs(question, corpus)
+        )
         pairs.extend({**base, **pair} for pair in made)
     return pairs
 

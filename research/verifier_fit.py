@@ -200,7 +200,13 @@ def train_top_layers(
               f"{time.time() - started:.0f}s", flush=True)  # fmt: skip
 
 
-def fit(data: str, seed: int, epochs: int) -> tuple[Any, Any, dict[str, Any]]:
+def train_and_score(
+    train: Sequence[dict[str, Any]], held: Sequence[dict[str, Any]], *, epochs: int, seed: int
+) -> tuple[Any, Any, list[float], float]:
+    """The bundled MiniLM and a new head trained on ``train`` (pairs of "question", "passage" and "label";
+    ``train_top_layers``), one torch thread, seeded; the held-out pairs' scores from the full forward pass,
+    as the product runs it; and when training started (``time.time()``). ``research.evidence_scorer_fit``
+    trains its sentence scorer with it too."""
     import torch
     from transformers import AutoTokenizer
 
@@ -210,9 +216,6 @@ def fit(data: str, seed: int, epochs: int) -> tuple[Any, Any, dict[str, Any]]:
     settings.offline_hub()
     torch.set_num_threads(1)
     torch.manual_seed(seed)
-    pairs = build_pairs(data, seed)
-    train = [p for p in pairs if p["split"] == "train"]
-    held = [p for p in pairs if p["split"] == "held-out"]
     base = str(minilm_path())
     tokenizer = AutoTokenizer.from_pretrained(base)
     encoder, head = load_network(base)
@@ -223,7 +226,14 @@ def fit(data: str, seed: int, epochs: int) -> tuple[Any, Any, dict[str, Any]]:
     train_top_layers(
         encoder, head, states, [p["label"] for p in train], epochs=epochs, seed=seed, started=started
     )
-    scores = score_pairs(encoder, head, tokenizer, held)
+    return encoder, head, score_pairs(encoder, head, tokenizer, held), started
+
+
+def fit(data: str, seed: int, epochs: int) -> tuple[Any, Any, dict[str, Any]]:
+    pairs = build_pairs(data, seed)
+    train = [p for p in pairs if p["split"] == "train"]
+    held = [p for p in pairs if p["split"] == "held-out"]
+    encoder, head, scores, started = train_and_score(train, held, epochs=epochs, seed=seed)
     record = {
         "seed": seed, "epochs": epochs, "batch": BATCH, "learning_rate": LEARNING_RATE,
         "trained_layers": TRAINED_LAYERS, "max_length": MAX_LENGTH, "train_seconds": round(time.time() - started),
