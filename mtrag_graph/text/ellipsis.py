@@ -142,33 +142,29 @@ def fragment_thing(question: str) -> str | None:
     return thing
 
 
+def _asks_nothing(pattern: re.Pattern[str], question: str) -> str | None:
+    """The words ``pattern``'s one group takes from a short ``question``, when they ask nothing of their own
+    (no question word, comma or inverted auxiliary) and run to 2 to ``MAX_CONDITION_WORDS`` words."""
+    match = pattern.match(question) if len(question) <= MAX_FRAGMENT_CHARS else None
+    if not match:
+        return None
+    taken = match.group(1).strip()
+    if _ASKS_IN_CLAUSE.search(taken) or not 2 <= len(taken.split()) <= MAX_CONDITION_WORDS:
+        return None
+    return taken
+
+
 def condition_clause(question: str) -> str | None:
     """What a turn that is only a condition states ("And if the same loop is inside a function?" -> "the
     same loop is inside a function"), or None for any other turn ("If I divorce, do I have to share my
     401K?" asks a question of its own)."""
-    if len(question) > MAX_FRAGMENT_CHARS:
-        return None
-    match = _CONDITION.match(question)
-    if not match:
-        return None
-    clause = match.group("clause").strip()
-    if _ASKS_IN_CLAUSE.search(clause) or not 2 <= len(clause.split()) <= MAX_CONDITION_WORDS:
-        return None
-    return clause
+    return _asks_nothing(_CONDITION, question)
 
 
 def purpose_phrase(question: str) -> str | None:
     """What a turn that is only a purpose wants done ("And to make an arrowhead point the other way?" ->
     "make an arrowhead point the other way"), or None for any other turn."""
-    if len(question) > MAX_FRAGMENT_CHARS:
-        return None
-    match = _PURPOSE.match(question)
-    if not match:
-        return None
-    phrase = match.group("verb_phrase").strip()
-    if _ASKS_IN_CLAUSE.search(phrase) or not 2 <= len(phrase.split()) <= MAX_CONDITION_WORDS:
-        return None
-    return phrase
+    return _asks_nothing(_PURPOSE, question)
 
 
 def is_fragment(question: str) -> bool:
