@@ -93,8 +93,7 @@ def evidence_spans(text: str) -> list[tuple[int, int]]:
             between, previous = text[last_end:start], text[last_start:last_end]
             if (
                 _WRAP.fullmatch(between)
-                and text[start].islower()
-                and not previous.endswith((".", "!", "?", ":", ";"))
+                and _continues(previous, text[start:end])
                 and end - last_start <= _MAX_WRAPPED_CHARS
             ):
                 spans[-1] = (last_start, end)
@@ -105,6 +104,20 @@ def evidence_spans(text: str) -> list[tuple[int, int]]:
 
 _WRAP = re.compile(r"[ \t]*\n[ \t]*")
 _MAX_WRAPPED_CHARS = 400  # a wrapped sentence is rarely longer; a column of lower-case lines (code) stops
+_OPENERS = ("\"", "`", "'", "\u201c", "\u2018", "(")
+_OPEN_END = re.compile(r"(?:^|\s)[a-z][\w'-]*$")  # ends with a lower-case word (not a title, not code)
+
+
+def _continues(previous: str, line: str) -> bool:
+    """Whether ``line`` goes on with the sentence ``previous`` leaves open: it begins in lower case after a
+    line that ends without a full stop, colon or semicolon; or it begins with a quote, code span or
+    bracket after a line that ends in the middle of a sentence (a lower-case word, not a title's nor code: 'which
+    stood for' / '"C's Answer to MetaPost"', 'so' / '`\\"` is interpreted as ...')."""
+    if previous.endswith((".", "!", "?", ":", ";")):
+        return False
+    if line[:1].islower():
+        return True
+    return line.startswith(_OPENERS) and bool(_OPEN_END.search(previous))
 
 
 def _opens_with_reference(sentence: str) -> bool:

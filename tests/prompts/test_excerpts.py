@@ -149,6 +149,24 @@ def test_a_sentence_a_pdf_line_break_wraps_is_chosen_whole():
     assert "The matrix A goes in the file\nproject.mat and the right-hand side in\nproject.rhs." in excerpt
 
 
+def test_a_wrapped_sentence_whose_next_line_opens_with_a_quote_or_code_span_is_chosen_whole():
+    # an FAQ's answer hard-wrapped before a quote or a code span: the two halves are one sentence (the half
+    # that holds the fact, cut off, scored low and was left out of the excerpt)
+    faq = ("That was our original tentative name for this project, which stood for\n \"C's Answer to MetaPost\" "
+           "(the language that inspired\nAsymptote).\n\nThe backslash is an escape character here, so\n`\\\"` is "
+           "interpreted as a verbatim quotation mark.")  # fmt: skip
+    assert [faq[s:e] for s, e in evidence_spans(faq)] == [
+        "That was our original tentative name for this project, which stood for\n \"C's Answer to MetaPost\" "
+        "(the language that inspired",
+        "Asymptote).",
+        "The backslash is an escape character here, so\n`\\\"` is interpreted as a verbatim quotation mark.",
+    ]  # fmt: skip
+    # a title, or a line of code or data, before a quote stays apart
+    for text in ('Sea Level Rise is Accelerating\n\u201cThis is almost certainly a conservative estimate.\u201d',
+                 '"ok": true,\n"id": "2",'):  # fmt: skip
+        assert len(evidence_spans(text)) == 2
+
+
 def test_the_budget_counts_digits_as_the_tokens_they_cost():
     # Qwen's tokenizer gives each digit a token: a row of numbers costs about one token a character,
     # prose about one per four letters
