@@ -104,7 +104,7 @@ def evidence_spans(text: str) -> list[tuple[int, int]]:
 
 _WRAP = re.compile(r"[ \t]*\n[ \t]*")
 _MAX_WRAPPED_CHARS = 400  # a wrapped sentence is rarely longer; a column of lower-case lines (code) stops
-_OPENERS = ("\"", "`", "'", "\u201c", "\u2018", "(")
+_OPENERS = ('"', "`", "'", "\u201c", "\u2018", "(")
 _OPEN_END = re.compile(r"(?:^|\s)[a-z][\w'-]*$")  # ends with a lower-case word (not a title, not code)
 
 
