@@ -125,7 +125,7 @@ def _opens_with_reference(sentence: str) -> bool:
     return first in _REFERRING_OPENERS
 
 
-def _lexical_scores(question: str, sentences: Sequence[str]) -> list[float]:
+def lexical_scores(question: str, sentences: Sequence[str]) -> list[float]:
     """Share of the question's content stems each sentence holds, each stem weighted by its rarity."""
     asked = set(content_stems(question))
     if not asked:
@@ -147,7 +147,7 @@ def score_sentences(
     if not flat:
         return [[] for _ in passages]
     texts = [bodies[i][start:end] for i, _, (start, end) in flat]
-    lexical = _lexical_scores(question, texts)
+    lexical = lexical_scores(question, texts)
     if embed is not None:
         vectors = embed([question, *texts])
         semantic = [float(v) for v in vectors[1:] @ vectors[0]]
