@@ -6,8 +6,8 @@ The pipeline's seconds per question are mostly these two rates: the first draft 
 tokens and writes about 50 (benchmarks/results/documents.md). The same code and prompts took 4.0 s to the
 first shown text on one 2-core machine and 9.1 s on another; this says which kind of machine a run was
 on before its seconds are compared with a bar. Per model: the prompt read from an empty cache (the best
-of ``--repeats``), then ``--new-tokens`` written greedily after it; threads as the pipeline uses them
-(``MTRAG_N_THREADS``, else every core).
+of ``--repeats``), then ``--new-tokens`` written greedily after it; the model loaded as the pipeline loads it (its
+context window, ``MTRAG_N_CTX``; its threads, ``MTRAG_N_THREADS``, else every core).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 from mtrag_graph import settings
 from mtrag_graph.models.bundled import BundledModelError, gguf_path
+from mtrag_graph.models.llama import load_llama, prefix_states
 
 MODELS = ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b")
 # ordinary prose, so the token count is what a passage of that length costs
@@ -29,29 +30,33 @@ TEXT = (
 
 
 def measure(model: str, prompt_tokens: int, new_tokens: int, repeats: int, threads: int) -> dict[str, Any]:
-    from llama_cpp import Llama
-
-    llm = Llama(
-        str(gguf_path(model)), n_ctx=prompt_tokens + new_tokens + 16, n_threads=threads, verbose=False
-    )
-    tokens: list[int] = []
-    while len(tokens) < prompt_tokens:
-        tokens += llm.tokenize(TEXT.encode("utf-8"), add_bos=False)
-    tokens = tokens[:prompt_tokens]
-    read = []
-    for _ in range(max(1, repeats)):
-        llm.reset()
+    # the Llama the pipeline loads for this model: its context window and threads (models.llama.load_llama)
+    n_ctx = settings.n_ctx()
+    if prompt_tokens + new_tokens > n_ctx:
+        raise ValueError(f"a prompt of {prompt_tokens} and {new_tokens} written exceed the context ({n_ctx})")
+    path = str(gguf_path(model))
+    llm, lock = load_llama(path, n_ctx, threads)
+    with lock:  # the process-wide instance: one caller at a time
+        tokens: list[int] = []
+        while len(tokens) < prompt_tokens:
+            tokens += llm.tokenize(TEXT.encode("utf-8"), add_bos=False)
+        tokens = tokens[:prompt_tokens]
+        read = []
+        for _ in range(max(1, repeats)):
+            llm.reset()
+            start = time.perf_counter()
+            llm.eval(tokens)
+            read.append(time.perf_counter() - start)
         start = time.perf_counter()
-        llm.eval(tokens)
-        read.append(time.perf_counter() - start)
-    start = time.perf_counter()
-    written = 0
-    # generate finds the prompt already read (a prefix match) and reads only its last token again
-    for token in llm.generate(tokens, temp=0.0):
-        written += 1
-        if written >= new_tokens or token == llm.token_eos():
-            break
-    write_seconds = time.perf_counter() - start
+        written = 0
+        # generate finds the prompt already read (a prefix match) and reads only its last token again
+        for token in llm.generate(tokens, temp=0.0):
+            written += 1
+            if written >= new_tokens or token == llm.token_eos():
+                break
+        write_seconds = time.perf_counter() - start
+        # the context no longer holds what the pipeline's saved states say it does
+        prefix_states(path, n_ctx).forget()
     return {
         "model": model,
         "read_seconds": min(read),
