@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,22 +30,27 @@ from benchmarks.real_documents.data import load_set, turn_of
 from benchmarks.real_documents.score import facts_found
 from mtrag_graph.judging import yes_no
 from mtrag_graph.prompts.excerpts import Embed, Sentence, excerpts, lexical_scores, score_sentences
+from mtrag_graph.tasks import read_jsonl
 from mtrag_graph.text.answers import is_yes_no_question
+from research.evidence_keyfacts import cases
 
 BUDGET = 300
 
 
 def _records(run: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(prediction, verdict) of every task of a run folder that ``benchmarks.real_documents`` scored."""
-    verdicts = {}
-    for line in (run / "verdicts.jsonl").read_text(encoding="utf-8").splitlines():
-        verdict = json.loads(line)
-        verdicts[verdict["task_id"]] = verdict
-    found = []
-    for line in (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        if record["task_id"] in verdicts:
-            found.append((record, verdicts[record["task_id"]]))
+    verdicts = {v["task_id"]: v for v in _lines(run / "verdicts.jsonl")}
+    return [
+        (r, verdicts[r["task_id"]]) for r in _lines(run / "predictions.jsonl") if r["task_id"] in verdicts
+    ]
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for number, raw, error in read_jsonl(path):
+        if error is not None or not isinstance(raw, dict):
+            raise ValueError(f"{path}, line {number}: {error or 'not a JSON object'}")
+        found.append(raw)
     return found
 
 
@@ -63,30 +67,28 @@ def added(first: Sequence[Sequence[Sentence]], second: Sequence[Sequence[Sentenc
 
 
 def excerpt_rows(run: Path, embed: Embed | None, budget: int = BUDGET) -> list[dict[str, Any]]:
-    questions = load_set()
+    """The turns ``research.evidence_keyfacts`` counts (answerable, their kept passages holding every key
+    fact), those answered (not declined), each with what the two excerpts hold."""
+    answered = {r["task_id"]: (r, v) for r, v in _records(run) if not v["idk"]}
     rows = []
-    for record, verdict in _records(run):
-        _, _, turn = turn_of(questions, record["task_id"])
-        passages = record.get("contexts") or []
+    for case in cases(run):
+        if case["task_id"] not in answered:
+            continue
+        record, verdict = answered[case["task_id"]]
+        passages, facts = case["passages"], case["facts"]
         texts = [str(p.get("text") or "") for p in passages]
-        if not turn.answerable or not passages or verdict["idk"]:
-            continue
-        if facts_found("\n".join(texts), turn.key_facts) < len(turn.key_facts):
-            continue
         answer = record["predictions"][0]["text"]
-        by_question = score_sentences(_question(record), passages, embed)
+        by_question = score_sentences(case["question"], passages, embed)
         by_answer = score_sentences(answer, passages, embed)
         shown = "\n".join(excerpts(texts, by_question, budget))
+        second = "\n".join(excerpts(texts, added(by_question, by_answer), budget))
         closest = max((s for p in by_answer for s in p), key=lambda s: s.score, default=None)
         rows.append(
             {
-                "task_id": record["task_id"],
+                "task_id": case["task_id"],
                 "right": bool(verdict["right"]),
-                "shown_holds": facts_found(shown, turn.key_facts) == len(turn.key_facts),
-                "second_holds": facts_found(
-                    "\n".join(excerpts(texts, added(by_question, by_answer), budget)), turn.key_facts
-                )
-                == len(turn.key_facts),
+                "shown_holds": facts_found(shown, facts) == len(facts),
+                "second_holds": facts_found(second, facts) == len(facts),
                 "closest_shown": closest is not None and closest.text.strip() in shown,
             }
         )
@@ -139,8 +141,16 @@ def main(argv: list[str] | None = None) -> int:
 
     embed = None if args.lexical and args.check == "excerpt" else get_embedder("minilm").embed
     for run in args.runs:
+        try:
+            if args.check == "excerpt":
+                rows = excerpt_rows(run, embed, args.budget)
+            else:
+                assert embed is not None  # --lexical applies to the excerpt check only
+                rows = yes_no_rows(run, embed)
+        except ValueError as error:  # a line of the run that is no JSON object
+            print(f"error: {error}", file=sys.stderr)
+            return 2
         if args.check == "excerpt":
-            rows = excerpt_rows(run, embed, args.budget)
             print(f"{run}: answered answerable turns whose kept passages hold the facts")
             print(
                 "| answers | turns | facts in the excerpt shown | in the question+answer excerpt | answer's closest sentence shown |"
@@ -151,8 +161,6 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"| {label} | {len(part)} | {sum(r['shown_holds'] for r in part)} | "
                       f"{sum(r['second_holds'] for r in part)} | {sum(r['closest_shown'] for r in part)} |")  # fmt: skip
         else:
-            assert embed is not None
-            rows = yes_no_rows(run, embed)
             print(f"{run}: answerable yes/no questions {len(rows)}; the quote holds the facts: by cosine "
                   f"{sum(r['cosine'] for r in rows)}, by cosine and rare words {sum(r['cosine+words'] for r in rows)}")  # fmt: skip
     return 0

@@ -16,7 +16,7 @@ FILLER = " ".join(f"Option {i} tunes the compression dictionary for small inputs
 def _run(tmp_path, answer, right, text):
     record = {"task_id": "zstd-6<::>2", "input": [{"speaker": "user", "text": QUESTION}],
               "contexts": [{"document_id": "d0", "text": text}], "predictions": [{"text": answer}],
-              "route": {"standalone_question": QUESTION}}  # fmt: skip
+              "route": {"standalone_question": QUESTION}, "status": "ok"}  # fmt: skip
     verdict = {"task_id": "zstd-6<::>2", "right": right, "idk": False}
     (tmp_path / "predictions.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
     (tmp_path / "verdicts.jsonl").write_text(json.dumps(verdict) + "\n", encoding="utf-8")
@@ -58,3 +58,11 @@ def test_the_yes_no_quote_is_judged_by_both_rankings(tmp_path):
 
     (row,) = second_look.yes_no_rows(tmp_path, embed)
     assert row == {"task_id": "zstd-6<::>2", "cosine": True, "cosine+words": True}
+
+
+def test_a_line_that_is_no_json_is_an_error_naming_its_file_and_line(tmp_path, capsys):
+    _run(tmp_path, "It runs for 3 seconds.", True, FACT)
+    with open(tmp_path / "predictions.jsonl", "a", encoding="utf-8") as handle:
+        handle.write("{not json\n")
+    assert second_look.main(["excerpt", str(tmp_path), "--lexical"]) == 2
+    assert "predictions.jsonl, line 2" in capsys.readouterr().err
