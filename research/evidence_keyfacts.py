@@ -26,7 +26,7 @@ from typing import Any
 from benchmarks.real_documents.data import load_set, turn_of
 from benchmarks.real_documents.score import facts_found
 from mtrag_graph.models import get_embedder
-from mtrag_graph.prompts.excerpts import estimate_tokens, excerpts, score_sentences
+from mtrag_graph.prompts.excerpts import DEFAULT_OPTIONS, Options, estimate_tokens, excerpts, score_sentences
 
 BUDGETS = (200, 300, 400, 500, 600, 800)
 
@@ -69,7 +69,11 @@ def cases(run: Path) -> list[dict[str, Any]]:
 
 
 def measure(
-    found: Sequence[dict[str, Any]], budgets: Sequence[int], embed: Any, count: Callable[[str], int] | None
+    found: Sequence[dict[str, Any]],
+    budgets: Sequence[int],
+    embed: Any,
+    count: Callable[[str], int] | None,
+    options: Options = DEFAULT_OPTIONS,
 ) -> dict[str, dict[str, Any]]:
     scored = [(case, score_sentences(case["question"], case["passages"], embed)) for case in found]
     rows: dict[str, dict[str, Any]] = {}
@@ -77,7 +81,7 @@ def measure(
         kept, estimated, counted, missed = 0, [], [], []
         for case, sentences in scored:
             texts = [str(p.get("text") or "") for p in case["passages"]]
-            shown = excerpts(texts, sentences, budget) if budget else texts
+            shown = excerpts(texts, sentences, budget, options) if budget else texts
             joined = "\n".join(shown)
             if facts_found(joined, case["facts"]) == len(case["facts"]):
                 kept += 1
@@ -101,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run", type=Path, help="a real-documents run folder (predictions.jsonl)")
     parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
     parser.add_argument("--lexical", action="store_true", help="score sentences without the embedder")
+    parser.add_argument(
+        "--neighbour-weight", type=float, default=0.0, help="Options.neighbour_weight (0: the default)"
+    )
     parser.add_argument("-o", "--output", type=Path, help="write the rows as JSON")
     args = parser.parse_args(argv)
     found = cases(args.run)
@@ -110,7 +117,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     embed = None if args.lexical else get_embedder("minilm").embed
-    rows = measure(found, [int(b) for b in args.budgets.split(",")], embed, _tokenizer())
+    rows = measure(
+        found, [int(b) for b in args.budgets.split(",")], embed, _tokenizer(),
+        Options(neighbour_weight=args.neighbour_weight),
+    )  # fmt: skip
     print(f"{len(found)} answerable turns of {args.run} whose kept passages hold every key fact")
     print("| budget | key facts kept | estimated tokens | tokens (1.5B tokenizer) |")
     print("|---|---|---|---|")

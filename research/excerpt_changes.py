@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     changed.add_argument("predictions", type=Path, help="a run's predictions (JSONL)")
     changed.add_argument("--after-questions", action="store_true")
     changed.add_argument("--shown-once", action="store_true")
+    changed.add_argument("--neighbour-weight", type=float, default=0.0, help="Options.neighbour_weight")
     changed.add_argument(
         "--embedder", default=Context().embedder, help="the run's embedder (default: %(default)s)"
     )
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.tasks is not None and args.output is None:
         print("error: --tasks needs -o (where the changed tasks go)", file=sys.stderr)
         return 2
-    options = Options(after_questions=args.after_questions, shown_once=args.shown_once)
+    options = Options(args.after_questions, args.shown_once, args.neighbour_weight)
     records = _records(args.predictions)
     ids = changed_ids(records, options, get_embedder(args.embedder).embed)
     print(f"{len(ids)} of {len(records)} tasks see other excerpts", file=sys.stderr)

@@ -91,7 +91,9 @@ def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         def embed(texts: Sequence[str]) -> Any:  # a recorded call, made only when the passages are cut
             return timed_model_call(embedder.name, lambda: embedder.embed(texts))
 
-        options = Options(context.evidence_after_questions, context.evidence_shown_once)
+        options = Options(
+            context.evidence_after_questions, context.evidence_shown_once, context.evidence_neighbour_weight
+        )
         excerpts = select_evidence(question, kept, context.evidence_tokens, embed, options)
         kept = [{**p, "evidence": excerpt} for p, excerpt in zip(kept, excerpts, strict=True)]
     return {"kept_passages": kept}

@@ -29,7 +29,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -65,6 +65,9 @@ class Options:
 
     after_questions: bool = False  # a question in a passage brings the sentence after it (an FAQ's answer)
     shown_once: bool = False  # a sentence another kept passage already shows is not shown or paid for again
+    # a sentence is ranked as if it scored this share of its better neighbour's score more (the fact
+    # often sits beside the sentence that names what is asked); 0: off
+    neighbour_weight: float = 0.0
 
 
 DEFAULT_OPTIONS = Options()
@@ -206,6 +209,19 @@ def estimate_tokens(text: str) -> float:
     return (len(text) - digits - marks) / LETTERS_PER_TOKEN + digits + marks * PUNCTUATION_TOKENS
 
 
+def lift_neighbours(scored: Sequence[Sequence[Sentence]], weight: float) -> list[list[Sentence]]:
+    """Each sentence's score plus ``weight`` times the better score of the sentences just before and after
+    it in its passage (``Options.neighbour_weight``)."""
+    lifted = []
+    for sents in scored:
+        row = []
+        for k, sentence in enumerate(sents):
+            beside = [sents[j].score for j in (k - 1, k + 1) if 0 <= j < len(sents)]
+            row.append(replace(sentence, score=sentence.score + weight * max(beside, default=0.0)))
+        lifted.append(row)
+    return lifted
+
+
 def choose_evidence(
     scored: Sequence[Sequence[Sentence]], budget_tokens: float, options: Options = DEFAULT_OPTIONS
 ) -> list[list[int]]:
@@ -213,6 +229,8 @@ def choose_evidence(
     the chosen positions of each passage, in text order. The best sentence is always taken, whatever its
     length. With ``options.shown_once`` a sentence already shown (the same words in another kept passage:
     overlapping windows of one page, a page copied across a site) is not shown again, nor paid for twice."""
+    if options.neighbour_weight:
+        scored = lift_neighbours(scored, options.neighbour_weight)
     chosen: list[set[int]] = [set() for _ in scored]
     shown: set[str] = set()
     used = 0.0

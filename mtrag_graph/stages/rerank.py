@@ -65,3 +65,11 @@ class RerankSettings:
         "neither shown nor paid for again in the excerpts. Off by default: it helped the real-documents "
         "tuning and fresh splits, not MTRAG dev Task C (benchmarks/results/documents.md).",
     )
+    evidence_neighbour_weight: float = setting(
+        0.0,
+        stage="rerank",
+        flag=True,
+        description="A sentence is ranked for the excerpts as if it scored this share of its better "
+        "neighbour's score more (the fact often sits beside the sentence that names what is asked); 0: "
+        "off. Off by default (benchmarks/results/documents.md, the thirteenth round).",
+    )

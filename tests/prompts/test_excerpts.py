@@ -6,6 +6,7 @@ import numpy as np
 
 from mtrag_graph.prompts.excerpts import (
     Options,
+    Sentence,
     choose_evidence,
     estimate_tokens,
     evidence_spans,
@@ -165,6 +166,24 @@ def test_a_wrapped_sentence_whose_next_line_opens_with_a_quote_or_code_span_is_c
     for text in ('Sea Level Rise is Accelerating\n\u201cThis is almost certainly a conservative estimate.\u201d',
                  '"ok": true,\n"id": "2",'):  # fmt: skip
         assert len(evidence_spans(text)) == 2
+
+
+def test_the_neighbour_weight_brings_the_value_beside_the_sentence_that_names_the_option():
+    # the sentence naming what is asked scores best, the value sits in the next one and scores low; with
+    # Options.neighbour_weight it is ranked above another passage's loosely related sentence
+    manual = ["Snapshots are written in the background.", "Set the snapshot interval with --interval.",
+              "Default: 60 seconds between two snapshots."]  # fmt: skip
+    other = "Hosts copy them."
+    scored = [
+        [
+            Sentence(0, k, text, score)
+            for k, (text, score) in enumerate(zip(manual, (0.1, 0.9, 0.3), strict=True))
+        ],
+        [Sentence(1, 0, other, 0.5)],
+    ]
+    budget = estimate_tokens(manual[1]) + estimate_tokens(manual[2]) + 1
+    assert choose_evidence(scored, budget) == [[1], [0]]
+    assert choose_evidence(scored, budget, Options(neighbour_weight=0.3)) == [[1, 2], []]
 
 
 def test_the_budget_counts_digits_as_the_tokens_they_cost():
