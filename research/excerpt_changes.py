@@ -1,7 +1,8 @@
 """Which recorded tasks would see other excerpts under the excerpt options, and splicing their new answers.
 
-The excerpt options (``Context.evidence_after_questions``, ``Context.evidence_shown_once``) change only
-what the answering prompts read, and the graph is deterministic at temperature 0: a task whose excerpts
+The excerpt options (``Context.evidence_after_questions``, ``Context.evidence_shown_once``,
+``Context.evidence_neighbour_weight``) change only what the answering prompts read, and the graph is
+deterministic at temperature 0 on one machine: a task whose excerpts
 stay the same gets the same answer. So a run with an option is the recorded run with only the tasks
 whose excerpts change answered again (issue 47's ninth round, benchmarks/results/documents.md):
 

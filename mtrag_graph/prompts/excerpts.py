@@ -12,9 +12,10 @@ token budget shared by all passages, best first:
   right: the sentence before one that opens with a reference ("It", "This", "They", ...), the lines
   after a lead-in, heading or list item title (a line that ends with a colon or with no full stop: a
   command or a list follows), the lead-in of such a line, and a table row's header rows; the passage's
-  title and section head it in the prompt (``prompts.build.format_passages``); two options, off by
-  default (``Options``): the sentence after a question (its answer), and a sentence another kept passage
-  already shows (overlapping windows of one page) neither shown nor paid for again;
+  title and section head it in the prompt (``prompts.build.format_passages``); three options, off by
+  default (``Options``): the sentence after a question (its answer), a sentence another kept passage
+  already shows (overlapping windows of one page) neither shown nor paid for again, and a sentence ranked
+  with a share of its better neighbour's score;
 - each passage's chosen sentences are shown in their order with the text between them as the passage
   has it (a line break stays a line break, a list item keeps its bullet, so a table keeps one row a line
   and a command its own line), runs of spaces squeezed, a gap marked "...".
@@ -60,8 +61,10 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 @dataclass(frozen=True)
 class Options:
     """How the excerpts are chosen beyond the default (``Context.evidence_after_questions``,
-    ``Context.evidence_shown_once``): both helped the real-documents tuning and fresh splits and not MTRAG
-    dev (benchmarks/results/documents.md, the ninth round)."""
+    ``Context.evidence_shown_once``, ``Context.evidence_neighbour_weight``): the first two helped the
+    real-documents tuning and fresh splits and not MTRAG dev (benchmarks/results/documents.md, the ninth
+    round); the third kept more key facts there, fewer of MTRAG's reference answers' words, and was level
+    live (the thirteenth round)."""
 
     after_questions: bool = False  # a question in a passage brings the sentence after it (an FAQ's answer)
     shown_once: bool = False  # a sentence another kept passage already shows is not shown or paid for again
