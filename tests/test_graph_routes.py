@@ -225,6 +225,16 @@ def test_bad_answer_after_the_retry_abstains():
     assert len(context.generate_model.calls) == 2
 
 
+def test_a_retry_that_gives_the_instruction_back_abstains():
+    # the retry's own words given back (fresh commander-7 turn 2) are no answer, however long
+    echo = "The specific facts from the documents above which answer the question: how do bees find flowers?"
+    context = fake_context(generate=["Waggle", echo])
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["abstain_reason"] == "failed_retry"
+    assert state["answer"] == context.idk_answer
+    assert "copies the answering instructions instead of answering" in state["answer_problems"]
+
+
 def test_generator_declining_twice_is_recorded_as_an_abstention():
     context = fake_context(
         generate=["I don't know the answer based on the provided documents."], first_draft="may_decline"

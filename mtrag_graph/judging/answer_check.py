@@ -34,12 +34,14 @@ from mtrag_graph.prompts.build import (
 from mtrag_graph.state import AbstainReason, RetryReason, retrieved_setting
 from mtrag_graph.text import declines
 from mtrag_graph.text.answers import (
+    ECHOES_INSTRUCTION,
     REPEATS_PREVIOUS,
     answer_problems,
     answers_replaced,
     clean_answer,
     drop_about_documents,
     drop_spurious_yes_no,
+    echoes_instruction,
     injected_payloads,
     repeats_injection,
     trim_to_sentence,
@@ -90,9 +92,12 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     ):
         # the elliptic turn was asked again as a whole question, and the draft answered the one before it
         problems.append(REPEATS_PREVIOUS)
-    payloads = injected_payloads([p.get("text", "") for p in state.get("kept_passages") or []])
+    passage_texts = [str(p.get("text", "")) for p in state.get("kept_passages") or state.get("passages") or []]
+    payloads = injected_payloads(passage_texts)
     if payloads and repeats_injection(answer, payloads):
         problems.append("repeats an instruction found in a passage")
+    if echoes_instruction(answer, instructions_shown(context), [state["question"], asked, *passage_texts]):
+        problems.append(ECHOES_INSTRUCTION)
     repeat_taken = not context.decline_repeats and problems == [REPEATS_PREVIOUS]
     if not problems or (repeat_taken and retries >= context.max_generate_retries):
         # asked again and still the answer before: the passages may hold one answer for both turns
@@ -101,6 +106,17 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     if retries < context.max_generate_retries:
         return {"answer_problems": problems, "retries": retries + 1, "retry_reason": RetryReason.PROBLEMS}
     return {"answer_problems": problems, "abstain_reason": AbstainReason.FAILED_RETRY}
+
+
+def instructions_shown(context: Context) -> tuple[str, ...]:
+    """The answering prompts' own words (system prompt, answer, retry and decline-retry instructions): an
+    answer that gives a run of them back echoes the prompt (``text.answers.echoes_instruction``)."""
+    return (
+        context.grounded_system_prompt,
+        context.generate_instruction,
+        context.strict_generate_instruction,
+        context.decline_retry_instruction,
+    )
 
 
 def answer_values(text: str) -> set[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from mtrag_graph.text import STOPWORDS, content_stems, declines, sentence_spans, sentences, stem, words
 
@@ -132,6 +133,33 @@ def repeats_answer(answer: str, previous: str) -> bool:
         return False
     shared = len(mine & theirs)
     return shared >= REPEAT_OVERLAP * len(mine) and shared >= REPEAT_OVERLAP * len(theirs)
+
+
+ECHOES_INSTRUCTION = "copies the answering instructions instead of answering"
+ECHO_RUN_WORDS = 6  # this many words in a row taken from an instruction: the prompt, not an answer
+_PLACEHOLDER = re.compile(r"\{[a-z_]*\}")
+
+
+def echoes_instruction(answer: str, instructions: Sequence[str], sources: Sequence[str] = ()) -> bool:
+    """Does ``answer`` copy ``ECHO_RUN_WORDS`` words in a row of one of the prompt's ``instructions``
+    ("The specific facts from the documents above which answer the question ...", the retry's own words
+    given back)? A run that ``sources`` (the passages, the question) also hold does not count: the model
+    may quote those. Placeholders ("{question}") split an instruction: no run crosses them."""
+    said = words(answer)
+    if len(said) < ECHO_RUN_WORDS:
+        return False
+    runs = set()
+    for instruction in instructions:
+        for piece in _PLACEHOLDER.split(instruction):
+            runs |= _runs(words(piece))
+    if not runs:
+        return False
+    held = set().union(*(_runs(words(text)) for text in sources)) if sources else set()
+    return any(run in runs and run not in held for run in _runs(said))
+
+
+def _runs(tokens: Sequence[str]) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i : i + ECHO_RUN_WORDS]) for i in range(len(tokens) - ECHO_RUN_WORDS + 1)}
 
 
 def answer_problems(

@@ -8,6 +8,7 @@ from mtrag_graph.text.answers import (
     LEAD_RESTATES,
     answer_problems,
     clean_answer,
+    echoes_instruction,
     drop_spurious_yes_no,
     is_yes_no_question,
     lead_restates,
@@ -108,6 +109,28 @@ def test_an_answer_opening_with_this_for_a_thing_it_never_names_is_bad():
 
 def test_prompt_echo_is_bad():
     assert answer_problems("Documents: [Document 1] ...", "What?", False, 3) == ["echoes the prompt"]
+
+
+RETRY = (
+    "Question: {question}\n\nYour previous answer was rejected ({problems}). Write a complete answer in full "
+    "sentences that states the specific facts from the documents above which answer the question."
+)
+
+
+def test_an_answer_that_gives_the_instruction_back_echoes_it():
+    # fresh commander-7 turn 2's retry, recorded: the instruction's words, then the question, no answer
+    echo = 'The specific facts from the documents above which answer the question "And what license is it?'
+    assert echoes_instruction(echo, [RETRY])
+    assert not echoes_instruction("Commander is released under the MIT license.", [RETRY])
+    # five words in a row are not enough, and a placeholder breaks a run
+    assert not echoes_instruction("Here are the specific facts from the manual.", [RETRY])
+    assert not echoes_instruction("Question: your previous answer was rejected, sadly.", [RETRY])
+
+
+def test_a_run_the_passages_also_hold_is_no_echo():
+    answer = "Write a complete answer in full sentences, the style guide says."
+    assert echoes_instruction(answer, [RETRY])
+    assert not echoes_instruction(answer, [RETRY], ["Style guide: write a complete answer in full sentences."])
 
 
 def test_truncated_answer_is_trimmed_to_its_last_sentence():
