@@ -80,6 +80,52 @@ _MASCULINE = frozenset({"he", "him", "his", "himself"})
 _NAME_BEFORE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")  # "Who was Willy Brandt and what did he do?"
 
 
+# what a first turn asks about: its words beyond stopwords and the words of a request itself ("Can you
+# please tell me some information?" says nothing of what about)
+_REQUEST_WORDS = frozenset(
+    "tell explain provide please summarize summarise give know information info describe details detail list "
+    "help show want need like would could some more about anything something things thing hi hello hey "
+    "thanks thank".split()
+)
+# a name, an acronym, a number or a quoted term inside the turn says what it is about ("I" is no name)
+_ANCHOR = re.compile(r"(?<=[^\s.?!])\s+(?!I\b)[A-Z]|[A-Z]{2,}|\d|[`\"\u201c]")
+# a pointer the other signals weigh against the passages ("this library", "it")
+_POINTS = re.compile(r"\b(this|that|these|those|it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
+_DETERMINERS = frozenset({"the", "a", "an", "any", "some"})
+BARE_MAX_CONTENT = 2
+
+
+def bare_first_turn(history: Sequence[dict[str, str]], question: str) -> list[str] | None:
+    """The content words of a first turn too bare to answer ("What are the steps?" -> ["steps"], "Is
+    there a cure?"), or None. Bare: at most ``BARE_MAX_CONTENT`` content words, one of them led by a
+    determiner ("the steps", "a cure", "the main character"), none a plural without one ("Why do bees
+    dance?" names its subject), and no name, acronym, number or quoted term. Not bare: a later turn (the
+    conversation says what it is about); a turn with "this"/"it" and the like (the other signals weigh
+    those against the passages: "When does this library open?" over one library's pages is clear); a turn
+    with no content word at all (a greeting, "can you help me": conversational, nothing to narrow).
+
+    MTRAG-UN's underspecified first turns include requests too broad for one answer; the generated set's
+    broad form (a question cut before what it is about, ``research/clarify_data.py``) is them. On its
+    tuning split this fires on 33 of 37 broad turns (with or without passages) and on none of the 88
+    natural first turns; over all of MTRAG's 110 reference first turns on 1 ("How can I delete a key?"),
+    and on none of the real-documents set's 76 first questions (benchmarks/results/clarify.md)."""
+    if history or _ANCHOR.search(question.strip()) or _POINTS.search(question):
+        return None
+    said = words(question)
+    content = [(i, w) for i, w in enumerate(said) if w not in STOPWORDS and w not in _REQUEST_WORDS]
+    if not content or len(content) > BARE_MAX_CONTENT:
+        return None
+    led = {
+        w
+        for i, w in content
+        if (i > 0 and said[i - 1] in _DETERMINERS)
+        or (i > 1 and said[i - 2] in _DETERMINERS and said[i - 1] not in STOPWORDS)
+    }
+    if not led or any(w.endswith("s") and not w.endswith("ss") and w not in led for _, w in content):
+        return None
+    return [w for _, w in content]
+
+
 def unresolved_person(history: Sequence[dict[str, str]], question: str) -> str | None:
     """A later turn's "she"/"his" with nobody of that gender before it: no capitalised name earlier in
     the turn and no pronoun of that gender anywhere in the conversation ("women astronauts ... her"
@@ -346,6 +392,10 @@ def is_underspecified(
     things, is the sign that the user must say which. Each evidence line starts with the signal that
     decided (``rule``, ``passages``, ``model``), so the benchmark can report each signal's share:
 
+    0. ``bare``: a first turn without passages, with at most ``BARE_MAX_CONTENT`` content words and no
+       name, number or quoted term ("What are the steps?", "Is there a cure?"): nothing says what it is
+       about (``bare_first_turn``); before the no-passage model, after the options that replace it. With
+       passages the signals below decide ("What does the clinic offer?" over one clinic's pages is clear).
     1. ``rule``: a demonstrative or possessive phrase whose word the conversation never mentions
        ("this library" after a conversation about a clinic, "the hurricane's" on a first turn; not a
        time: "this week"), "a specific ...", or a first turn's pronoun, and passages about at least
@@ -383,6 +433,9 @@ def is_underspecified(
         return asked_back(history, question, context)
     if context.clarify_classifier is not None:
         return classified(history, question, passages, context.clarify_classifier)
+    bare = bare_first_turn(history, question) if not passages and "bare" in on else None
+    if bare is not None:  # model-free, before the no-passage model: nothing else says what it is about
+        return True, [f"bare: a first turn with only '{' '.join(bare)}' to say what it is about"]
     if not passages and context.clarify_no_passages is not None:
         return without_passages(history, question, context.clarify_no_passages)
     things = passage_things(passages)

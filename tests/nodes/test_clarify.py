@@ -512,3 +512,33 @@ def test_a_rival_reference_without_passages_is_asked_back_by_its_kind():
     assert state["clarification"]["evidence"].startswith("rivals: 'charge'")
     off = fake_context(clarify=True, clarify_model=judge(), clarify_rivals=False)
     assert GRAPH.invoke({"task": task}, context=off)["clarification"]["asked"] is False
+
+
+def test_a_first_turn_too_bare_to_answer_is_found_by_its_words():
+    bare = underspecified.bare_first_turn
+    assert bare([], "What are the steps?") == ["steps"]
+    assert bare([], "Is there a cure?") == ["cure"]
+    assert bare([], "When did the movie come out?") == ["movie", "come"]
+    assert bare([], "Why do bees dance?") is None  # a plural without a determiner names the subject
+    assert bare([], "Why does ice float?") is None  # no determiner-led noun: nothing left open
+    assert bare([], "When does this library open?") is None  # a pointer: the other signals weigh it
+    assert bare([], "How tall is it?") is None
+    assert bare([], "What are the steps in IBM Cloud?") is None  # a name
+    assert bare([], "What is the limit for 2024?") is None  # a number
+    assert bare([], "What is the best diet for the heart and the lungs?") is None  # three content words
+    assert bare([], "hi, can you help me") is None  # conversational: no content word
+    assert bare([{"speaker": "user", "text": "How do I sort a list?"}], "What are the steps?") is None
+
+
+def test_a_bare_first_turn_without_passages_is_asked_back_and_with_passages_left_to_the_signals():
+    task = make_task(["What are the steps?"], [])
+    state = GRAPH.invoke({"task": task}, context=fake_context(clarify=True, clarify_model=judge()))
+    assert state["clarification"]["asked"] is True
+    assert state["answer"] == "Which steps do you mean?"
+    assert state["clarification"]["evidence"].startswith("bare: a first turn with only 'steps'")
+    off = fake_context(clarify=True, clarify_model=judge(), clarify_signals=("rule", "pronoun"))
+    assert GRAPH.invoke({"task": task}, context=off)["clarification"]["asked"] is False
+    # over one library's pages the definite noun is resolved: the signals decide, not the bare rule
+    context = fake_context(clarify=True, clarify_model=judge(), generate=["It lends books."])
+    one = titled(make_task(["What does the library offer?"], LIBRARIES[:1]))
+    assert GRAPH.invoke({"task": one}, context=context)["clarification"] == {"asked": False}
