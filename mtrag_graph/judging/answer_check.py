@@ -92,7 +92,9 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     ):
         # the elliptic turn was asked again as a whole question, and the draft answered the one before it
         problems.append(REPEATS_PREVIOUS)
-    passage_texts = [str(p.get("text", "")) for p in state.get("kept_passages") or state.get("passages") or []]
+    passage_texts = [
+        str(p.get("text", "")) for p in state.get("kept_passages") or state.get("passages") or []
+    ]
     payloads = injected_payloads(passage_texts)
     if payloads and repeats_injection(answer, payloads):
         problems.append("repeats an instruction found in a passage")

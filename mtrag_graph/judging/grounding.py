@@ -66,6 +66,41 @@ class SentenceSupport:
         return asdict(self)
 
 
+# a quantity: a number (or a range) with its unit ("60 seconds", "1-2 hours", "2GB", "1700 MB/s"). The
+# answer's must be found, number and unit together, in a passage or in what was said: a number found only
+# elsewhere (a page number, a list's "2") backs no quantity ("takes approximately 1-2 hours" over pages
+# that say "1" and "2" apart). Units are a closed class; a size keeps only its letter ("2G" = "2 GB").
+_TIME_UNITS = {
+    "ms": "ms", "millisecond": "ms", "sec": "s", "second": "s", "min": "min", "minute": "min",
+    "hr": "h", "hour": "h", "day": "day", "week": "week", "month": "month", "year": "year",
+    "percent": "%", "per cent": "%", "%": "%", "byte": "byte", "bit": "bit",
+}  # fmt: skip
+_QUANTITY = re.compile(
+    r"(?<![\w.])(\d+(?:[.,]\d+)*(?:\s*(?:-|\u2013|to)\s*\d+(?:[.,]\d+)*)?)\s*-?\s*"
+    r"(milliseconds?|ms|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|percent|per cent|%"
+    r"|[kmgtp]i?b(?:/s|ps)?|bytes?|bits?)(?![\w/])",
+    re.IGNORECASE,
+)
+_SIZE_LETTER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)([KMGTP])(?![\w/])")  # "2G" in a configuration
+_RANGE_DASH = re.compile(r"\s*(?:-|\u2013|to)\s*")
+
+
+def quantities_in(text: str) -> set[str]:
+    """The text's quantities as "<number> <unit>" ("1-2 h", "2 g", "1700 m/s"): ranges with one dash,
+    units by their short name, sizes by their letter (with "/s" for a rate)."""
+    found = set()
+    for match in _QUANTITY.finditer(text):
+        number = _RANGE_DASH.sub("-", match.group(1)).replace(",", "")
+        unit = match.group(2).lower()
+        if unit[0] in "kmgtp" and unit[-1] in "bs" and unit not in ("ms", "min", "mins", "months", "minutes"):
+            unit = unit[0] + ("/s" if unit.endswith(("/s", "ps")) else "")
+        else:
+            unit = _TIME_UNITS.get(unit, _TIME_UNITS.get(unit.rstrip("s"), unit))
+        found.add(f"{number} {unit}")
+    found.update(f"{m.group(1).replace(',', '')} {m.group(2).lower()}" for m in _SIZE_LETTER.finditer(text))
+    return found
+
+
 def _normalise_number(token: str) -> str:
     token = token.replace(",", "")
     return token.rstrip(".0") if "." in token and token.rstrip("0").endswith(".") else token
@@ -158,6 +193,7 @@ class _Evidence:
         self.stems = [set(content_stems(p)) for p in passages]
         self.words = [set(words(p)) for p in passages]
         self.numbers = [numbers_in(p) for p in passages]
+        self.quantities = set().union(*(quantities_in(p) for p in passages))
         # the question may supply facts (names, numbers) but not the words that answer it: an answer
         # that only restates the question ("Yes, the government protects us from scams") is backed by
         # nothing unless the passages say it
@@ -165,6 +201,7 @@ class _Evidence:
         said = f"{conversation}\n{question}"
         self.said_words = set(words(said))
         self.said_numbers = numbers_in(said)
+        self.quantities |= quantities_in(said)
         self.all_stems = set().union(self.said_stems, *self.stems)
         self.all_words = set().union(self.said_words, *self.words)
         self.all_numbers = set().union(self.said_numbers, *self.numbers)
@@ -187,6 +224,7 @@ class _Evidence:
         missing = sorted(n for n in numbers if n not in self.all_numbers) + sorted(
             n for n in names if n not in self.all_words
         )
+        missing += sorted(q for q in quantities_in(bare) - self.quantities if q.split(" ")[0] not in missing)
         # technical tokens: each in a passage (which the sentence then cites) or said before, verbatim
         token_passages: dict[str, set[int]] = {}
         for token in sorted(technical_tokens(bare)):

@@ -7,6 +7,7 @@ from mtrag_graph.graph import build_graph
 from mtrag_graph.judging.grounding import (
     anchored_support,
     keep_supported,
+    quantities_in,
     sentence_support,
     unsupported_facts,
 )
@@ -40,6 +41,28 @@ def test_numbers_match_however_they_are_written():
     passages = ["The plan costs $1,000 a year and covers two users."]
     assert unsupported_facts("It costs 1000 dollars for 2 users.", passages) == []
     assert unsupported_facts("It costs 1200 dollars.", passages) == ["1200"]
+
+
+def test_quantities_are_numbers_with_their_units_however_they_are_written():
+    assert quantities_in("It takes 1-2 hours, or 1 to 2 hours.") == {"1-2 h"}
+    assert quantities_in("Keep 2GB free (additional_free_space: 2G).") == {"2 g"}
+    assert quantities_in("1700 MB/s, a 256-bit key, 46%, 10 minutes, 3 months") == {
+        "1700 m/s", "256 bit", "46 %", "10 min", "3 month",
+    }  # fmt: skip
+    assert quantities_in("in the 1990s, 5 apples, page 30") == set()
+
+
+def test_a_quantity_needs_its_number_and_unit_together_in_a_passage():
+    # report split charis-3 turn 3 (unanswerable): "1" and "2" are on the pages, "1-2 hours" is not
+    pages = ["6.7 Command hierarchy. 1. Run dpkg-buildpackage.", "2. Upload the package."]
+    assert unsupported_facts("The full build takes approximately 1-2 hours.", pages) == ["1-2 h"]
+    # the value read from another line: 30 is on the page, not as the default's seconds
+    manual = ["Default: 60 seconds between snapshots.", "See page 30 for the interval."]
+    assert unsupported_facts("The default interval is 30 seconds.", manual) == ["30 s"]
+    assert unsupported_facts("The default interval is 60 seconds.", manual) == []
+    assert unsupported_facts("Set it to 2GB.", ["additional_free_space: 2G"]) == []
+    # the user's own quantity may come back
+    assert unsupported_facts("Yes, 90 seconds works.", manual, "Can I use 90 seconds?") == []
 
 
 def test_the_conversation_may_supply_facts_but_is_never_cited():

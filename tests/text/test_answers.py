@@ -130,7 +130,9 @@ def test_an_answer_that_gives_the_instruction_back_echoes_it():
 def test_a_run_the_passages_also_hold_is_no_echo():
     answer = "Write a complete answer in full sentences, the style guide says."
     assert echoes_instruction(answer, [RETRY])
-    assert not echoes_instruction(answer, [RETRY], ["Style guide: write a complete answer in full sentences."])
+    assert not echoes_instruction(
+        answer, [RETRY], ["Style guide: write a complete answer in full sentences."]
+    )
 
 
 def test_truncated_answer_is_trimmed_to_its_last_sentence():
