@@ -75,10 +75,12 @@ _TIME_UNITS = {
     "hr": "h", "hour": "h", "day": "day", "week": "week", "month": "month", "year": "year",
     "percent": "%", "per cent": "%", "%": "%", "byte": "byte", "bit": "bit",
 }  # fmt: skip
+# number words from two ("one day" is as often "a day"); "five-year" is "5 year"
+_NUMBER_WORD = "|".join(sorted(set(_NUMBER_WORDS) - {"zero", "one"}, key=len, reverse=True))
 _QUANTITY = re.compile(
-    r"(?<![\w.])(\d+(?:[.,]\d+)*(?:\s*(?:-|\u2013|to)\s*\d+(?:[.,]\d+)*)?)\s*-?\s*"
+    rf"(?<![\w.])(\d+(?:[.,]\d+)*(?:\s*(?:-|\u2013|to)\s*\d+(?:[.,]\d+)*)?|{_NUMBER_WORD})\s*-?\s*"
     r"(milliseconds?|ms|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|percent|per cent|%"
-    r"|[kmgtp]i?b(?:/s|ps)?|bytes?|bits?)(?![\w/])",
+    r"|[kmgtp]i?b(?:/s|ps)?|bytes?|bits?)(?![\w/])(?!\s+(?:old|of age)\b)",  # "83 years old": an age, said many ways
     re.IGNORECASE,
 )
 _SIZE_LETTER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)([KMGTP])(?![\w/])")  # "2G" in a configuration
@@ -90,7 +92,8 @@ def quantities_in(text: str) -> set[str]:
     units by their short name, sizes by their letter (with "/s" for a rate)."""
     found = set()
     for match in _QUANTITY.finditer(text):
-        number = _RANGE_DASH.sub("-", match.group(1)).replace(",", "")
+        number = _RANGE_DASH.sub("-", match.group(1)).replace(",", "").lower()
+        number = _NUMBER_WORDS.get(number, number)
         unit = match.group(2).lower()
         if unit[0] in "kmgtp" and unit[-1] in "bs" and unit not in ("ms", "min", "mins", "months", "minutes"):
             unit = unit[0] + ("/s" if unit.endswith(("/s", "ps")) else "")

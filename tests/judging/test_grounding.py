@@ -50,6 +50,9 @@ def test_quantities_are_numbers_with_their_units_however_they_are_written():
         "1700 m/s", "256 bit", "46 %", "10 min", "3 month",
     }  # fmt: skip
     assert quantities_in("in the 1990s, 5 apples, page 30") == set()
+    # number words from two count as their digits; an age is said too many ways to hold to its unit
+    assert quantities_in("a five-year term, twenty percent, one day") == {"5 year", "20 %"}
+    assert quantities_in("He was 83 years old; you must be 18 years of age.") == set()
 
 
 def test_a_quantity_needs_its_number_and_unit_together_in_a_passage():
