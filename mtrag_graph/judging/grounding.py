@@ -78,12 +78,13 @@ _TIME_UNITS = {
 # number words from two ("one day" is as often "a day"); "five-year" is "5 year"
 _NUMBER_WORD = "|".join(sorted(set(_NUMBER_WORDS) - {"zero", "one"}, key=len, reverse=True))
 _QUANTITY = re.compile(
-    rf"(?<![\w.])(\d+(?:[.,]\d+)*(?:\s*(?:-|\u2013|to)\s*\d+(?:[.,]\d+)*)?|{_NUMBER_WORD})\s*-?\s*"
+    rf"(?<![\w.-])(\d+(?:[.,]\d+)*(?:\s*(?:-|\u2013|to)\s*\d+(?:[.,]\d+)*)?|{_NUMBER_WORD})\s*-?\s*"
     r"(milliseconds?|ms|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|percent|per cent|%"
     r"|[kmgtp]i?b(?:/s|ps)?|bytes?|bits?)(?![\w/])(?!\s+(?:old|of age)\b)",  # "83 years old": an age, said many ways
     re.IGNORECASE,
 )
 _SIZE_LETTER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)([KMGTP])(?![\w/])")  # "2G" in a configuration
+_SIZE_UNIT = re.compile(r"[kmgtp]i?b(?:/s|ps)?")
 _RANGE_DASH = re.compile(r"\s*(?:-|\u2013|to)\s*")
 
 
@@ -95,7 +96,7 @@ def quantities_in(text: str) -> set[str]:
         number = _RANGE_DASH.sub("-", match.group(1)).replace(",", "").lower()
         number = _NUMBER_WORDS.get(number, number)
         unit = match.group(2).lower()
-        if unit[0] in "kmgtp" and unit[-1] in "bs" and unit not in ("ms", "min", "mins", "months", "minutes"):
+        if _SIZE_UNIT.fullmatch(unit):
             unit = unit[0] + ("/s" if unit.endswith(("/s", "ps")) else "")
         else:
             unit = _TIME_UNITS.get(unit, _TIME_UNITS.get(unit.rstrip("s"), unit))

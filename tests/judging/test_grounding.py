@@ -53,6 +53,8 @@ def test_quantities_are_numbers_with_their_units_however_they_are_written():
     # number words from two count as their digits; an age is said too many ways to hold to its unit
     assert quantities_in("a five-year term, twenty percent, one day") == {"5 year", "20 %"}
     assert quantities_in("He was 83 years old; you must be 18 years of age.") == set()
+    assert quantities_in("5 milliseconds, 5 ms, 10 Mbps") == {"5 ms", "10 m/s"}
+    assert quantities_in("twenty-five years") == set()  # not "five years": the digits check it
 
 
 def test_a_quantity_needs_its_number_and_unit_together_in_a_passage():
