@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from mtrag_graph.text import STOPWORDS, content_stems, declines, sentence_spans, sentences, stem, words
 
@@ -144,18 +145,27 @@ def echoes_instruction(answer: str, instructions: Sequence[str], sources: Sequen
     """Does ``answer`` copy ``ECHO_RUN_WORDS`` words in a row of one of the prompt's ``instructions``
     ("The specific facts from the documents above which answer the question ...", the retry's own words
     given back)? A run that ``sources`` (the passages, the question) also hold does not count: the model
-    may quote those. Placeholders ("{question}") split an instruction: no run crosses them."""
+    may quote those. Placeholders ("{question}") split an instruction: no run crosses them. The sources
+    are read only when the answer shares a run with an instruction (the check runs on every draft the
+    stream releases)."""
     said = words(answer)
     if len(said) < ECHO_RUN_WORDS:
         return False
-    runs = set()
-    for instruction in instructions:
-        for piece in _PLACEHOLDER.split(instruction):
-            runs |= _runs(words(piece))
-    if not runs:
+    shared = _runs(said) & _instruction_runs(tuple(instructions))
+    if not shared:
         return False
     held = set().union(*(_runs(words(text)) for text in sources)) if sources else set()
-    return any(run in runs and run not in held for run in _runs(said))
+    return bool(shared - held)
+
+
+@lru_cache(maxsize=8)
+def _instruction_runs(instructions: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
+    return frozenset(
+        run
+        for instruction in instructions
+        for piece in _PLACEHOLDER.split(instruction)
+        for run in _runs(words(piece))
+    )
 
 
 def _runs(tokens: Sequence[str]) -> set[tuple[str, ...]]:
