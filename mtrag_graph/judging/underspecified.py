@@ -126,6 +126,35 @@ def bare_first_turn(history: Sequence[dict[str, str]], question: str) -> list[st
     return [w for _, w in content]
 
 
+# "where does it snow", "does it rain": the weather's "it" points at nothing
+_WEATHER_IT = re.compile(r"\bit\s+(?:\w+\s+)?(?:snows?|rains?|hails?|storms?|freezes?)\b", re.IGNORECASE)
+
+
+def orphan_first_turn(history: Sequence[dict[str, str]], question: str) -> str | None:
+    """The pointer of a first turn that has nothing to point at, or None: "this novel", "these
+    reports" (unless the turn named that noun before: "some states ... these states"; not a time: "this
+    week"), or a third-person pronoun before any word of the turn's own that it could stand for ("When
+    was it enacted?", "Who was he?"; not a dummy or weather "it", not after a name: "Did Lincoln free
+    them?"). Over a first turn without passages nothing says what it is: the conversation is empty and
+    no passage names a candidate (``is_underspecified`` calls it only then: "When does this library
+    open?" over one library's pages is clear). A later turn's pointers are weighed against the
+    conversation by the other signals and the no-passage model."""
+    if history:
+        return None
+    text = question.strip()
+    for match in _DEMONSTRATIVE.finditer(text):
+        noun = match.group(2).lower()
+        if noun not in _NOT_A_NOUN and stem(noun) not in {stem(w) for w in words(text[: match.start()])}:
+            return match.group(0)
+    pronoun = _PRONOUN.search(text)
+    if pronoun is None or _resolved_in_turn(text, pronoun) or _WEATHER_IT.search(text):
+        return None
+    if _NAMES_ONE.search(text[: pronoun.start()]):
+        return None
+    before = [w for w in words(text[: pronoun.start()]) if w not in STOPWORDS and w not in _REQUEST_WORDS]
+    return None if before else pronoun.group(0)
+
+
 def unresolved_person(history: Sequence[dict[str, str]], question: str) -> str | None:
     """A later turn's "she"/"his" with nobody of that gender before it: no capitalised name earlier in
     the turn and no pronoun of that gender anywhere in the conversation ("women astronauts ... her"
@@ -396,6 +425,9 @@ def is_underspecified(
        name, number or quoted term ("What are the steps?", "Is there a cure?"): nothing says what it is
        about (``bare_first_turn``); before the no-passage model, after the options that replace it. With
        passages the signals below decide ("What does the clinic offer?" over one clinic's pages is clear).
+    0b. ``orphan``: a first turn without passages whose "this <noun>" or leading pronoun has nothing to
+       point at ("When was it enacted?", "Briefly narrate the story of this novel."; ``orphan_first_turn``),
+       beside ``bare``.
     1. ``rule``: a demonstrative or possessive phrase whose word the conversation never mentions
        ("this library" after a conversation about a clinic, "the hurricane's" on a first turn; not a
        time: "this week"), "a specific ...", or a first turn's pronoun, and passages about at least
@@ -436,6 +468,9 @@ def is_underspecified(
     bare = bare_first_turn(history, question) if not passages and "bare" in on else None
     if bare is not None:  # model-free, before the no-passage model: nothing else says what it is about
         return True, [f"bare: a first turn with only '{' '.join(bare)}' to say what it is about"]
+    orphan = orphan_first_turn(history, question) if not passages and "orphan" in on else None
+    if orphan is not None:  # model-free, as "bare": a first turn's pointer with nothing to point at
+        return True, [f"orphan: '{orphan}' on a first turn, with nothing named for it to point at"]
     if not passages and context.clarify_no_passages is not None:
         return without_passages(history, question, context.clarify_no_passages)
     things = passage_things(passages)

@@ -113,11 +113,15 @@ def test_a_turn_without_an_unresolved_reference_costs_no_model_call():
 
 
 def test_an_unresolved_reference_without_passages_to_choose_from_is_not_asked_about():
-    # an UNANSWERABLE turn has no passages: it must stay "I don't know", never become a question
+    # an UNANSWERABLE turn has no passages: it must stay "I don't know", never become a question; a
+    # later turn here, since a first turn's "this library" points at nothing at all (the orphan signal)
     context = fake_context(clarify=True, clarify_model=judge())
-    state = GRAPH.invoke({"task": make_task(["When does this library open?"], [])}, context=context)
+    history = ["Do I need a card to borrow books?", "Yes, a library card is needed to borrow books."]
+    state = GRAPH.invoke({"task": make_task([*history, "When does this library open?"], [])}, context=context)
     assert state["clarification"] == {"asked": False}
     assert state["abstain_reason"] == "no_evidence"
+    first = GRAPH.invoke({"task": make_task(["When does this library open?"], [])}, context=context)
+    assert first["clarification"]["evidence"].startswith("orphan: 'this library'")
 
 
 def test_passages_about_one_thing_resolve_the_reference():
@@ -528,6 +532,32 @@ def test_a_first_turn_too_bare_to_answer_is_found_by_its_words():
     assert bare([], "What is the best diet for the heart and the lungs?") is None  # three content words
     assert bare([], "hi, can you help me") is None  # conversational: no content word
     assert bare([{"speaker": "user", "text": "How do I sort a list?"}], "What are the steps?") is None
+
+
+def test_a_first_turns_pointer_with_nothing_to_point_at_is_found():
+    orphan = underspecified.orphan_first_turn
+    assert orphan([], "When was it enacted in California?") == "it"
+    assert orphan([], "Briefly narrate the story of this novel.") == "this novel"
+    assert orphan([], "Who was he?") == "he"
+    assert orphan([], "What is it used for?") == "it"
+    assert orphan([], "where does it snow the most in north carolina?") is None  # the weather's "it"
+    assert orphan([], "Is it possible to freeze bread?") is None  # a dummy "it"
+    assert orphan([], "Why do some states report more cases, and where are these states?") is None
+    assert orphan([], "where is bone marrow found what does it do for the body") is None  # named before
+    assert orphan([], "Did Lincoln free them?") is None  # a name the pronoun may stand beside
+    assert orphan([], "What should I do this week?") is None  # a time, not a thing
+    assert orphan([{"speaker": "user", "text": "Tell me about the Alamo."}], "When was it built?") is None
+
+
+def test_a_first_turn_pointing_at_nothing_without_passages_asks_what_it_means():
+    task = make_task(["When was it enacted?"], [])
+    state = GRAPH.invoke({"task": task}, context=fake_context(clarify=True, clarify_model=judge()))
+    assert state["clarification"]["asked"] is True
+    assert state["answer"] == "What do you mean by 'it'?"
+    assert state["clarification"]["evidence"].startswith("orphan: 'it' on a first turn")
+    without = tuple(s for s in underspecified.SIGNALS if s != "orphan")
+    off = fake_context(clarify=True, clarify_model=judge(), clarify_signals=without, clarify_no_passages=None)
+    assert GRAPH.invoke({"task": task}, context=off)["clarification"]["asked"] is False
 
 
 def test_a_bare_first_turn_without_passages_is_asked_back_and_with_passages_left_to_the_signals():
