@@ -13,7 +13,7 @@ from mtrag_graph.judging.clarify_no_passages import (
     load_no_passage_model,
     parse_no_passage_model,
 )
-from mtrag_graph.judging.underspecified import is_underspecified
+from mtrag_graph.judging.underspecified import SIGNALS, is_underspecified
 from mtrag_graph.testing import fake_context
 from research.clarify_no_passages import FEATURES, WORDING
 
@@ -73,10 +73,14 @@ def test_a_model_without_cosines_embeds_nothing():
     }
 
 
+NOT_ORPHAN = tuple(s for s in SIGNALS if s != "orphan")
+
+
 def test_a_turn_without_passages_is_decided_by_the_file_and_says_so(tmp_path):
     path = tmp_path / "model.json"
     path.write_text(json.dumps(_model()), encoding="utf-8")
-    context = fake_context(clarify_no_passages=str(path))
+    # the orphan signal (a first turn's pointer at nothing) would decide this turn before the model
+    context = fake_context(clarify_no_passages=str(path), clarify_signals=NOT_ORPHAN)
     asked, evidence = is_underspecified([], "When was it built?", None, context)
     assert asked is True
     assert evidence[0].startswith("no-passages: p=0.881, threshold 0.600 (pronoun=1.00, first_turn=1.00)")
@@ -87,7 +91,7 @@ def test_a_turn_without_passages_is_decided_by_the_file_and_says_so(tmp_path):
 
 def test_without_the_setting_a_turn_without_passages_is_not_asked():
     asked, evidence = is_underspecified(
-        [], "When was it built?", None, fake_context(clarify_no_passages=None)
+        [], "When was it built?", None, fake_context(clarify_no_passages=None, clarify_signals=NOT_ORPHAN)
     )
     assert asked is False and not evidence[0].startswith("no-passages")
 
