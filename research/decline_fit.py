@@ -1,0 +1,91 @@
+"""Which recorded signals separate an invented answer from a right one, read from runs (no model call).
+
+Every answer of a run that reached the samples check (``route.grounding.samples``: retrieved passages)
+carries the answering model's first-token decline probability (``p_decline``), and every gated answer
+the gate's evidence (its score and features). This reads the runs' tasks labelled UNANSWERABLE against
+those labelled ANSWERABLE or PARTIAL, and for each candidate rule counts how many of each it declines:
+the decline probability alone at thresholds, and the decline probability together with the gate's
+score (declined only when the passages also look weak).
+
+    python -m research.decline_fit runs/t-ua-C.jsonl [--rows]
+
+A rule is chosen on the tuning runs (MTRAG reference conversations, issue 47) and read once on the
+MTRAG-UN dev slice (``runs/devC-now.jsonl``) as the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from mtrag_graph.tasks import answerability_of
+
+THRESHOLDS = (0.05, 0.08, 0.1, 0.15, 0.2, 0.3)
+GATE_SCORES = (0.5, 0.55, 0.6, 0.65, 0.7, 1.01)
+
+
+def features(row: dict) -> dict | None:
+    """The signals a run recorded for ``row``'s answer; None when it never reached the samples check."""
+    route = row.get("route") or {}
+    samples = (route.get("grounding") or {}).get("samples") or {}
+    if samples.get("p_decline") is None:
+        return None
+    evidence = route.get("gate_evidence") or {}
+    label = answerability_of(row)
+    return {
+        "task_id": row["task_id"],
+        "label": "U" if label == "UNANSWERABLE" else "P" if label in ("ANSWERABLE", "PARTIAL") else "-",
+        "p": float(samples["p_decline"]),
+        "gate": float(evidence.get("score", 1.0)),
+        "cos_max": float((evidence.get("features") or {}).get("cos_max", 1.0)),
+        "turn": int(str(row.get("turn") or row["task_id"].split("<::>")[-1])),
+        "retried": bool(route.get("decline_retried")),
+        "reason": route.get("abstain_reason"),
+    }
+
+
+def load(paths: Iterable[Path]) -> list[dict]:
+    rows = []
+    for path in paths:
+        with path.open() as f:
+            rows.extend(json.loads(line) for line in f if line.strip())
+    return rows
+
+
+def table(signals: list[dict]) -> list[str]:
+    """Rows: rule, UNANSWERABLE declined of those reaching the check, positives declined."""
+    units = [s for s in signals if s["label"] == "U"]
+    positives = [s for s in signals if s["label"] == "P"]
+    lines = [f"reaching the check: {len(units)} UNANSWERABLE, {len(positives)} ANSWERABLE+PARTIAL",
+             "| rule | UNANSWERABLE declined | positives declined | balance |", "|---|---|---|---|"]  # fmt: skip
+    for threshold in THRESHOLDS:
+        for gate in GATE_SCORES:
+            def declined(s: dict) -> bool:
+                return s["p"] >= threshold and s["gate"] < gate  # noqa: B023
+
+            u = sum(declined(s) for s in units)
+            p = sum(declined(s) for s in positives)
+            balance = u / max(len(units), 1) - p / max(len(positives), 1)
+            rule = f"p >= {threshold}" + (f", gate < {gate}" if gate <= 1 else "")
+            lines.append(f"| {rule} | {u} | {p} | {balance:+.3f} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--rows", action="store_true", help="print every task's signals")
+    args = parser.parse_args(argv)
+    signals = [s for s in map(features, load(args.runs)) if s is not None and s["label"] != "-"]
+    if args.rows:
+        for s in sorted(signals, key=lambda s: (s["label"], s["p"])):
+            print(json.dumps(s))
+    print("\n".join(table(signals)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
