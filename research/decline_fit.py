@@ -55,6 +55,10 @@ def load(paths: Iterable[Path]) -> list[dict]:
     return rows
 
 
+def _declines(signals: dict, threshold: float, gate: float) -> bool:
+    return signals["p"] >= threshold and signals["gate"] < gate
+
+
 def table(signals: list[dict]) -> list[str]:
     """Rows: rule, UNANSWERABLE declined of those reaching the check, positives declined."""
     units = [s for s in signals if s["label"] == "U"]
@@ -63,11 +67,8 @@ def table(signals: list[dict]) -> list[str]:
              "| rule | UNANSWERABLE declined | positives declined | balance |", "|---|---|---|---|"]  # fmt: skip
     for threshold in THRESHOLDS:
         for gate in GATE_SCORES:
-            def declined(s: dict) -> bool:
-                return s["p"] >= threshold and s["gate"] < gate  # noqa: B023
-
-            u = sum(declined(s) for s in units)
-            p = sum(declined(s) for s in positives)
+            u = sum(_declines(s, threshold, gate) for s in units)
+            p = sum(_declines(s, threshold, gate) for s in positives)
             balance = u / max(len(units), 1) - p / max(len(positives), 1)
             rule = f"p >= {threshold}" + (f", gate < {gate}" if gate <= 1 else "")
             lines.append(f"| {rule} | {u} | {p} | {balance:+.3f} |")
