@@ -323,6 +323,47 @@ def test_a_rewrite_that_still_points_back_is_written_again_by_the_retry_model():
     assert {"node": "global_rewrite", "used": "rewrite retry model"}.items() <= state["fallbacks"][0].items()
 
 
+def test_a_fragment_given_back_as_it_was_is_a_continuation_written_again_by_the_retry_model():
+    retry = ScriptedChatModel(responses=["What are the speed limits for bicycles in California?"])
+    context = fake_context(
+        related_to_question=["no"], related_to_answer=["no"],  # the model would call it a new topic
+        rewrite=["What about bicycles?"], rewrite_retry_model=retry, fragment_follow_ups=True,
+    )  # fmt: skip
+    task = make_task(["Speed limit", "The limit is 25 MPH in business districts.", "What about bicycles?"],
+                     PASSAGES)  # fmt: skip
+    state = run(task, context)
+    assert state["global_rewrite"] == "What are the speed limits for bicycles in California?"
+    assert len(retry.calls) == 1
+    assert state["relation_class"] == 1  # a continuation, no model asked
+    assert context.classify_model.calls == []
+    assert state["selected_history"][-1]["text"] == "The limit is 25 MPH in business districts."
+
+
+def test_without_fragment_follow_ups_a_fragment_given_back_stays_and_the_model_classifies_it():
+    retry = ScriptedChatModel(responses=["unused"])
+    context = fake_context(
+        related_to_question=["no"], related_to_answer=["no"],
+        rewrite=["What about bicycles?"], rewrite_retry_model=retry, fragment_follow_ups=False,
+    )  # fmt: skip
+    task = make_task(["Speed limit", "The limit is 25 MPH in business districts.", "What about bicycles?"],
+                     PASSAGES)  # fmt: skip
+    state = run(task, context)
+    assert state["global_rewrite"] == "What about bicycles?"
+    assert retry.calls == []
+    assert state["relation_class"] == 4
+
+
+def test_a_retry_that_gives_the_fragment_back_too_is_not_taken():
+    retry = ScriptedChatModel(responses=["What about the bicycles?"])
+    context = fake_context(
+        rewrite=["What about bicycles in it?"], rewrite_retry_model=retry, fragment_follow_ups=True,
+    )  # fmt: skip
+    task = make_task(["Speed limit", "The limit is 25 MPH.", "What about bicycles?"], PASSAGES)
+    state = run(task, context)
+    assert len(retry.calls) == 1
+    assert state["global_rewrite"] == "What about bicycles in it?"
+
+
 def test_with_doubts_a_yes_no_question_rewritten_as_a_what_question_goes_to_the_retry_model():
     retry = ScriptedChatModel(responses=["What does the addHelpText footer show?"])  # no better: not taken
     context = fake_context(

@@ -183,7 +183,17 @@ def global_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return update
 
 
+def fragment_unresolved(rewritten: str | None, question: str) -> bool:
+    """Is ``question`` an elliptic turn ("What about bicycles?") whose rewrite adds no content word to it
+    (given back as it was: it asks nothing the passages could answer)?"""
+    if rewritten is None or not is_fragment(question):
+        return False
+    return not content_words(rewritten) - content_words(question)
+
+
 def _needs_retry(rewritten: str | None, question: str, context: Context) -> bool:
+    if context.fragment_follow_ups and fragment_unresolved(rewritten, question):
+        return True
     if context.rewrite_retry_on == "doubts":
         return bool(rewrite_doubts(rewritten, question, context.pronouns))
     return needs_another_rewrite(rewritten, question, context.pronouns)
@@ -196,6 +206,8 @@ def _retry_is_better(second: str, first: str | None, question: str, context: Con
         return len(rewrite_doubts(second, question, pronouns)) < len(
             rewrite_doubts(first, question, pronouns)
         )
+    if context.fragment_follow_ups and fragment_unresolved(second, question):
+        return False
     return not needs_another_rewrite(second, question, context.pronouns)
 
 

@@ -64,6 +64,13 @@ class RewriteSettings:
         '...?") with a how-to question\'s way ("How do I ...?"), without a model call, when the place is sure '
         "(mtrag_graph.text.ellipsis); otherwise the rewrite model rewrites it.",
     )
+    fragment_follow_ups: bool = setting(
+        False,
+        stage="rewrite",
+        description='An elliptic turn ("What about bicycles?", text.ellipsis.is_fragment) is a continuation of the '
+        "exchange before it (classify_relation asks no model, the history keeps that exchange), and one the "
+        "rewrite model gives back adding no word of its own is rewritten again by the retry model.",
+    )
     pronouns: tuple[str, ...] = setting(
         DEFAULT_PRONOUNS,
         stage="rewrite",
