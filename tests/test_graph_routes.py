@@ -353,6 +353,19 @@ def test_without_fragment_follow_ups_a_fragment_given_back_stays_and_the_model_c
     assert state["relation_class"] == 4
 
 
+def test_a_local_rewrite_that_gives_the_fragment_back_gives_way_to_a_global_one_that_resolved_it():
+    local = '{"summary": "FICA.", "intent": "FICA", "standalone_question": "What about FICA?"}'
+    context = fake_context(
+        related_to_question=["no"], related_to_answer=["no"],  # the walk back keeps the last exchange only
+        rewrite=["What is the FICA tax rate?", local], fragment_follow_ups=True,
+    )  # fmt: skip
+    task = make_task(["Wages", "Income tax is withheld from wages.", "Payroll taxes", "Employers pay them.",
+                      "What about FICA?"], PASSAGES)  # fmt: skip
+    state = run(task, context)
+    assert state["global_rewrite"] == "What is the FICA tax rate?"
+    assert state["standalone_question"] == "What is the FICA tax rate?"
+
+
 def test_a_retry_that_gives_the_fragment_back_too_is_not_taken():
     retry = ScriptedChatModel(responses=["What about the bicycles?"])
     context = fake_context(

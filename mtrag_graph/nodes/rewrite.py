@@ -298,6 +298,9 @@ def _local_gives_way(rewritten: str, global_rewrite: str | None, question: str, 
         return len(local) > len(other) or (
             not other and keeps_less_of_the_question(rewritten, str(global_rewrite), question)
         )
+    if context.fragment_follow_ups and fragment_unresolved(rewritten, question):
+        # "What about FICA?" given back where the global rewrite asked "What is the FICA tax rate?"
+        return not fragment_unresolved(global_rewrite, question)
     local_keeps_less = keeps_less_of_the_question(rewritten, str(global_rewrite), question)
     if needs_another_rewrite(global_rewrite, question, pronouns):
         return needs_another_rewrite(rewritten, question, pronouns) and local_keeps_less
