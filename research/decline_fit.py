@@ -48,7 +48,7 @@ def features(row: dict) -> dict | None:
 
 
 def load(paths: Iterable[Path]) -> list[dict]:
-    rows = []
+    rows: list[dict] = []
     for path in paths:
         with path.open() as f:
             rows.extend(json.loads(line) for line in f if line.strip())
