@@ -24,6 +24,7 @@ from typing import Any
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
+from mtrag_graph.runtime.jsonl_out import open_resumable
 from mtrag_graph.tasks import answerability_of
 from mtrag_graph.text import content_words
 from mtrag_graph.text.ellipsis import is_fragment
@@ -45,7 +46,7 @@ def outcome(task: dict, state: dict[str, Any]) -> dict[str, Any]:
     question = task["input"][-1]["text"]
     standalone = state.get("standalone_question") or question
     reference = {c.get("document_id") for c in task.get("contexts") or []}
-    kept = [p.get("document_id") or p.get("id") for p in state.get("kept_passages") or []]
+    kept = {p["document_id"] for p in state.get("kept_passages") or []}
     return {
         "task_id": task["task_id"],
         "question": question,
@@ -53,7 +54,7 @@ def outcome(task: dict, state: dict[str, Any]) -> dict[str, Any]:
         "adds": sorted(content_words(standalone) - content_words(question)),
         "relation_class": state.get("relation_class"),
         "history_turns": len(state.get("selected_history") or []),
-        "hit": bool(reference & set(kept)),
+        "hit": bool(reference & kept),
     }
 
 
@@ -68,19 +69,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with (args.data / "tasks" / "mtrag_reference.jsonl").open() as f:
         tasks = fragment_tasks([json.loads(line) for line in f if line.strip()])
-    done: dict[str, dict] = {}
-    if args.output.exists():
-        done = {r["task_id"]: r for r in map(json.loads, args.output.open()) if r}
+    writer, done = open_resumable(args.output, lambda record: record.get("task_id"))
     graph = build_graph(stop_after="rerank", output="state")
     context = Context(index_dir=args.index, **json.loads(args.context))
-    with args.output.open("a") as out:
+    with writer:
         for task in tasks:
             if task["task_id"] in done:
                 continue
             state = graph.invoke({"task": task, "retrieve": True}, context=context)
             done[task["task_id"]] = record = outcome(task, state)
-            out.write(json.dumps(record) + "\n")
-            out.flush()
+            writer.write(record)
     rows = [done[t["task_id"]] for t in tasks if t["task_id"] in done]
     adds = sum(bool(r["adds"]) for r in rows)
     print(f"{len(rows)} fragments: rewrite adds a content word {adds}, reference passage kept "

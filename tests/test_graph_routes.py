@@ -323,15 +323,21 @@ def test_a_rewrite_that_still_points_back_is_written_again_by_the_retry_model():
     assert {"node": "global_rewrite", "used": "rewrite retry model"}.items() <= state["fallbacks"][0].items()
 
 
-def test_a_fragment_given_back_as_it_was_is_a_continuation_written_again_by_the_retry_model():
-    retry = ScriptedChatModel(responses=["What are the speed limits for bicycles in California?"])
+def _bicycles(fragment_follow_ups: bool, retry: ScriptedChatModel) -> tuple[dict, Context]:
+    """'What about bicycles?' after 'Speed limit', given back by the rewrite model, which the relation
+    model would call a new topic."""
     context = fake_context(
-        related_to_question=["no"], related_to_answer=["no"],  # the model would call it a new topic
-        rewrite=["What about bicycles?"], rewrite_retry_model=retry, fragment_follow_ups=True,
+        related_to_question=["no"], related_to_answer=["no"],
+        rewrite=["What about bicycles?"], rewrite_retry_model=retry, fragment_follow_ups=fragment_follow_ups,
     )  # fmt: skip
     task = make_task(["Speed limit", "The limit is 25 MPH in business districts.", "What about bicycles?"],
                      PASSAGES)  # fmt: skip
-    state = run(task, context)
+    return run(task, context), context
+
+
+def test_a_fragment_given_back_as_it_was_is_a_continuation_written_again_by_the_retry_model():
+    retry = ScriptedChatModel(responses=["What are the speed limits for bicycles in California?"])
+    state, context = _bicycles(True, retry)
     assert state["global_rewrite"] == "What are the speed limits for bicycles in California?"
     assert len(retry.calls) == 1
     assert state["relation_class"] == 1  # a continuation, no model asked
@@ -341,13 +347,7 @@ def test_a_fragment_given_back_as_it_was_is_a_continuation_written_again_by_the_
 
 def test_without_fragment_follow_ups_a_fragment_given_back_stays_and_the_model_classifies_it():
     retry = ScriptedChatModel(responses=["unused"])
-    context = fake_context(
-        related_to_question=["no"], related_to_answer=["no"],
-        rewrite=["What about bicycles?"], rewrite_retry_model=retry, fragment_follow_ups=False,
-    )  # fmt: skip
-    task = make_task(["Speed limit", "The limit is 25 MPH in business districts.", "What about bicycles?"],
-                     PASSAGES)  # fmt: skip
-    state = run(task, context)
+    state, _ = _bicycles(False, retry)
     assert state["global_rewrite"] == "What about bicycles?"
     assert retry.calls == []
     assert state["relation_class"] == 4
