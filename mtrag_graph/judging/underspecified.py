@@ -155,6 +155,36 @@ def orphan_first_turn(history: Sequence[dict[str, str]], question: str) -> str |
     return None if before else pronoun.group(0)
 
 
+def untied_pointer(history: Sequence[dict[str, str]], question: str) -> str | None:
+    """A later turn's "this/these/those <noun>" or "the <noun>'s" whose noun no turn says, or None:
+    "this library" after an exchange about a clinic, "the hurricane's". The word after the
+    demonstrative is the noun, as in ``unresolved_reference``; not a time ("this week"), an adverb
+    ("these regionally"), a verb ("this sounds"), or after a name or quoted term in the turn ("the word
+    Kubernetes ... this term"), which is what it points at.
+    ``is_underspecified`` calls it for a turn without passages only, before the no-passage model, whose
+    cosines with the last exchange outweigh such a pointer when the turn stays near the topic. Without
+    passages there is nothing to choose from, and the benchmark's reference setting gives none to an
+    unanswerable turn either: this asks rather than declines."""
+    if not history:
+        return None
+    named = _named(history)
+    for match in _DEMONSTRATIVE.finditer(question):
+        if _NAMES_ONE.search(question[: match.start()]) or '"' in question[: match.start()]:
+            continue
+        after = words(question[match.end(1) :])[:1]
+        if not after or after[0] in _NOT_A_NOUN or after[0].endswith("ly"):
+            continue
+        verb = after[0].endswith("s") and not after[0].endswith(("ss", "us", "is"))
+        if verb and match.group(1).lower() == "this":
+            continue
+        if stem(after[0]) not in named | {stem(w) for w in words(question[: match.start()])}:
+            return f"{match.group(1)} {after[0]}"
+    for match in _POSSESSIVE.finditer(question):
+        if stem(match.group(1)) not in named:
+            return match.group(0)
+    return None
+
+
 def unresolved_person(history: Sequence[dict[str, str]], question: str) -> str | None:
     """A later turn's "she"/"his" with nobody of that gender before it: no capitalised name earlier in
     the turn and no pronoun of that gender anywhere in the conversation ("women astronauts ... her"
@@ -428,6 +458,8 @@ def is_underspecified(
     0b. ``orphan``: a first turn without passages whose "this <noun>" or leading pronoun has nothing to
        point at ("When was it enacted?", "Briefly narrate the story of this novel."; ``orphan_first_turn``),
        beside ``bare``.
+    0c. ``pointer``: a later turn without passages whose "this <noun>" or "the <noun>'s" points at
+       something the conversation never named (``untied_pointer``), before the no-passage model.
     1. ``rule``: a demonstrative or possessive phrase whose word the conversation never mentions
        ("this library" after a conversation about a clinic, "the hurricane's" on a first turn; not a
        time: "this week"), "a specific ...", or a first turn's pronoun, and passages about at least
@@ -471,6 +503,9 @@ def is_underspecified(
     orphan = orphan_first_turn(history, question) if not passages and "orphan" in on else None
     if orphan is not None:  # model-free, as "bare": a first turn's pointer with nothing to point at
         return True, [f"orphan: '{orphan}' on a first turn, with nothing named for it to point at"]
+    pointer = untied_pointer(history, question) if not passages and "pointer" in on else None
+    if pointer is not None:  # model-free, as "orphan" for a later turn: its kind was never named
+        return True, [f"pointer: '{pointer}' points at something the conversation never named"]
     if not passages and context.clarify_no_passages is not None:
         return without_passages(history, question, context.clarify_no_passages)
     things = passage_things(passages)

@@ -572,3 +572,36 @@ def test_a_bare_first_turn_without_passages_is_asked_back_and_with_passages_left
     context = fake_context(clarify=True, clarify_model=judge(), generate=["It lends books."])
     one = titled(make_task(["What does the library offer?"], LIBRARIES[:1]))
     assert GRAPH.invoke({"task": one}, context=context)["clarification"] == {"asked": False}
+
+
+def test_a_later_turns_pointer_at_a_kind_never_named_is_found():
+    pointer = underspecified.untied_pointer
+    clinic = [
+        {"speaker": "user", "text": "What does the Hayward clinic offer?"},
+        {"speaker": "agent", "text": "It offers lab tests and mental health care."},
+    ]
+    assert pointer(clinic, "What hours does this library keep?") == "this library"
+    assert pointer(clinic, "Who runs the museum's shop?") == "the museum's"
+    assert pointer(clinic, "Does this clinic take walk-ins?") is None  # named
+    assert pointer(clinic, "Are these lab tests free?") is None  # the noun was said
+    assert pointer(clinic, "Is it open this week?") is None  # a time
+    assert pointer(clinic, "this sounds useful, is it free?") is None  # a verb after "this"
+    assert pointer(clinic, "are these regionally funded?") is None  # an adverb
+    assert (
+        pointer(clinic, "I keep reading the word Medicaid, what does this term mean?") is None
+    )  # named in the turn
+    assert pointer([], "What hours does this library keep?") is None  # a first turn: orphan_first_turn
+
+
+def test_a_later_turn_pointing_at_a_kind_never_named_without_passages_asks_which():
+    task = make_task(
+        ["What does the Hayward clinic offer?", "It offers lab tests.", "What hours does this library keep?"],
+        [],
+    )
+    state = GRAPH.invoke({"task": task}, context=fake_context(clarify=True, clarify_model=judge()))
+    assert state["clarification"]["asked"] is True
+    assert state["answer"] == "Which library do you mean?"
+    assert state["clarification"]["evidence"].startswith("pointer: 'this library'")
+    without = tuple(s for s in underspecified.SIGNALS if s != "pointer")
+    off = fake_context(clarify=True, clarify_model=judge(), clarify_signals=without, clarify_no_passages=None)
+    assert GRAPH.invoke({"task": task}, context=off)["clarification"]["asked"] is False
