@@ -54,6 +54,14 @@ REFERRING_WORD = re.compile(
 )
 
 
+def _unnamed_possessive(question: str, named: set[str]) -> str | None:
+    """The question's first "the <noun>'s" whose noun is not among the ``named`` stems, or None."""
+    for match in _POSSESSIVE.finditer(question):
+        if stem(match.group(1)) not in named:
+            return match.group(0)
+    return None
+
+
 def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> str | None:
     """A phrase of the question that points at one thing the conversation never names, or None."""
     named = _named(history)
@@ -61,9 +69,9 @@ def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> st
         noun = match.group(2)
         if noun.lower() not in _NOT_A_NOUN and stem(noun) not in named:
             return f"{match.group(1)} {noun}"
-    for match in _POSSESSIVE.finditer(question):
-        if stem(match.group(1)) not in named:
-            return match.group(0)
+    possessive = _unnamed_possessive(question, named)
+    if possessive is not None:
+        return possessive
     found = _A_SPECIFIC.search(question)
     if found:
         return found.group(0)
@@ -179,10 +187,7 @@ def untied_pointer(history: Sequence[dict[str, str]], question: str) -> str | No
             continue
         if stem(after[0]) not in named | {stem(w) for w in words(question[: match.start()])}:
             return f"{match.group(1)} {after[0]}"
-    for match in _POSSESSIVE.finditer(question):
-        if stem(match.group(1)) not in named:
-            return match.group(0)
-    return None
+    return _unnamed_possessive(question, named)
 
 
 def unresolved_person(history: Sequence[dict[str, str]], question: str) -> str | None:

@@ -549,15 +549,21 @@ def test_a_first_turns_pointer_with_nothing_to_point_at_is_found():
     assert orphan([{"speaker": "user", "text": "Tell me about the Alamo."}], "When was it built?") is None
 
 
-def test_a_first_turn_pointing_at_nothing_without_passages_asks_what_it_means():
-    task = make_task(["When was it enacted?"], [])
+def _asked_by_the_signal_alone(task: dict, signal: str, question: str, evidence: str) -> None:
+    """The turn is asked ``question`` with ``evidence`` from ``signal``, and not asked without that signal
+    (nor the no-passage model behind it)."""
     state = GRAPH.invoke({"task": task}, context=fake_context(clarify=True, clarify_model=judge()))
     assert state["clarification"]["asked"] is True
-    assert state["answer"] == "What do you mean by 'it'?"
-    assert state["clarification"]["evidence"].startswith("orphan: 'it' on a first turn")
-    without = tuple(s for s in underspecified.SIGNALS if s != "orphan")
+    assert state["answer"] == question
+    assert state["clarification"]["evidence"].startswith(evidence)
+    without = tuple(s for s in underspecified.SIGNALS if s != signal)
     off = fake_context(clarify=True, clarify_model=judge(), clarify_signals=without, clarify_no_passages=None)
     assert GRAPH.invoke({"task": task}, context=off)["clarification"]["asked"] is False
+
+
+def test_a_first_turn_pointing_at_nothing_without_passages_asks_what_it_means():
+    task = make_task(["When was it enacted?"], [])
+    _asked_by_the_signal_alone(task, "orphan", "What do you mean by 'it'?", "orphan: 'it' on a first turn")
 
 
 def test_a_bare_first_turn_without_passages_is_asked_back_and_with_passages_left_to_the_signals():
@@ -598,10 +604,4 @@ def test_a_later_turn_pointing_at_a_kind_never_named_without_passages_asks_which
         ["What does the Hayward clinic offer?", "It offers lab tests.", "What hours does this library keep?"],
         [],
     )
-    state = GRAPH.invoke({"task": task}, context=fake_context(clarify=True, clarify_model=judge()))
-    assert state["clarification"]["asked"] is True
-    assert state["answer"] == "Which library do you mean?"
-    assert state["clarification"]["evidence"].startswith("pointer: 'this library'")
-    without = tuple(s for s in underspecified.SIGNALS if s != "pointer")
-    off = fake_context(clarify=True, clarify_model=judge(), clarify_signals=without, clarify_no_passages=None)
-    assert GRAPH.invoke({"task": task}, context=off)["clarification"]["asked"] is False
+    _asked_by_the_signal_alone(task, "pointer", "Which library do you mean?", "pointer: 'this library'")
