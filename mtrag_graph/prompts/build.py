@@ -56,6 +56,7 @@ class PromptSettings(Protocol):
     answer_mode: Literal["direct", "evidence_first"]
     first_draft: Literal["may_decline", "answer"]
     answer_question: Literal["rewrite", "both", "doubtful"]
+    answer_conversation: Literal["selected", "questions", "none"]
     idk_answer: str
     no_conversation_text: str
     no_passages_text: str
@@ -166,10 +167,21 @@ def prompted_question(state: Mapping[str, Any], context: PromptSettings) -> str:
     return f"{cut(asked, QUESTION_CHARS)} (in full: {question})"
 
 
+def answering_history(state: Mapping[str, Any], context: PromptSettings) -> list[dict[str, str]]:
+    """The conversation the answering prompts show (``Context.answer_conversation``): the history stage's
+    turns, only their user turns, or none."""
+    turns = list(state.get("selected_history") or [])
+    if context.answer_conversation == "none":
+        return []
+    if context.answer_conversation == "questions":
+        return [turn for turn in turns if turn["speaker"] == "user"]
+    return turns
+
+
 def grounded_messages(state: Mapping[str, Any], context: PromptSettings, tail: str) -> list[BaseMessage]:
     """System text, then documents and conversation fitted to the context window, then ``tail``."""
     budget = prompt_char_budget(context.context_window_tokens, context.answer_max_tokens)
-    history = trim_history(state.get("selected_history") or [], int(budget * HISTORY_SHARE))
+    history = trim_history(answering_history(state, context), int(budget * HISTORY_SHARE))
     used = sum(len(turn["text"]) for turn in history) + len(tail) + len(context.grounded_system_prompt)
     passages = fit_passages(state.get("kept_passages") or [], context.passage_max_chars, budget - used)
     prefix = context.grounded_context_template.format(

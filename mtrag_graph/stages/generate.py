@@ -51,6 +51,15 @@ class GenerateSettings:
         "changed a yes/no question into a wh-question, kept under three quarters of what was asked, or added "
         "nothing to a question that points back).",
     )
+    answer_conversation: Literal["selected", "questions", "none"] = setting(
+        "selected",
+        stage="generate",
+        flag=True,
+        description="The conversation the answering prompts (gate, answer, samples, checks) show: 'selected': "
+        "the turns the history stage kept; 'questions': only the user's turns of them, the agent's earlier "
+        "answers left out (a follow-up cannot be answered by copying the answer before it); 'none': no "
+        "conversation (the question the prompts show carries what the turn refers to).",
+    )
     generate_instruction: str = setting(
         grounded.GENERATE, stage="generate", description="Asks for the answer."
     )

@@ -9,7 +9,12 @@ import pytest
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.prompts import answer_variants, candidate_judge, clarify, grounded, rewrite
-from mtrag_graph.prompts.build import format_conversation, format_passages, prompted_question
+from mtrag_graph.prompts.build import (
+    format_conversation,
+    format_passages,
+    grounded_messages,
+    prompted_question,
+)
 from mtrag_graph.testing import fake_context, make_task
 
 PASSAGES = [
@@ -99,3 +104,25 @@ def test_both_shows_a_follow_ups_own_words_before_its_rewrite():
     assert prompted_question(state, doubtful) == state["standalone_question"]
     in_doubt = {**state, "rewrite_doubts": ["keeps under three quarters of what was asked"]}
     assert prompted_question(in_doubt, doubtful) == prompted_question(state, Context(answer_question="both"))
+
+
+def test_answer_conversation_leaves_the_agents_answers_or_the_whole_conversation_out_of_the_prompt():
+    state = {
+        "question": "Does it suggest the right spelling too?",
+        "standalone_question": "Does Commander suggest the correct spelling for a mistyped option?",
+        "history": [{"speaker": "user", "text": "How do I show help after an error?"},
+                    {"speaker": "agent", "text": "Call program.showHelpAfterError()."}],
+        "kept_passages": [{"title": "Readme", "text": "Suggestions are shown by default."}],
+    }  # fmt: skip
+    state["selected_history"] = state["history"]
+
+    def prompt(mode: str) -> str:
+        return str(grounded_messages(state, Context(answer_conversation=mode), "Q?")[1].content)
+
+    assert "User: How do I show help" in prompt("selected") and "showHelpAfterError" in prompt("selected")
+    assert "User: How do I show help" in prompt("questions") and "showHelpAfterError" not in prompt(
+        "questions"
+    )
+    none = prompt("none")
+    assert "How do I show help" not in none and Context().no_conversation_text in none
+    assert "Suggestions are shown by default." in none  # the documents stay
