@@ -58,7 +58,9 @@ class GenerateSettings:
         description="The conversation the answering prompts (gate, answer, samples, checks) show: 'selected': "
         "the turns the history stage kept; 'questions': only the user's turns of them, the agent's earlier "
         "answers left out (a follow-up cannot be answered by copying the answer before it); 'none': no "
-        "conversation (the question the prompts show carries what the turn refers to).",
+        "conversation (the question the prompts show carries what the turn refers to). 'questions' lost "
+        "follow-ups on the real-documents fresh split (8 -> 3 of 21 right, declined more; "
+        "benchmarks/results/reading.md).",
     )
     generate_instruction: str = setting(
         grounded.GENERATE, stage="generate", description="Asks for the answer."
