@@ -19,6 +19,7 @@ from mtrag_graph.judging.grounding import (
     support_entries,
     technical_tokens,
     verbatim_key,
+    verbatim_pattern,
 )
 from mtrag_graph.judging.verifier import get_verifier
 from mtrag_graph.models import get_chat_model
@@ -121,24 +122,26 @@ def instructions_shown(context: Context) -> tuple[str, ...]:
     )
 
 
-def answer_values(text: str) -> set[str]:
-    """What an answer states that a reader would copy: its numbers and technical tokens (options, paths,
-    keys, versions, code), case and spacing aside. Names are left out: the subject of a conversation
-    ("IBM Cloud", "Borg") rightly comes back turn after turn."""
-    numbers, _ = facts_in(text)
-    return {verbatim_key(t) for t in technical_tokens(text)} | numbers
-
-
 def repeats_values(answer: str, previous: str, asked: str) -> bool:
     """Does a follow-up's ``answer`` give the earlier agent turn's values again? Every number and
     technical token it holds beyond those of the question (``asked``) is in ``previous``, and it holds
     at least one: "How about lz4?" answered "lz4 decompresses at 1700 MB/s" after "1700 MB/s", "And over
-    Q?" answered with the files of the integer solver named the turn before. On the real-documents tuning
-    split this catches those two wrong follow-ups and none of the right ones; the whole-answer overlap
-    (``text.answers.repeats_answer``) caught neither, each having words of its own. With names counted
-    too it also took an MTRAG answer naming the services the turn before had named."""
-    stated = answer_values(answer) - answer_values(asked)
-    return bool(stated) and stated <= answer_values(previous)
+    Q?" answered with the files of the integer solver named the turn before. Names are left out: the
+    subject of a conversation ("IBM Cloud", "Borg") rightly comes back turn after turn. On the
+    real-documents tuning split this catches those two wrong follow-ups and none of the right ones; the
+    whole-answer overlap (``text.answers.repeats_answer``) caught neither, each having words of its own.
+    With names counted too it also took an MTRAG answer naming the services the turn before had named.
+    A token is looked for verbatim, as the grounding check looks: before, the two texts' tokens were
+    compared as sets, and a call in a code span ("`f()`") never equalled the same call written bare,
+    whose "()" the token pattern leaves out (three wrong follow-ups of the fresh split let through)."""
+    numbers = facts_in(answer)[0] - facts_in(asked)[0]
+    asked_key, previous_key = verbatim_key(asked), verbatim_key(previous)
+    # a token is compared as the grounding check finds it, verbatim in the other text: the same call is
+    # "`program.showHelpAfterError()`" in a code span and "program.showHelpAfterError" bare
+    tokens = [t for t in technical_tokens(answer) if not verbatim_pattern(t).search(asked_key)]
+    if not numbers and not tokens:
+        return False
+    return numbers <= facts_in(previous)[0] and all(verbatim_pattern(t).search(previous_key) for t in tokens)
 
 
 def ground(answer: str, state: Mapping[str, Any], context: Context) -> tuple[str | None, dict[str, Any]]:

@@ -203,6 +203,13 @@ def test_a_follow_up_giving_the_answer_befores_values_again_is_a_repeat():
     assert not repeats_values("It decompresses quickly.", before, "How about lz4?")  # no value at all
     # a value the question itself names is no repeat ("Is the limit still 60?")
     assert not repeats_values("The limit is 60 seconds.", "60 seconds.", "Is the limit 60?")
+    # a call in a code span is the same call written bare (the fresh split's commander-5 turn 2)
+    previous = "Call program.showHelpAfterError() (optionally with a custom message string)."
+    spelling = "Does it suggest the correct spelling for a mistyped option out of the box?"
+    assert repeats_values("Call `program.showHelpAfterError()` for that.", previous, spelling)
+    assert not repeats_values(
+        "Yes; `program.showSuggestionAfterError(false)` turns it off.", previous, spelling
+    )
 
 
 def test_a_repeated_answer_is_asked_again_without_the_conversation_it_copied():
