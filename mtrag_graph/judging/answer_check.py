@@ -131,17 +131,23 @@ def repeats_values(answer: str, previous: str, asked: str) -> bool:
     real-documents tuning split this catches those two wrong follow-ups and none of the right ones; the
     whole-answer overlap (``text.answers.repeats_answer``) caught neither, each having words of its own.
     With names counted too it also took an MTRAG answer naming the services the turn before had named.
-    A token is looked for verbatim, as the grounding check looks: before, the two texts' tokens were
-    compared as sets, and a call in a code span ("`f()`") never equalled the same call written bare,
-    whose "()" the token pattern leaves out (three wrong follow-ups of the fresh split let through)."""
+    A call is compared without its "()": a call in a code span ("`f()`") never equalled the same call
+    written bare, whose "()" the token pattern leaves out (the fresh split's commander-5 turn 2)."""
     numbers = facts_in(answer)[0] - facts_in(asked)[0]
-    asked_key, previous_key = verbatim_key(asked), verbatim_key(previous)
-    # a token is compared as the grounding check finds it, verbatim in the other text: the same call is
-    # "`program.showHelpAfterError()`" in a code span and "program.showHelpAfterError" bare
+    asked_key = verbatim_key(asked)
     tokens = [t for t in technical_tokens(answer) if not verbatim_pattern(t).search(asked_key)]
     if not numbers and not tokens:
         return False
-    return numbers <= facts_in(previous)[0] and all(verbatim_pattern(t).search(previous_key) for t in tokens)
+    earlier = {_token_key(t) for t in technical_tokens(previous)}
+    return numbers <= facts_in(previous)[0] and all(_token_key(t) in earlier for t in tokens)
+
+
+def _token_key(token: str) -> str:
+    """A technical token as ``repeats_values`` compares it: case, spacing and a call's "()" aside, so
+    "`program.showHelpAfterError()`" in a code span is "program.showHelpAfterError" written bare (whose
+    "()" the token pattern leaves out). A plain word of the answer before is no token ("release." then
+    "`Release`" for another build system)."""
+    return verbatim_key(token).removesuffix("()")
 
 
 def ground(answer: str, state: Mapping[str, Any], context: Context) -> tuple[str | None, dict[str, Any]]:

@@ -210,6 +210,8 @@ def test_a_follow_up_giving_the_answer_befores_values_again_is_a_repeat():
     assert not repeats_values(
         "Yes; `program.showSuggestionAfterError(false)` turns it off.", previous, spelling
     )
+    # a plain word of the answer before is no value: the same build type for another build system
+    assert not repeats_values("The CMake project uses the `Release` build type.", "release.", "And cmake?")
 
 
 def test_a_repeated_answer_is_asked_again_without_the_conversation_it_copied():
