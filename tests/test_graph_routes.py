@@ -148,6 +148,19 @@ def test_a_local_rewrite_that_drops_what_was_asked_gives_way_to_the_global_one()
     assert [f["used"] for f in state["fallbacks"]] == ["global rewrite"]
 
 
+def test_a_local_rewrite_that_loses_the_yes_no_question_gives_way_to_the_global_one_that_keeps_it():
+    question = "Does the bee dance change when food is close?"
+    local = (
+        '{"summary": "Bees.", "intent": "dance", '
+        '"standalone_question": "How does the bee dance change when food is close?"}'
+    )
+    context = fake_context(related_to_question=["yes"], related_to_answer=["no"], rewrite=[question, local])
+    state = run(make_task(conversation(2, question), PASSAGES), context)
+    assert len(context.rewrite_model.calls) == 2  # the local rewrite was asked, and not used
+    assert state["standalone_question"] == question
+    assert [f["used"] for f in state["fallbacks"]] == ["global rewrite"]
+
+
 def test_when_neither_rewrite_is_usable_the_one_keeping_more_of_the_question_is_taken():
     # the real-documents fresh split: "there" makes the global rewrite (the question as asked) unusable,
     # and the local one asked the turn before's question again; the one that keeps the question wins
@@ -392,12 +405,48 @@ def test_with_doubts_a_yes_no_question_rewritten_as_a_what_question_goes_to_the_
     assert "a yes/no question turned into a wh-question" in state["rewrite_doubts"]
 
 
-def test_by_default_a_rewrite_in_doubt_is_kept_and_its_doubts_are_recorded():
-    retry = ScriptedChatModel(responses=["unused"])
+def test_by_default_a_yes_no_question_rewritten_as_a_wh_question_takes_the_retry_that_keeps_it():
+    retry = ScriptedChatModel(
+        responses=["Does the afterAll help text show up for the subcommands' help too?"]
+    )
     context = fake_context(
         related_to_question=["yes"], related_to_answer=["yes"],
         rewrite=["What does the addHelpText position show up for the subcommands' help?"],
         rewrite_retry_model=retry,
+    )  # fmt: skip
+    task = make_task(["Where does addHelpText put a footer?", "Use the afterAll position.",
+                      "Does that show up for the subcommands' help too?"], PASSAGES)  # fmt: skip
+    state = run(task, context)
+    assert len(retry.calls) == 1
+    assert (
+        state["standalone_question"] == "Does the afterAll help text show up for the subcommands' help too?"
+    )
+    assert state["rewrite_doubts"] == []
+
+
+def test_a_retry_that_also_asks_a_wh_question_is_not_taken():
+    retry = ScriptedChatModel(responses=["Which help does the afterAll text show up in?"])
+    context = fake_context(
+        related_to_question=["yes"], related_to_answer=["yes"],
+        rewrite=["What does the addHelpText position show up for the subcommands' help?"],
+        rewrite_retry_model=retry,
+    )  # fmt: skip
+    task = make_task(["Where does addHelpText put a footer?", "Use the afterAll position.",
+                      "Does that show up for the subcommands' help too?"], PASSAGES)  # fmt: skip
+    state = run(task, context)
+    assert len(retry.calls) == 1
+    assert (
+        state["standalone_question"]
+        == "What does the addHelpText position show up for the subcommands' help?"
+    )
+
+
+def test_without_keep_yes_no_a_rewrite_in_doubt_is_kept_and_its_doubts_are_recorded():
+    retry = ScriptedChatModel(responses=["unused"])
+    context = fake_context(
+        related_to_question=["yes"], related_to_answer=["yes"],
+        rewrite=["What does the addHelpText position show up for the subcommands' help?"],
+        rewrite_retry_model=retry, rewrite_keep_yes_no=False,
     )  # fmt: skip
     task = make_task(["Where does addHelpText put a footer?", "Use the afterAll position.",
                       "Does that show up for the subcommands' help too?"], PASSAGES)  # fmt: skip

@@ -62,6 +62,15 @@ def _opening_word(text: str) -> str:
     return tokens[0] if tokens else ""
 
 
+YES_NO_LOST = "a yes/no question turned into a wh-question"
+
+
+def turns_yes_no_into_wh(rewritten: str, question: str) -> bool:
+    """Does the rewrite ask "what"/"which"/... where the user asked yes or no ("Does it suggest the
+    correct spelling ...?" -> "What does the correct spelling ...?")?"""
+    return _opening_word(question) in _AUXILIARIES and _opening_word(rewritten) in _WH_WORDS
+
+
 def rewrite_doubts(rewritten: str | None, question: str, pronouns: tuple[str, ...]) -> list[str]:
     """Why a global or local rewrite may not ask what the user asked; empty when nothing is in doubt.
 
@@ -90,8 +99,8 @@ def rewrite_doubts(rewritten: str | None, question: str, pronouns: tuple[str, ..
     asked, given = set(content_stems(question)), set(content_stems(rewritten))
     if asked and len(asked & given) * 4 < len(asked) * 3:
         doubts.append("keeps under three quarters of what was asked")
-    if _opening_word(question) in _AUXILIARIES and _opening_word(rewritten) in _WH_WORDS:
-        doubts.append("a yes/no question turned into a wh-question")
+    if turns_yes_no_into_wh(rewritten, question):
+        doubts.append(YES_NO_LOST)
     opens_elliptic = any(word in _OPENERS for word in words(question)[:1])  # "And ...", "So ..."
     if (points_back or opens_elliptic) and not given - asked:
         doubts.append("adds nothing")
@@ -196,6 +205,8 @@ def _needs_retry(rewritten: str | None, question: str, context: Context) -> bool
         return True
     if context.rewrite_retry_on == "doubts":
         return bool(rewrite_doubts(rewritten, question, context.pronouns))
+    if context.rewrite_keep_yes_no and rewritten is not None and turns_yes_no_into_wh(rewritten, question):
+        return True
     return needs_another_rewrite(rewritten, question, context.pronouns)
 
 
@@ -207,6 +218,8 @@ def _retry_is_better(second: str, first: str | None, question: str, context: Con
             rewrite_doubts(first, question, pronouns)
         )
     if context.fragment_follow_ups and fragment_unresolved(second, question):
+        return False
+    if context.rewrite_keep_yes_no and turns_yes_no_into_wh(second, question):
         return False
     return not needs_another_rewrite(second, question, context.pronouns)
 
@@ -298,6 +311,14 @@ def _local_gives_way(rewritten: str, global_rewrite: str | None, question: str, 
         return len(local) > len(other) or (
             not other and keeps_less_of_the_question(rewritten, str(global_rewrite), question)
         )
+    if (
+        context.rewrite_keep_yes_no
+        and turns_yes_no_into_wh(rewritten, question)
+        and global_rewrite is not None
+        and not turns_yes_no_into_wh(global_rewrite, question)
+        and not needs_another_rewrite(global_rewrite, question, pronouns)
+    ):
+        return True  # the global rewrite kept the yes/no question the local one lost
     if context.fragment_follow_ups and fragment_unresolved(rewritten, question):
         # "What about FICA?" given back where the global rewrite asked "What is the FICA tax rate?"
         return not fragment_unresolved(global_rewrite, question)

@@ -51,6 +51,14 @@ class RewriteSettings:
         "the retry's is taken when it has fewer (off: real-documents tuning +1 follow-up, MTRAG-UN dev Task C one "
         "UNANSWERABLE turn more answered; benchmarks/results/documents.md).",
     )
+    rewrite_keep_yes_no: bool = setting(
+        True,
+        stage="rewrite",
+        flag=True,
+        description='A yes/no question the rewrite model turned into a wh-question ("Does it suggest the correct '
+        'spelling ...?" -> "What does the correct spelling ...?") is rewritten again by the retry model, whose '
+        "rewrite is taken when it keeps the yes/no form and is otherwise usable (with 'misses'; 'doubts' covers it).",
+    )
     rewrite_question: bool = setting(
         True,
         stage="rewrite",
