@@ -465,6 +465,9 @@ def is_underspecified(
        beside ``bare``.
     0c. ``pointer``: a later turn without passages whose "this <noun>" or "the <noun>'s" points at
        something the conversation never named (``untied_pointer``), before the no-passage model.
+    0d. ``kinds``: a later turn without passages whose "the <noun>" leaves open which of several kinds
+       of it an agent turn named ("the SDK" after "Server-side SDKs, Client-side SDKs, and Admin SDKs";
+       ``rival_kinds``), after ``pointer``.
     1. ``rule``: a demonstrative or possessive phrase whose word the conversation never mentions
        ("this library" after a conversation about a clinic, "the hurricane's" on a first turn; not a
        time: "this week"), "a specific ...", or a first turn's pronoun, and passages about at least
@@ -511,6 +514,9 @@ def is_underspecified(
     pointer = untied_pointer(history, question) if not passages and "pointer" in on else None
     if pointer is not None:  # model-free, as "orphan" for a later turn: its kind was never named
         return True, [f"pointer: '{pointer}' points at something the conversation never named"]
+    kinds = rival_kinds(history, question) if not passages and "kinds" in on else None
+    if kinds is not None:  # model-free, as "pointer": the conversation named several kinds of it
+        return True, [f"kinds: 'the {kinds[0]}' after an answer that named {len(kinds[1])} kinds of it"]
     if not passages and context.clarify_no_passages is not None:
         return without_passages(history, question, context.clarify_no_passages)
     things = passage_things(passages)
@@ -686,6 +692,69 @@ def rival_reference(history: Sequence[dict[str, str]], question: str) -> str | N
             if before and re.fullmatch(_CAPITALISED, before[0]):
                 continue  # "the Hudson River": named
             return noun
+    return None
+
+
+# "the SDK" and the word after it (not "the SDK's")
+_THE_NOUN = re.compile(r"\bthe\s+([A-Za-z][\w-]+)\b(?!['\u2019]s)(\s+[A-Za-z][\w-]*|\s*[?.,;:!]|\s*$)")
+# words that say which one or how many, not what kind: "the other SDKs", "several SDKs"
+_NOT_A_KIND = STOPWORDS | frozenset(
+    "same other first last best following above new old whole entire main different various several many "
+    "some each both".split()
+)
+MIN_KINDS = 2
+
+
+def named_kinds(history: Sequence[dict[str, str]], noun: str) -> list[str]:
+    """The kinds of ``noun`` that one agent turn names with a word before it ("Server-side SDKs,
+    Client-side SDKs, and Admin SDKs" -> ["Server-side", "Client-side", "Admin"]; "lunar eclipse" and
+    "solar eclipse"): the turn naming most of them; not a word that only counts or ranks ("other",
+    "several"), a number, or a verb's or adverb's form ("-ing", "-ed", "-ly")."""
+    phrase = re.compile(r"\b([A-Za-z][\w-]+)\s+" + re.escape(noun) + r"(?:s|es)?\b")
+    best: list[str] = []
+    for turn in history:
+        if turn.get("speaker") != "agent":
+            continue
+        kinds: dict[str, str] = {}
+        for match in phrase.finditer(turn["text"]):
+            word = match.group(1)
+            lower = word.lower()
+            if lower in _NOT_A_KIND or lower == noun.lower() or lower.endswith(("ing", "ed", "ly")):
+                continue
+            if not word.isdigit():
+                kinds.setdefault(stem(lower), word)
+        if len(kinds) > len(best):
+            best = list(kinds.values())
+    return best
+
+
+def _said_together(history: Sequence[dict[str, str]], first: str, second: str) -> bool:
+    together = re.compile(rf"\b{re.escape(first)}\s+{re.escape(second)}", re.IGNORECASE)
+    return any(together.search(turn["text"]) for turn in history)
+
+
+def rival_kinds(history: Sequence[dict[str, str]], question: str) -> tuple[str, list[str]] | None:
+    """A later turn's "the <noun>" after an agent turn that named several kinds of that noun, none of
+    which the turn names: "What are the best practices for using the SDK?" after "There are three main
+    types of SDKs: Server-side SDKs, Client-side SDKs, and Admin SDKs." -> ("SDK", ["Server-side",
+    "Client-side", "Admin"]). The noun is a lower-case word or an acronym, not the first word of a phrase
+    the conversation says ("the cotton gin" after "the single-roller cotton gin"). None otherwise. ``is_underspecified`` calls it for a turn without passages (signal ``kinds``): the
+    no-passage model reads such a turn as on the topic, and ``rival_reference`` looks only at "this
+    <noun>" and the last answer."""
+    if not history:
+        return None
+    asked = {stem(w) for w in words(question)}
+    for match in _THE_NOUN.finditer(question):
+        noun, after = match.group(1), match.group(2).strip()
+        if noun.lower() in _NOT_A_KIND or len(noun) < 3 or (noun[0].isupper() and not noun.isupper()):
+            continue  # "the Hudson": a name
+        if noun.endswith("s") and not noun.endswith(("ss", "us", "is")):
+            continue  # "the cyclones": the kind as a whole, not one of its kinds
+        if after[:1].isalpha() and after.lower() not in STOPWORDS and _said_together(history, noun, after):
+            continue  # "the cotton gin" after an answer on the cotton gin: the noun only begins the phrase
+        kinds = named_kinds(history, noun)
+        if len(kinds) >= MIN_KINDS and not asked & {stem(k.lower()) for k in kinds}:
+            return noun, kinds
     return None
 
 

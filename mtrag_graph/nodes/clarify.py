@@ -29,6 +29,7 @@ from mtrag_graph.judging.underspecified import (
     kind_and_names,
     referring_phrase,
     restates,
+    rival_kinds,
     rival_reference,
 )
 from mtrag_graph.models import get_chat_model, invoke_text
@@ -53,6 +54,11 @@ def clarifying_question(state: Mapping[str, Any], context: Context) -> str:
     the passages (none: ``Context.clarify_fallback_question``), and one that only restates the user's
     question is replaced by the fallback too."""
     history, question, passages = state.get("history", []), state["question"], _passages(state)
+    kinds = rival_kinds(history, question) if not passages and "kinds" in context.clarify_signals else None
+    if kinds is not None:  # "Which SDK do you mean: Server-side SDK, Client-side SDK or Admin SDK?"
+        noun, named = kinds
+        options = _options([f"{kind} {noun}" for kind in named])
+        return context.clarify_alternatives_question.format(kind=noun, options=options)
     kind, names = kind_and_names(history, question, passages)
     if len(names) >= 2:
         return context.clarify_alternatives_question.format(kind=kind, options=_options(names))

@@ -11,7 +11,9 @@ from mtrag_graph.stages import Stage, register, setting
 from mtrag_graph.stages.common import ModelSetting
 
 # The model-free signals that may call a turn underspecified (``judging/underspecified.py``).
-ClarifySignal = Literal["bare", "orphan", "pointer", "rule", "pronoun", "passages", "person", "definite"]
+ClarifySignal = Literal[
+    "bare", "orphan", "pointer", "kinds", "rule", "pronoun", "passages", "person", "definite"
+]
 
 register(
     Stage("clarify", "Asks back when the turn is underspecified (an unresolved reference, passages about "
@@ -117,7 +119,7 @@ class ClarifySettings:
         "must speak of before an unresolved reference is asked about.",
     )
     clarify_signals: tuple[ClarifySignal, ...] = setting(
-        ("bare", "orphan", "pointer", "rule", "pronoun", "passages", "person", "definite"),
+        ("bare", "orphan", "pointer", "kinds", "rule", "pronoun", "passages", "person", "definite"),
         stage="clarify",
         description="The model-free signals that may call a turn underspecified "
         "(mtrag_graph.judging.underspecified.SIGNALS); drop one to switch it off.",

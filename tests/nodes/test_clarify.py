@@ -518,6 +518,45 @@ def test_a_rival_reference_without_passages_is_asked_back_by_its_kind():
     assert GRAPH.invoke({"task": task}, context=off)["clarification"]["asked"] is False
 
 
+ECLIPSES = [
+    "When can I see an eclipse?",
+    "A lunar eclipse is seen at night from half the Earth; a solar eclipse only along a narrow path.",
+]
+
+
+def test_the_noun_after_an_answer_that_named_several_kinds_of_it_is_a_rival_kind():
+    history = [{"speaker": s, "text": t} for s, t in zip(("user", "agent"), ECLIPSES, strict=True)]
+    kinds = underspecified.rival_kinds
+    assert kinds(history, "How long does the eclipse last?") == ("eclipse", ["lunar", "solar"])
+    # the twin names its kind; a phrase the conversation says that goes on after the noun is another thing
+    assert kinds(history, "How long does the lunar eclipse last?") is None
+    seasons = [*history, {"speaker": "user", "text": "And the eclipse season?"}]
+    assert kinds(seasons, "When does the eclipse season start?") is None
+    assert kinds(seasons, "When does the eclipse start?") == ("eclipse", ["lunar", "solar"])
+    assert kinds(history, "How long does the eclipse's shadow last?") is None
+    assert kinds(history, "How are the eclipses predicted?") is None  # a plural: all of them
+    # an answer that names one kind, a name ("the Moon"), no conversation
+    one = [{"speaker": "user", "text": "Eclipses?"}, {"speaker": "agent", "text": "A lunar eclipse is red."}]
+    assert kinds(one, "How long does the eclipse last?") is None
+    assert kinds(history, "How far is the Moon?") is None
+    assert kinds([], "How long does the eclipse last?") is None
+    # words that count or rank are no kinds ("several SDKs", "other SDKs")
+    counted = [{"speaker": "user", "text": "SDKs?"},
+               {"speaker": "agent", "text": "There are several SDKs and other SDKs."}]  # fmt: skip
+    assert kinds(counted, "Where do I get the SDK?") is None
+
+
+def test_a_rival_kind_without_passages_is_asked_back_naming_the_kinds():
+    task = make_task([*ECLIPSES, "How long does the eclipse last?"], [])
+    state = GRAPH.invoke({"task": task}, context=fake_context(clarify=True, clarify_model=judge()))
+    assert state["clarification"]["asked"] is True
+    assert state["answer"] == "Which eclipse do you mean: lunar eclipse or solar eclipse?"
+    assert state["clarification"]["evidence"].startswith("kinds: 'the eclipse'")
+    signals = tuple(s for s in Context().clarify_signals if s != "kinds")
+    off = fake_context(clarify=True, clarify_model=judge(), clarify_signals=signals)
+    assert GRAPH.invoke({"task": task}, context=off)["clarification"]["asked"] is False
+
+
 def test_a_first_turn_too_bare_to_answer_is_found_by_its_words():
     bare = underspecified.bare_first_turn
     assert bare([], "What are the steps?") == ["steps"]
