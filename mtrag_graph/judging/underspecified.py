@@ -737,8 +737,9 @@ def rival_kinds(history: Sequence[dict[str, str]], question: str) -> tuple[str, 
     """A later turn's "the <noun>" after an agent turn that named several kinds of that noun, none of
     which the turn names: "What are the best practices for using the SDK?" after "There are three main
     types of SDKs: Server-side SDKs, Client-side SDKs, and Admin SDKs." -> ("SDK", ["Server-side",
-    "Client-side", "Admin"]). The noun is a lower-case word or an acronym, not the first word of a phrase
-    the conversation says ("the cotton gin" after "the single-roller cotton gin"). None otherwise. ``is_underspecified`` calls it for a turn without passages (signal ``kinds``): the
+    "Client-side", "Admin"]). The noun is a lower-case word or an acronym, singular, not the first word
+    of a phrase the conversation says ("the cotton gin" after "the single-roller cotton gin"). None
+    otherwise. ``is_underspecified`` calls it for a turn without passages (signal ``kinds``): the
     no-passage model reads such a turn as on the topic, and ``rival_reference`` looks only at "this
     <noun>" and the last answer."""
     if not history:
