@@ -249,7 +249,8 @@ def test_a_command_s_own_overrides_go_through_the_context_s_validation():
 
 def test_a_setting_that_takes_several_choices_refuses_a_single_string():
     with pytest.raises(
-        ValueError, match="clarify_signals: a tuple of 'bare', 'orphan', 'pointer', 'kinds', 'rule'.*not 'rule'"
+        ValueError,
+        match="clarify_signals: a tuple of 'bare', 'orphan', 'pointer', 'kinds', 'rule'.*not 'rule'",
     ):
         Context(clarify_signals="rule")
     assert Context(clarify_signals=["rule"]).clarify_signals == ["rule"]  # a preset's JSON list is accepted
