@@ -22,13 +22,11 @@ and with ``--dev`` the MTRAG-UN dev slice's turns without passages, by class (th
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from mtrag_graph.context import Context
@@ -71,7 +69,7 @@ def _asked(history: Sequence[dict[str, str]], question: str, context: Context) -
 def main(argv: list[str] | None = None) -> int:
     from benchmarks.real_documents.data import load_set
     from mtrag_graph.measure.decisions.sets import load_split
-    from research.clarify_data import conversation_split
+    from research.clarify_data import conversation_split, document_turns
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True)
@@ -116,9 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     natural: Counter[str] = Counter()
     fired: Counter[str] = Counter()
     examples: list[str] = []
-    tasks_file = Path(args.data) / "tasks" / "mtrag_reference.jsonl"
-    for line in tasks_file.read_text(encoding="utf-8").splitlines():
-        task = json.loads(line)
+    for task in reference:
         label = str(answerability_of(task))
         natural[label] += 1
         found = rival_kinds(task["input"][:-1], task["input"][-1]["text"])
@@ -127,15 +123,9 @@ def main(argv: list[str] | None = None) -> int:
             examples.append(f"{label}: {task['input'][-1]['text'][:90]}")
     for label in sorted(natural):
         print(f"| MTRAG reference | {label} | {fired[label]} | {natural[label]} |")
-    real = 0
-    real_fired = 0
-    for conversation in load_set().conversations:
-        history: list[dict[str, str]] = []
-        for turn in conversation.turns:
-            if turn.answerable:
-                real += 1
-                real_fired += rival_kinds(history, turn.question) is not None
-            history += [{"speaker": "user", "text": turn.question}, {"speaker": "agent", "text": turn.answer}]
+    documents = [t for t in document_turns(load_set().conversations) if answerability_of(t) == "ANSWERABLE"]
+    real = len(documents)
+    real_fired = sum(rival_kinds(t["input"][:-1], t["input"][-1]["text"]) is not None for t in documents)
     print(f"| real documents (all splits) | answerable | {real_fired} | {real} |")
     for example in examples[:10]:
         print(f"<!-- fires: {example} -->")
@@ -143,10 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.dev:
         print("\n## MTRAG-UN dev, turns without passages (the report)\n")
         print("| class | turns | asked before `kinds` | asked with |\n|---|---|---|---|")
-        dev_file = Path(args.data) / "tasks" / "mtragun_dev.jsonl"
         rows: Counter[tuple[str, str]] = Counter()
-        for line in dev_file.read_text(encoding="utf-8").splitlines():
-            task = json.loads(line)
+        for task in load_split(args.data, "report"):
             if task.get("contexts"):
                 continue
             label = str(answerability_of(task))
