@@ -697,11 +697,9 @@ def rival_reference(history: Sequence[dict[str, str]], question: str) -> str | N
 
 # "the SDK" and the word after it (not "the SDK's")
 _THE_NOUN = re.compile(r"\bthe\s+([A-Za-z][\w-]+)\b(?!['\u2019]s)(\s+[A-Za-z][\w-]*|\s*[?.,;:!]|\s*$)")
-# words that say which one or how many, not what kind: "the other SDKs", "several SDKs"
-_NOT_A_KIND = STOPWORDS | frozenset(
-    "same other first last best following above new old whole entire main different various several many "
-    "some each both".split()
-)
+# words that say which one or how many, not what kind: "the other SDKs", "several SDKs" (and those that
+# rank or compare, ``_RANKING``: "the best SDK")
+_NOT_A_KIND = STOPWORDS | _RANKING | frozenset("above new old various several many some each both".split())
 MIN_KINDS = 2
 
 
