@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -390,16 +391,24 @@ def test_a_retry_that_gives_the_fragment_back_too_is_not_taken():
     assert state["global_rewrite"] == "What about bicycles in it?"
 
 
-def test_with_doubts_a_yes_no_question_rewritten_as_a_what_question_goes_to_the_retry_model():
-    retry = ScriptedChatModel(responses=["What does the addHelpText footer show?"])  # no better: not taken
+WH_REWRITE = "What does the addHelpText position show up for the subcommands' help?"
+
+
+def _help_text_follow_up(retry: ScriptedChatModel, **settings: Any) -> dict[str, Any]:
+    """The real-documents fresh follow-up whose yes/no question the rewrite model turned into a
+    wh-question (``WH_REWRITE``), run with ``retry`` as the retry model."""
     context = fake_context(
-        related_to_question=["yes"], related_to_answer=["yes"],
-        rewrite=["What does the addHelpText position show up for the subcommands' help?"],
-        rewrite_retry_model=retry, rewrite_retry_on="doubts",
+        related_to_question=["yes"], related_to_answer=["yes"], rewrite=[WH_REWRITE],
+        rewrite_retry_model=retry, **settings,
     )  # fmt: skip
     task = make_task(["Where does addHelpText put a footer?", "Use the afterAll position.",
                       "Does that show up for the subcommands' help too?"], PASSAGES)  # fmt: skip
-    state = run(task, context)
+    return run(task, context)
+
+
+def test_with_doubts_a_yes_no_question_rewritten_as_a_what_question_goes_to_the_retry_model():
+    retry = ScriptedChatModel(responses=["What does the addHelpText footer show?"])  # no better: not taken
+    state = _help_text_follow_up(retry, rewrite_retry_on="doubts")
     assert len(retry.calls) == 1
     assert state["global_rewrite"] == "What does the addHelpText position show up for the subcommands' help?"
     assert "a yes/no question turned into a wh-question" in state["rewrite_doubts"]
@@ -409,14 +418,7 @@ def test_by_default_a_yes_no_question_rewritten_as_a_wh_question_takes_the_retry
     retry = ScriptedChatModel(
         responses=["Does the afterAll help text show up for the subcommands' help too?"]
     )
-    context = fake_context(
-        related_to_question=["yes"], related_to_answer=["yes"],
-        rewrite=["What does the addHelpText position show up for the subcommands' help?"],
-        rewrite_retry_model=retry,
-    )  # fmt: skip
-    task = make_task(["Where does addHelpText put a footer?", "Use the afterAll position.",
-                      "Does that show up for the subcommands' help too?"], PASSAGES)  # fmt: skip
-    state = run(task, context)
+    state = _help_text_follow_up(retry)
     assert len(retry.calls) == 1
     assert (
         state["standalone_question"] == "Does the afterAll help text show up for the subcommands' help too?"
@@ -426,14 +428,7 @@ def test_by_default_a_yes_no_question_rewritten_as_a_wh_question_takes_the_retry
 
 def test_a_retry_that_also_asks_a_wh_question_is_not_taken():
     retry = ScriptedChatModel(responses=["Which help does the afterAll text show up in?"])
-    context = fake_context(
-        related_to_question=["yes"], related_to_answer=["yes"],
-        rewrite=["What does the addHelpText position show up for the subcommands' help?"],
-        rewrite_retry_model=retry,
-    )  # fmt: skip
-    task = make_task(["Where does addHelpText put a footer?", "Use the afterAll position.",
-                      "Does that show up for the subcommands' help too?"], PASSAGES)  # fmt: skip
-    state = run(task, context)
+    state = _help_text_follow_up(retry)
     assert len(retry.calls) == 1
     assert (
         state["standalone_question"]
@@ -443,14 +438,7 @@ def test_a_retry_that_also_asks_a_wh_question_is_not_taken():
 
 def test_without_keep_yes_no_a_rewrite_in_doubt_is_kept_and_its_doubts_are_recorded():
     retry = ScriptedChatModel(responses=["unused"])
-    context = fake_context(
-        related_to_question=["yes"], related_to_answer=["yes"],
-        rewrite=["What does the addHelpText position show up for the subcommands' help?"],
-        rewrite_retry_model=retry, rewrite_keep_yes_no=False,
-    )  # fmt: skip
-    task = make_task(["Where does addHelpText put a footer?", "Use the afterAll position.",
-                      "Does that show up for the subcommands' help too?"], PASSAGES)  # fmt: skip
-    state = run(task, context)
+    state = _help_text_follow_up(retry, rewrite_keep_yes_no=False)
     assert retry.calls == []
     assert state["rewrite_doubts"] == ["a yes/no question turned into a wh-question"]
 
