@@ -62,6 +62,7 @@ class PromptSettings(Protocol):
     no_passages_text: str
     grounded_system_prompt: str
     grounded_context_template: str
+    follow_up_context_template: str | None
     gate_instruction: str
     decline_instruction: str
     sample_instruction: str
@@ -184,7 +185,8 @@ def grounded_messages(state: Mapping[str, Any], context: PromptSettings, tail: s
     history = trim_history(answering_history(state, context), int(budget * HISTORY_SHARE))
     used = sum(len(turn["text"]) for turn in history) + len(tail) + len(context.grounded_system_prompt)
     passages = fit_passages(state.get("kept_passages") or [], context.passage_max_chars, budget - used)
-    prefix = context.grounded_context_template.format(
+    template = (history and context.follow_up_context_template) or context.grounded_context_template
+    prefix = template.format(
         documents=format_passages(passages, context.passage_max_chars),
         conversation=format_conversation(history) or context.no_conversation_text,
     )

@@ -59,6 +59,13 @@ class CommonSettings:
         stage="common",
         description="The documents-and-conversation prefix those prompts share ({documents}, {conversation}).",
     )
+    follow_up_context_template: str | None = setting(
+        None,
+        stage="common",
+        description="The prefix of those prompts on a turn whose conversation they show ({documents}, "
+        "{conversation}; None: grounded_context_template). The conversation before the documents lost "
+        "follow-ups on the real-documents fresh split (9 -> 7 of 21; benchmarks/results/follow-ups.md).",
+    )
     no_conversation_text: str = setting(
         grounded.NO_CONVERSATION,
         stage="common",

@@ -126,3 +126,19 @@ def test_answer_conversation_leaves_the_agents_answers_or_the_whole_conversation
     none = prompt("none")
     assert "How do I show help" not in none and Context().no_conversation_text in none
     assert "Suggestions are shown by default." in none  # the documents stay
+
+
+def test_a_follow_up_prefix_puts_the_conversation_first_and_a_first_turn_keeps_its_prefix():
+    template = "Conversation so far:\n{conversation}\n\nDocuments:\n{documents}\n\n"
+    conversation_first = Context(follow_up_context_template=template)
+    passages = [{"title": "Readme", "text": "Suggestions are shown by default."}]
+    turns = [{"speaker": "user", "text": "How do I show help after an error?"},
+             {"speaker": "agent", "text": "Call program.showHelpAfterError()."}]  # fmt: skip
+    follow_up = {"question": "Does it suggest spellings?", "history": turns, "selected_history": turns,
+                 "kept_passages": passages}  # fmt: skip
+    text = str(grounded_messages(follow_up, conversation_first, "Q?")[1].content)
+    assert text.index("showHelpAfterError") < text.index("Suggestions are shown") < text.index("Q?")
+    default = str(grounded_messages(follow_up, Context(), "Q?")[1].content)
+    assert default.index("Suggestions are shown") < default.index("showHelpAfterError")
+    first = {"question": "Does it suggest spellings?", "kept_passages": passages}
+    assert grounded_messages(first, conversation_first, "Q?") == grounded_messages(first, Context(), "Q?")
