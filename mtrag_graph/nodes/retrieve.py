@@ -1,7 +1,9 @@
 """Retrieve passages for the question from the task's collection index (full-RAG mode).
 
-Dual-query: searches with the user's last turn and with the graph's standalone rewrite, and merges
-the two result lists (a passage found by both keeps its best score). Reranking is the next node's job.
+Multi-query: searches with the user's last turn, with the graph's standalone rewrite and, on a follow-up
+(``Context.retrieve_with_previous_turn``), with the user's turn before it and this one as one text, and
+merges the result lists (a passage found by more than one keeps its best score). Reranking is the next
+node's job.
 Queries are embedded with the embedder the index was built with (its manifest), which may differ from
 ``Context.embedder`` (the reranker's): vectors from another model would not match the index.
 """
@@ -29,11 +31,14 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     task = state.get("task") or {}
     index = index_for(context.index_dir, task.get("Collection") or task.get("collection"))
     rewrite = state.get("standalone_question") or state.get("global_rewrite")
+    queries = [state.get("question"), rewrite]
+    if context.retrieve_with_previous_turn:
+        queries.append(with_previous_turn(state.get("question"), state.get("history") or []))
     hits = timed_model_call(
         "hybrid-search",
         lambda: multi_query_search(
             index,
-            [state.get("question"), rewrite],
+            queries,
             top_k=context.retrieval_top_k,
             mode="hybrid",
             bm25_weight=context.bm25_weight,
@@ -42,3 +47,14 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ),
     )
     return {"passages": as_passages(index, hits)}
+
+
+def with_previous_turn(question: str | None, history: list[dict[str, Any]]) -> str | None:
+    """The user's turn before ``question`` and ``question`` as one query; None on a first turn. "If a
+    parameter I list after via hasn't been defined yet, what value does it start from?", given back by
+    the rewrite as it was, finds the fit command's page only with "Which algorithm does gnuplot's fit
+    command use?" before it (the real-documents fresh split)."""
+    earlier = [turn["text"] for turn in history if turn.get("speaker") == "user" and turn.get("text")]
+    if not question or not earlier:
+        return None
+    return f"{earlier[-1]} {question}"

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from types import SimpleNamespace
 
 from mtrag_graph.context import Context
-from mtrag_graph.nodes.retrieve import retrieve
+from mtrag_graph.nodes.retrieve import retrieve, with_previous_turn
 from mtrag_graph.retrieval.backend import IndexNotFound
 
 TASK = {"task_id": "t::1", "Collection": "mt-rag-ibmcloud-elser-512-100-20240502"}
@@ -45,3 +46,28 @@ def test_node_without_an_index_dir_records_how_to_set_one():
         IndexNotFound.__name__ in update["error"]["message"]
         and "MTRAG_INDEX_DIR" in update["error"]["message"]
     )
+
+
+def test_a_follow_up_is_also_searched_with_the_user_turn_before_it(tiny_index: Path):
+    history = [{"speaker": "user", "text": "Where do I apply for a passport?"},
+               {"speaker": "agent", "text": "At the office."}]  # fmt: skip
+    state = {"task": TASK, "question": "what fee is charged?", "history": history}
+    context = Context(index_dir=str(tiny_index), retrieval_top_k=2)
+    ids = [p["document_id"] for p in retrieve(state, SimpleNamespace(context=context))["passages"]]
+    assert "p-passport" in ids
+    off = dataclasses.replace(context, retrieve_with_previous_turn=False)
+    assert "p-passport" not in [
+        p["document_id"] for p in retrieve(state, SimpleNamespace(context=off))["passages"]
+    ]
+
+
+def test_the_previous_turn_query_is_the_user_turn_before_and_this_one():
+    history = [
+        {"speaker": "user", "text": "Which algorithm does fit use?"},
+        {"speaker": "agent", "text": "LM."},
+    ]
+    assert (
+        with_previous_turn("And its start value?", history)
+        == "Which algorithm does fit use? And its start value?"
+    )
+    assert with_previous_turn("First question?", []) is None
