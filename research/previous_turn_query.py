@@ -1,7 +1,7 @@
 """Does searching a follow-up with the user's turn before it find its passages? Read off recorded runs.
 
-The retrieve node searches with the user's turn and the graph's rewrite, and since the eighteenth
-session also with the user's turn before and this turn as one text (``Context.retrieve_with_previous_turn``).
+The retrieve node searches with the user's turn and the graph's rewrite, and with
+``Context.retrieve_with_previous_turn`` (off) also with the user's turn before and this turn as one text.
 This replays the retrieval of every answerable follow-up of a recorded run, from the run's own rewrite
 (``route.standalone_question``), both ways: hybrid search (depth ``retrieval_top_k``), then the rerank
 fusion's ``top_k`` (the node's ``rerank_passages``). No model call but the embedder:

@@ -1,7 +1,7 @@
 """Retrieve passages for the question from the task's collection index (full-RAG mode).
 
 Multi-query: searches with the user's last turn, with the graph's standalone rewrite and, on a follow-up
-(``Context.retrieve_with_previous_turn``), with the user's turn before it and this one as one text, and
+(``Context.retrieve_with_previous_turn``, off), with the user's turn before it and this one as one text, and
 merges the result lists (a passage found by more than one keeps its best score). Reranking is the next
 node's job.
 Queries are embedded with the embedder the index was built with (its manifest), which may differ from

@@ -52,7 +52,7 @@ def test_a_follow_up_is_also_searched_with_the_user_turn_before_it(tiny_index: P
     history = [{"speaker": "user", "text": "Where do I apply for a passport?"},
                {"speaker": "agent", "text": "At the office."}]  # fmt: skip
     state = {"task": TASK, "question": "what fee is charged?", "history": history}
-    context = Context(index_dir=str(tiny_index), retrieval_top_k=2)
+    context = Context(index_dir=str(tiny_index), retrieval_top_k=2, retrieve_with_previous_turn=True)
     ids = [p["document_id"] for p in retrieve(state, SimpleNamespace(context=context))["passages"]]
     assert "p-passport" in ids
     off = dataclasses.replace(context, retrieve_with_previous_turn=False)
