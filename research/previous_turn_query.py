@@ -28,11 +28,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.real_documents.data import load_set, turn_of
+from benchmarks.real_documents.score import passage_holds
 from mtrag_graph.context import Context
 from mtrag_graph.nodes.rerank import rerank_passages
 from mtrag_graph.nodes.retrieve import with_previous_turn
 from mtrag_graph.retrieval.registry import index_for
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
+from research.rerank_fusion import order_scores
+from research.rewrite_retrieval import mtrag_items as reference_items
 
 WAYS = ("turn and rewrite", "and the turn before")
 
@@ -65,23 +69,18 @@ def _in_gold(gold: set[str]) -> Callable[[Mapping[str, Any]], bool]:
     return lambda passage: passage["document_id"] in gold
 
 
-def _holding(
-    turn: Any, holds: Callable[[Mapping[str, Any], Any], bool]
-) -> Callable[[Mapping[str, Any]], bool]:
-    return lambda passage: holds(passage, turn)
+def _holding(turn: Any) -> Callable[[Mapping[str, Any]], bool]:
+    return lambda passage: passage_holds(passage, turn)
 
 
 def document_items(folder: Path) -> Iterator[tuple[dict[str, Any], Callable[[Mapping[str, Any]], bool]]]:
-    from benchmarks.real_documents.data import load_set, turn_of
-    from benchmarks.real_documents.score import passage_holds
-
     questions = load_set()
     verdicts = {json.loads(line)["task_id"]: json.loads(line) for line in (folder / "verdicts.jsonl").open()}
     for line in (folder / "predictions.jsonl").open(encoding="utf-8"):
         task = json.loads(line)
         if verdicts[task["task_id"]]["answerable"]:
             turn = turn_of(questions, task["task_id"])[2]
-            yield task, _holding(turn, passage_holds)
+            yield task, _holding(turn)
 
 
 def replay(
@@ -116,9 +115,6 @@ def replay(
 
 def reference_replay(data: Path, index_dir: str, context: Context) -> dict[str, dict[str, float]]:
     """Mean Recall@5 and nDCG@5 per (rewrite, way) over MTRAG's follow-ups with qrels."""
-    from research.rerank_fusion import order_scores
-    from research.rewrite_retrieval import mtrag_items as reference_items
-
     sums: dict[str, list[float]] = {}
     for item in reference_items(data, per_domain=10**6, seed=0):
         task = item["task"]

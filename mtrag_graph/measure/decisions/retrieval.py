@@ -6,6 +6,7 @@ from typing import Any
 
 from mtrag_graph.measure.decisions.sets import Retriever
 from mtrag_graph.nodes.rerank import rerank_passages
+from mtrag_graph.nodes.retrieve import with_previous_turn
 from mtrag_graph.retrieval.registry import index_for
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
 from mtrag_graph.tasks import parse_task
@@ -13,10 +14,11 @@ from mtrag_graph.tasks import parse_task
 
 def search_queries(raw: dict[str, Any]) -> list[str]:
     """The user's last turn, and the same turn after the previous user turn (a cheap contextual query:
-    no rewrite model, so the set does not depend on one)."""
+    no rewrite model, so the set does not depend on one; the retrieve node's ``with_previous_turn``, none
+    on a first turn)."""
     task = parse_task(raw)
-    previous = [turn.text for turn in task.history if turn.speaker == "user"][-1:]
-    return [task.question, " ".join([*previous, task.question])]
+    previous = with_previous_turn(task.question, [turn.model_dump() for turn in task.history])
+    return [task.question, previous] if previous else [task.question]
 
 
 def index_retriever(
