@@ -31,10 +31,10 @@ from typing import Any
 from benchmarks.real_documents.data import load_set, turn_of
 from benchmarks.real_documents.score import passage_holds
 from mtrag_graph.context import Context
-from mtrag_graph.nodes.rerank import rerank_passages
-from mtrag_graph.nodes.retrieve import with_previous_turn
+from mtrag_graph.nodes.rerank import configured_rerank
+from mtrag_graph.nodes.retrieve import search_hits, with_previous_turn
 from mtrag_graph.retrieval.registry import index_for
-from mtrag_graph.retrieval.search import as_passages, multi_query_search
+from mtrag_graph.retrieval.search import as_passages
 from research.rerank_fusion import order_scores
 from research.rewrite_retrieval import mtrag_items as reference_items
 
@@ -45,15 +45,9 @@ def kept_ids(
     index: Any, queries: Sequence[str | None], question: str, context: Context
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """The passages the retrieve and rerank nodes keep for ``queries``, as the graph runs them."""
-    hits = multi_query_search(
-        index, queries, top_k=context.retrieval_top_k, mode="hybrid",
-        bm25_weight=context.bm25_weight, dense_weight=context.dense_weight, rrf_k=context.rrf_k,
-    )  # fmt: skip
-    kept = rerank_passages(
-        question, as_passages(index, hits), reranker=context.reranker, embedder=context.embedder,
-        top_k=context.top_k, retrieval_weight=context.rerank_retrieval_weight, rrf_k=context.rrf_k,
-        window_words=context.rerank_window_words,
-    )  # fmt: skip
+    kept = configured_rerank(
+        question, as_passages(index, search_hits(index, list(queries), context)), context, True
+    )
     return [str(p["document_id"]) for p in kept], kept
 
 

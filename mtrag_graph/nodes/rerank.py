@@ -75,16 +75,23 @@ def word_windows(text: str, window_words: int) -> list[str]:
     return [text[spans[i][0] : spans[min(i + window_words, len(spans)) - 1][1]] for i in starts]
 
 
-@guarded
-def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    context, question = runtime.context, question_for_answering(state)
-    retrieved = retrieved_setting(state)
-    kept = rerank_passages(
-        question, state.get("passages") or [],
+def configured_rerank(
+    question: str, passages: Sequence[Mapping[str, Any]], context: Context, retrieved: bool
+) -> list[dict[str, Any]]:
+    """``rerank_passages`` with the context's settings, as the node calls it: the fusion with the
+    retrieval's order and the word windows only for retrieved passages."""
+    return rerank_passages(
+        question, passages,
         reranker=context.reranker, embedder=context.embedder, top_k=context.top_k,
         retrieval_weight=context.rerank_retrieval_weight if retrieved else 0.0,
         rrf_k=context.rrf_k, window_words=context.rerank_window_words if retrieved else 0,
     )  # fmt: skip
+
+
+@guarded
+def rerank(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    context, question = runtime.context, question_for_answering(state)
+    kept = configured_rerank(question, state.get("passages") or [], context, retrieved_setting(state))
     if context.evidence_tokens > 0 and kept:
         embedder = get_embedder(context.embedder)
 

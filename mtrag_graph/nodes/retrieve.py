@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from mtrag_graph.context import Context
 from mtrag_graph.models.calls import timed_model_call
 from mtrag_graph.nodekit.wrapper import guarded
-from mtrag_graph.retrieval.backend import IndexNotFound
+from mtrag_graph.retrieval.backend import Backend, Hits, IndexNotFound
 from mtrag_graph.retrieval.registry import index_for
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
 from mtrag_graph.state import State
@@ -34,19 +34,16 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     queries = [state.get("question"), rewrite]
     if context.retrieve_with_previous_turn:
         queries.append(with_previous_turn(state.get("question"), state.get("history") or []))
-    hits = timed_model_call(
-        "hybrid-search",
-        lambda: multi_query_search(
-            index,
-            queries,
-            top_k=context.retrieval_top_k,
-            mode="hybrid",
-            bm25_weight=context.bm25_weight,
-            dense_weight=context.dense_weight,
-            rrf_k=context.rrf_k,
-        ),
-    )
+    hits = timed_model_call("hybrid-search", lambda: search_hits(index, queries, context))
     return {"passages": as_passages(index, hits)}
+
+
+def search_hits(index: Backend, queries: list[str | None], context: Context) -> Hits:
+    """The hybrid search of ``queries`` with the context's depth and fusion, as the node runs it."""
+    return multi_query_search(
+        index, queries, top_k=context.retrieval_top_k, mode="hybrid",
+        bm25_weight=context.bm25_weight, dense_weight=context.dense_weight, rrf_k=context.rrf_k,
+    )  # fmt: skip
 
 
 def with_previous_turn(question: str | None, history: list[dict[str, Any]]) -> str | None:
