@@ -63,6 +63,7 @@ class PromptSettings(Protocol):
     grounded_system_prompt: str
     grounded_context_template: str
     follow_up_context_template: str | None
+    passage_order: Literal["rank", "best_last"]
     gate_instruction: str
     decline_instruction: str
     sample_instruction: str
@@ -110,12 +111,15 @@ def format_conversation(turns: Sequence[Turn], agent_chars: int | None = None) -
     return "\n".join(lines)
 
 
-def format_passages(passages: Sequence[Mapping[str, Any]], max_chars: int, *, numbered: bool = True) -> str:
+def format_passages(
+    passages: Sequence[Mapping[str, Any]], max_chars: int, *, numbered: bool = True, best_last: bool = False
+) -> str:
     """Passages as prompt text, each cut to ``max_chars`` at a word boundary.
 
     ``numbered``: delimited ``[Document i] title`` blocks (the grounded prompt, where answers and
     citations refer to documents by number). Otherwise one ``- title: text`` line each (the clarify
-    prompt, which only needs the start of each passage).
+    prompt, which only needs the start of each passage). ``best_last``: the numbered blocks in reverse,
+    so that the first passage (the best ranked) comes last; each keeps its number.
     """
     if not numbered:
         lines = []
@@ -134,7 +138,7 @@ def format_passages(passages: Sequence[Mapping[str, Any]], max_chars: int, *, nu
         heading = " - ".join(str(x) for x in (passage.get("title"), passage.get("section")) if x)
         header = f"[Document {i}]" + (f" {heading}" if heading else "")
         blocks.append(f"{header}\n{body}\n[End of document {i}]")
-    return "\n\n".join(blocks)
+    return "\n\n".join(reversed(blocks) if best_last else blocks)
 
 
 def _chat(system: str, body: str) -> list[BaseMessage]:
@@ -187,7 +191,9 @@ def grounded_messages(state: Mapping[str, Any], context: PromptSettings, tail: s
     passages = fit_passages(state.get("kept_passages") or [], context.passage_max_chars, budget - used)
     template = (history and context.follow_up_context_template) or context.grounded_context_template
     prefix = template.format(
-        documents=format_passages(passages, context.passage_max_chars),
+        documents=format_passages(
+            passages, context.passage_max_chars, best_last=context.passage_order == "best_last"
+        ),
         conversation=format_conversation(history) or context.no_conversation_text,
     )
     return _chat(context.grounded_system_prompt, prefix + tail)

@@ -4,7 +4,7 @@ grounded prompts' frame, the embedder; and the type of a model setting."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import WithJsonSchema
 
@@ -65,6 +65,13 @@ class CommonSettings:
         description="The prefix of those prompts on a turn whose conversation they show ({documents}, "
         "{conversation}; None: grounded_context_template). The conversation before the documents lost "
         "follow-ups on the real-documents fresh split (9 -> 7 of 21; benchmarks/results/follow-ups.md).",
+    )
+    passage_order: Literal["rank", "best_last"] = setting(
+        "rank",
+        stage="common",
+        description="The order of the documents in those prompts: 'rank' (the best passage first) or "
+        "'best_last' (the best passage last, next to the conversation and the question; documents keep "
+        "their numbers). benchmarks/results/reading.md.",
     )
     no_conversation_text: str = setting(
         grounded.NO_CONVERSATION,

@@ -142,3 +142,14 @@ def test_a_follow_up_prefix_puts_the_conversation_first_and_a_first_turn_keeps_i
     assert default.index("Suggestions are shown") < default.index("showHelpAfterError")
     first = {"question": "Does it suggest spellings?", "kept_passages": passages}
     assert grounded_messages(first, conversation_first, "Q?") == grounded_messages(first, Context(), "Q?")
+
+
+def test_best_last_shows_the_best_ranked_passage_last_and_every_document_keeps_its_number():
+    passages = [{"title": "Fit", "text": "FIT_LIMIT defaults to 1e-5."},
+                {"title": "Plot", "text": "The plot command draws a function."}]  # fmt: skip
+    state = {"question": "What is the default fit limit?", "kept_passages": passages}
+    best_last = str(grounded_messages(state, Context(passage_order="best_last"), "Q?")[1].content)
+    assert best_last.index("[Document 2] Plot") < best_last.index("[Document 1] Fit") < best_last.index("Q?")
+    assert "[Document 1] Fit\nFIT_LIMIT defaults to 1e-5.\n[End of document 1]" in best_last
+    rank = str(grounded_messages(state, Context(), "Q?")[1].content)
+    assert rank.index("[Document 1] Fit") < rank.index("[Document 2] Plot")
