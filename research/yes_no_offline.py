@@ -72,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         "--quote-from", choices=yes_no.QUOTE_FROM, default=None, help="yes_no_quote_from (default: Context's)"
     )
     parser.add_argument(
+        "--keep-no", action="store_true", help="yes_no_keep_no: a draft's 'No' stays before an unsure quote"
+    )
+    parser.add_argument(
         "--resettle",
         action="store_true",
         help="settle again the answers the recording graph settled (their drafts)",
@@ -82,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         overrides["yes_no_min_confidence"] = args.min_confidence
     if args.quote_from is not None:
         overrides["yes_no_quote_from"] = args.quote_from
+    if args.keep_no:
+        overrides["yes_no_keep_no"] = True
     context = Context(**overrides)
     records = [json.loads(line) for line in args.predictions.read_text().splitlines() if line.strip()]
     settled_count, seconds = 0, []

@@ -203,6 +203,7 @@ def quote_yes_no(state: Mapping[str, Any], context: Context, answer: str) -> tup
         min_confidence=context.yes_no_min_confidence,
         retries=context.parse_retries,
         quote_from=context.yes_no_quote_from,
+        keep_no=context.yes_no_keep_no,
     )
 
 

@@ -13,7 +13,8 @@ rely on; the sentence is. A yes/no answer is settled after the draft:
    and its probabilities): a verdict at least ``min_confidence`` sure leads the answer, and the draft
    stays before the quote only when it says the same (or neither yes nor no);
 3. without a sure verdict the quote is the answer ("The document says: “...”"): the draft's own yes
-   or no is dropped.
+   or no is dropped; with ``keep_no`` (``Context.yes_no_keep_no``) a draft that opens with "No" stays
+   before the quote: the model leans to "yes", so its "no" goes against its lean.
 
 The grounding check then cites the quote's passage. The record (candidates, quote, probabilities,
 outcome) is kept in ``grounding["yes_no"]``. Cost: one embedding batch and one short model call.
@@ -159,12 +160,14 @@ def settle(
     min_confidence: float,
     retries: int = 1,
     quote_from: str = "question",
+    keep_no: bool = False,
 ) -> tuple[str, dict[str, Any]]:
     """The answer to a yes/no question with the sentence that decides it quoted, and the record.
 
     The model reads the quote alone: a verdict at least ``min_confidence`` leads the answer; the draft
     is kept before the quote only when it says the same (or says neither yes nor no). Without a
-    confident verdict the quote is the answer: the draft's own yes or no is not trusted."""
+    confident verdict the quote is the answer: the draft's own yes or no is not trusted, except a "no"
+    with ``keep_no``, which stays before the quote."""
     if quote_from not in QUOTE_FROM:
         raise ValueError(f"yes_no_quote_from: {quote_from!r}; one of {', '.join(QUOTE_FROM)}")
     draft = answer if quote_from == "question+draft" else None
@@ -192,6 +195,8 @@ def settle(
         return f"{answer.rstrip()} {quote_text}", {**record, "verdict": verdict, "outcome": "draft kept"}
     if verdict is not None:
         return f"{LEAD[verdict]}. {quote_text}", {**record, "verdict": verdict, "outcome": "verdict"}
+    if keep_no and said == "no":
+        return f"{answer.rstrip()} {quote_text}", {**record, "verdict": None, "outcome": "draft no kept"}
     return quote_text, {**record, "verdict": None, "outcome": "quote only"}
 
 

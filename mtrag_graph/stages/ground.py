@@ -112,6 +112,13 @@ class GroundSettings:
         "the question) or 'question+draft' (that plus the cosine with the draft, its yes or no left out: the "
         "sentence the draft rests on).",
     )
+    yes_no_keep_no: bool = setting(
+        False,
+        stage="ground",
+        description="Without a sure verdict on the quote, a draft that opens with 'No' stays before the quote "
+        "(the 1.5B leans to 'yes': of the real-documents yes/no drafts it wrote, 'No' ones were right; "
+        "benchmarks/results/reading.md). Off: the quote alone.",
+    )
     verify_instruction: str = setting(
         grounded.VERIFY_ANSWER,
         stage="ground",

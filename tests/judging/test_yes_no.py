@@ -73,10 +73,10 @@ def test_only_yes_no_questions_are_settled(question, applies):
     assert not yes_no.applies(question, "I don't know the answer based on the provided documents.")
 
 
-def _settle(draft: str, verdicts: list[str]) -> tuple[str, dict]:
+def _settle(draft: str, verdicts: list[str], keep_no: bool = False) -> tuple[str, dict]:
     return yes_no.settle(
         draft, QUESTION, [{"text": OTHER}, {"text": PDF_PASSAGE}], ScriptedChatModel(responses=verdicts), EMBED,
-        min_confidence=0.9,
+        min_confidence=0.9, keep_no=keep_no,
     )  # fmt: skip
 
 
@@ -97,6 +97,16 @@ def test_without_a_sure_verdict_the_quote_is_the_answer():
     answer, record = _settle("Yes, qsolve supports inhomogeneous systems.", ["unclear"])
     assert answer.startswith("The document says: \u201c") and "Yes" not in answer
     assert record["outcome"] == "quote only"
+
+
+def test_with_keep_no_an_unsure_verdict_keeps_a_drafts_no_before_the_quote_and_not_its_yes():
+    answer, record = _settle("No, only homogeneous systems.", ["unclear"], keep_no=True)
+    assert answer.startswith("No, only homogeneous systems. The document says: \u201c")
+    assert record["outcome"] == "draft no kept" and record["verdict"] is None
+    answer, record = _settle("Yes, qsolve supports inhomogeneous systems.", ["unclear"], keep_no=True)
+    assert answer.startswith("The document says: \u201c") and record["outcome"] == "quote only"
+    answer, record = _settle("No, only homogeneous systems.", ["unclear"])  # off: the quote alone
+    assert answer.startswith("The document says: \u201c") and record["outcome"] == "quote only"
 
 
 def test_an_unparseable_verdict_leaves_the_quote_and_records_the_reply():
