@@ -51,6 +51,9 @@ class RetryReason(StrEnum):
 
     DECLINED = "declined"  # a whole-answer decline although the gate judged the passages relevant
     PROBLEMS = "problems"  # the draft had problems (``answer_problems``)
+    # the run was about to decline (the model declined, or the retry failed) after a gate "yes": asked once
+    # more over the kept passages whole, with "I don't know" offered (``Context.reread_declines``)
+    REREAD = "reread"
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,7 @@ class State(InputState, total=False):
     evidence_quotes: dict[str, Any]  # answer_mode "evidence_first": the quotes, those not found, the outcome
     decline_retried: bool  # check_answer asked once more after a whole-answer decline
     decline_offered: bool  # the last draft's prompt offered "I don't know" (first_draft "may_decline")
+    reread: bool  # check_answer asked once more over the whole passages before declining (reread_declines)
     # grounding check: per-sentence support ({"text", "supported", "score", "passages", "document_ids",
     # "unsupported_facts", ...}), sentences dropped, the answer before the check
     grounding: dict[str, Any]

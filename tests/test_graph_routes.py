@@ -296,6 +296,31 @@ def test_one_draft_takes_a_decline_without_asking_again():
     assert len(context.generate_model.calls) == 1
 
 
+def test_with_reread_a_decline_is_asked_once_more_over_the_whole_passages():
+    idk = "I don't know the answer based on the provided documents."
+    long_passage = "Bees use the waggle dance to show the direction of flowers. " + "Hives hum all day. " * 60
+    context = fake_context(
+        generate=[idk, "Bees follow the waggle dance to flowers."], first_draft="answer", reread_declines=True,
+        evidence_tokens=20,
+    )  # fmt: skip
+    state = run(make_task(["How do bees find flowers?"], [long_passage]), context)
+    assert state["answer"] == "Bees follow the waggle dance to flowers."
+    assert state["reread"] and state["retry_reason"] == "reread" and state["decline_offered"]
+    first, reread = (str(call["messages"][-1].content) for call in context.generate_model.calls)
+    assert first.count("Hives hum") < 5 < reread.count("Hives hum")  # the excerpt, then the passage whole
+    assert "say that you don't know" in reread and "say that you don't know" not in first
+
+
+def test_a_reread_is_asked_once_and_its_decline_stands():
+    idk = "I don't know the answer based on the provided documents."
+    context = fake_context(generate=[idk, idk, "never asked"], first_draft="answer", reread_declines=True)
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["abstain_reason"] == "generator_declined" and len(context.generate_model.calls) == 2
+    failed = fake_context(generate=["Waggle", "Dance", "Hum", "never asked"], reread_declines=True)
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), failed)
+    assert state["abstain_reason"] == "failed_retry" and len(failed.generate_model.calls) == 3
+
+
 def test_a_decline_is_final_when_decline_retries_are_off():
     context = fake_context(
         generate=["I don't know the answer based on the provided documents."], retry_declines=False

@@ -72,7 +72,7 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
         if retry and offered and state.get("gate") == "yes" and retries < context.max_generate_retries:
             return {"answer_problems": [DECLINED_DESPITE_EVIDENCE], "retries": retries + 1,
                     "retry_reason": RetryReason.DECLINED, "decline_retried": True}  # fmt: skip
-        return {
+        return rereads(state, context, retries) or {
             "answer": context.idk_answer,
             "answer_problems": [],
             "abstain_reason": AbstainReason.GENERATOR_DECLINED,
@@ -108,7 +108,18 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
         return {"answer": answer, "answer_problems": []}
     if retries < context.max_generate_retries:
         return {"answer_problems": problems, "retries": retries + 1, "retry_reason": RetryReason.PROBLEMS}
-    return {"answer_problems": problems, "abstain_reason": AbstainReason.FAILED_RETRY}
+    return rereads(state, context, retries) or {
+        "answer_problems": problems,
+        "abstain_reason": AbstainReason.FAILED_RETRY,
+    }
+
+
+def rereads(state: Mapping[str, Any], context: Context, retries: int) -> dict[str, Any] | None:
+    """One more draft over the whole passages before a decline (``Context.reread_declines``): after a gate
+    "yes", once a turn; None when the run declines."""
+    if not context.reread_declines or state.get("reread") or state.get("gate") != "yes":
+        return None
+    return {"answer_problems": [], "retries": retries + 1, "retry_reason": RetryReason.REREAD, "reread": True}
 
 
 def instructions_shown(context: Context) -> tuple[str, ...]:

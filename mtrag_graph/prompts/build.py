@@ -269,6 +269,8 @@ def offers_decline(
     """Does the draft's prompt offer "I don't know"? False: it is asked without that way out (the retry
     after a decline that followed a gate "yes", or, with ``first_draft="answer"``, the first draft after
     a gate "yes"); None: a prompt that says nothing either way (a retry after other problems)."""
+    if state.get("retry_reason") == RetryReason.REREAD:
+        return True
     if not context.decline_retry_instruction:
         return True if not state.get("answer_problems") else None
     if state.get("retry_reason") == RetryReason.DECLINED:
@@ -285,8 +287,13 @@ def offers_decline(
 def answer_messages(
     state: Mapping[str, Any], context: PromptSettings, candidate: AnswerVariant
 ) -> list[BaseMessage]:
-    """A first answer with ``candidate``'s variant, or, after rejected drafts, the stricter retry."""
+    """A first answer with ``candidate``'s variant, or, after rejected drafts, the stricter retry; before a
+    decline (``RetryReason.REREAD``), the plain request over the kept passages whole."""
     question = prompted_question(state, context)
+    if state.get("retry_reason") == RetryReason.REREAD:
+        whole = [{k: v for k, v in p.items() if k != "evidence"} for p in state.get("kept_passages") or []]
+        tail = context.decline_instruction.format(question=question, idk=context.idk_answer)
+        return grounded_messages({**state, "kept_passages": whole}, context, tail)
     if offers_decline(state, context, candidate) is False:
         tail = context.decline_retry_instruction.format(question=question)
     elif state.get("answer_problems"):

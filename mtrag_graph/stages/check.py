@@ -25,6 +25,13 @@ class CheckSettings:
     max_generate_retries: int = setting(
         1, stage="check", description="Drafts asked again after a rejected one."
     )
+    reread_declines: bool = setting(
+        False,
+        stage="check",
+        description="A run about to decline after a gate 'yes' (the model declined, or the retry failed) asks "
+        "once more over the kept passages whole instead of their excerpts, with decline_instruction (a plain "
+        "request with 'I don't know' offered); that draft is checked like any other (benchmarks/results/reading.md).",
+    )
     decline_repeats: bool = setting(
         True,
         stage="check",
