@@ -72,7 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         "--quote-from", choices=yes_no.QUOTE_FROM, default=None, help="yes_no_quote_from (default: Context's)"
     )
     parser.add_argument(
-        "--keep-no", action="store_true", help="yes_no_keep_no: a draft's 'No' stays before an unsure quote"
+        "--keep-no",
+        choices=("true", "false"),
+        default=None,
+        help="yes_no_keep_no: a draft's 'No' stays before an unsure quote (default: Context's)",
     )
     parser.add_argument(
         "--resettle",
@@ -85,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         overrides["yes_no_min_confidence"] = args.min_confidence
     if args.quote_from is not None:
         overrides["yes_no_quote_from"] = args.quote_from
-    if args.keep_no:
-        overrides["yes_no_keep_no"] = True
+    if args.keep_no is not None:
+        overrides["yes_no_keep_no"] = args.keep_no == "true"
     context = Context(**overrides)
     records = [json.loads(line) for line in args.predictions.read_text().splitlines() if line.strip()]
     settled_count, seconds = 0, []

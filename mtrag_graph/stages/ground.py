@@ -113,11 +113,11 @@ class GroundSettings:
         "sentence the draft rests on).",
     )
     yes_no_keep_no: bool = setting(
-        False,
+        True,
         stage="ground",
         description="Without a sure verdict on the quote, a draft that opens with 'No' stays before the quote "
-        "(the 1.5B leans to 'yes': of the real-documents yes/no drafts it wrote, 'No' ones were right; "
-        "benchmarks/results/reading.md). Off: the quote alone.",
+        "(the 1.5B leans to 'yes': of its real-documents yes/no drafts left to the quote, the two 'No' ones "
+        "were right; benchmarks/results/rereading.md). False: the quote alone.",
     )
     verify_instruction: str = setting(
         grounded.VERIFY_ANSWER,
