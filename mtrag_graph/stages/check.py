@@ -30,7 +30,9 @@ class CheckSettings:
         stage="check",
         description="A run about to decline after a gate 'yes' (the model declined, or the retry failed) asks "
         "once more over the kept passages whole instead of their excerpts, with decline_instruction (a plain "
-        "request with 'I don't know' offered); that draft is checked like any other (benchmarks/results/reading.md).",
+        "request with 'I don't know' offered); that draft is checked like any other. Off: real-documents fresh "
+        "+1 right, tuning two declines turned into invented facts and one unanswerable question answered "
+        "(benchmarks/results/rereading.md).",
     )
     decline_repeats: bool = setting(
         True,

@@ -71,7 +71,8 @@ class CommonSettings:
         stage="common",
         description="The order of the documents in those prompts: 'rank' (the best passage first) or "
         "'best_last' (the best passage last, next to the conversation and the question; documents keep "
-        "their numbers). benchmarks/results/reading.md.",
+        "their numbers). 'best_last' lost on both real-documents splits (tuning 42 -> 38 of 51, fresh 23 -> 21 "
+        "of 43; benchmarks/results/rereading.md).",
     )
     no_conversation_text: str = setting(
         grounded.NO_CONVERSATION,
