@@ -44,6 +44,7 @@ from mtrag_graph.prompts.build import (
     format_passages,
     question_for_answering,
     sample_messages,
+    whole_passages,
 )
 from mtrag_graph.prompts.excerpts import select_evidence
 from mtrag_graph.text import declines
@@ -69,10 +70,7 @@ def task_state(record: Mapping[str, Any], context: Context, embed: Any) -> dict[
 
 def plain_messages(state: Mapping[str, Any], context: Context, instruction: str = "") -> list[Any]:
     """The rewritten question and the kept passages whole, with the instruction that offers a decline."""
-    documents = format_passages(
-        [{k: v for k, v in p.items() if k != "evidence"} for p in state["kept_passages"]],
-        context.passage_max_chars,
-    )
+    documents = format_passages(whole_passages(state["kept_passages"]), context.passage_max_chars)
     tail = (instruction or context.decline_instruction).format(
         question=question_for_answering(state), idk=context.idk_answer
     )

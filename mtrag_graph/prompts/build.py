@@ -141,6 +141,12 @@ def format_passages(
     return "\n\n".join(reversed(blocks) if best_last else blocks)
 
 
+def whole_passages(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``passages`` without the excerpts the rerank stage chose (``prompts.excerpts``): a prompt built from
+    them shows each passage whole."""
+    return [{k: v for k, v in p.items() if k != "evidence"} for p in passages]
+
+
 def _chat(system: str, body: str) -> list[BaseMessage]:
     return [SystemMessage(content=system), HumanMessage(content=body)]
 
@@ -291,9 +297,10 @@ def answer_messages(
     decline (``RetryReason.REREAD``), the plain request over the kept passages whole."""
     question = prompted_question(state, context)
     if state.get("retry_reason") == RetryReason.REREAD:
-        whole = [{k: v for k, v in p.items() if k != "evidence"} for p in state.get("kept_passages") or []]
         tail = context.decline_instruction.format(question=question, idk=context.idk_answer)
-        return grounded_messages({**state, "kept_passages": whole}, context, tail)
+        return grounded_messages(
+            {**state, "kept_passages": whole_passages(state.get("kept_passages") or [])}, context, tail
+        )
     if offers_decline(state, context, candidate) is False:
         tail = context.decline_retry_instruction.format(question=question)
     elif state.get("answer_problems"):
