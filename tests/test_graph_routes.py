@@ -249,6 +249,23 @@ def test_a_retry_that_gives_the_instruction_back_abstains():
     assert "copies the answering instructions instead of answering" in state["answer_problems"]
 
 
+def test_an_answer_in_general_terms_is_retried_then_declined():
+    vague = "Bees can vary how they find flowers depending on several factors."
+    context = fake_context(generate=[vague, "In general, bees look around for flowers."])
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["abstain_reason"] == "failed_retry"
+    assert state["answer"] == context.idk_answer
+    assert "it answers in general terms the documents do not use" in state["answer_problems"]
+    assert "general terms" in str(context.generate_model.calls[1]["messages"][-1].content)
+
+
+def test_an_answer_in_general_terms_stands_when_the_option_is_off():
+    vague = "Bees can vary how they find flowers depending on several factors."
+    context = fake_context(generate=[vague], general_terms=False)
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["answer"] == vague and state["retries"] == 0
+
+
 def test_generator_declining_twice_is_recorded_as_an_abstention():
     context = fake_context(
         generate=["I don't know the answer based on the provided documents."], first_draft="may_decline"

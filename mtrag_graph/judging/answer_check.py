@@ -36,6 +36,7 @@ from mtrag_graph.state import AbstainReason, RetryReason, retrieved_setting
 from mtrag_graph.text import declines
 from mtrag_graph.text.answers import (
     ECHOES_INSTRUCTION,
+    GENERAL_TERMS,
     REPEATS_PREVIOUS,
     answer_problems,
     answers_replaced,
@@ -43,6 +44,7 @@ from mtrag_graph.text.answers import (
     drop_about_documents,
     drop_spurious_yes_no,
     echoes_instruction,
+    general_terms,
     injected_payloads,
     repeats_injection,
     trim_to_sentence,
@@ -101,6 +103,8 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
         problems.append("repeats an instruction found in a passage")
     if echoes_instruction(answer, instructions_shown(context), [state["question"], asked, *passage_texts]):
         problems.append(ECHOES_INSTRUCTION)
+    if context.general_terms and general_terms(answer, passage_texts):
+        problems.append(GENERAL_TERMS)
     repeat_taken = not context.decline_repeats and problems == [REPEATS_PREVIOUS]
     if not problems or (repeat_taken and retries >= context.max_generate_retries):
         # asked again and still the answer before: the passages may hold one answer for both turns

@@ -34,6 +34,15 @@ class CheckSettings:
         "+1 right, tuning two declines turned into invented facts and one unanswerable question answered "
         "(benchmarks/results/rereading.md).",
     )
+    general_terms: bool = setting(
+        True,
+        stage="check",
+        description="A draft in general terms none of the passages uses ('can vary depending on several "
+        "factors', 'typically', 'you can consider'; text.answers.general_terms) is a problem: retried once, "
+        "then declined (failed_retry). MTRAG-UN dev Task C: 2 more of 28 UNANSWERABLE turns declined, no "
+        "answer of another class changed; it fired on nothing of the MTRAG tuning sample or the real "
+        "documents (benchmarks/results/general-terms.md).",
+    )
     decline_repeats: bool = setting(
         True,
         stage="check",

@@ -1,0 +1,83 @@
+"""Which recorded answers are in general terms the passages do not use, and what declining them would do.
+
+Reads a run: an MTRAG predictions file (``mtrag-graph answer``) or a real-documents run folder
+(``python -m benchmarks.real_documents``: ``predictions.jsonl`` and ``verdicts.jsonl``). For every answer
+the run gave (no decline, no question asked back) it applies ``text.answers.general_terms`` against the
+passages the answer was written from and counts the answers it fires on by class (MTRAG answerability;
+real documents: right, wrong, unanswerable). With ``-o`` it writes the run with those answers replaced
+by the decline (``abstain_reason`` "general_terms"): what ``Context.general_terms`` gives when its retry
+declines too, for ``mtrag-graph evaluate --compare``. The graph itself retries once first, so its figure
+comes from answering the fired tasks again (``--tasks`` writes them)::
+
+    python -m research.general_terms_offline runs/t-ua-C.jsonl -o runs/t-ua-gt-offline.jsonl --tasks runs/t-ua-gt-tasks.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from mtrag_graph.context import Context
+from mtrag_graph.tasks import answerability_of
+from mtrag_graph.text.answers import general_terms
+
+TASK_KEYS = ("predictions", "route", "status", "reference_contexts")
+
+
+def read_run(run: Path) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each record of ``run`` with its class."""
+    if run.is_dir():
+        verdicts = {v["task_id"]: v for v in map(json.loads, (run / "verdicts.jsonl").open())}
+        for record in map(json.loads, (run / "predictions.jsonl").open()):
+            v = verdicts[record["task_id"]]
+            yield record, ("right" if v["right"] else "wrong") if v["answerable"] else "UNANSWERABLE"
+    else:
+        for record in map(json.loads, run.open()):
+            yield record, answerability_of(record)
+
+
+def answered(record: dict[str, Any]) -> bool:
+    route = record.get("route") or {}
+    return not route.get("abstain_reason") and not (route.get("clarification") or {}).get("asked")
+
+
+def fired(record: dict[str, Any]) -> list[str]:
+    passages = [str(p.get("text", "")) for p in record.get("contexts") or []]
+    return general_terms(record["predictions"][0]["text"], passages)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("run", type=Path, help="predictions file or real-documents run folder")
+    parser.add_argument("-o", "--output", type=Path, help="the run with the fired answers declined")
+    parser.add_argument("--tasks", type=Path, help="the fired tasks, as tasks to answer again")
+    args = parser.parse_args(argv)
+    counts, hits, out, tasks = Counter(), Counter(), [], []
+    idk = Context().idk_answer
+    for record, label in read_run(args.run):
+        if answered(record):
+            counts[label] += 1
+            terms = fired(record)
+            if terms:
+                hits[label] += 1
+                print(f"{label:13} {record['task_id']}: {terms} | {record['predictions'][0]['text'][:150]!r}")
+                tasks.append({k: v for k, v in record.items() if k not in TASK_KEYS})
+                route = {**record["route"], "abstain_reason": "general_terms", "abstained": True}
+                record = {**record, "predictions": [{"text": idk}], "route": route}
+        out.append(record)
+    for label in sorted(counts):
+        print(f"{label}: {hits[label]} of {counts[label]} answers in general terms")
+    if args.output:
+        args.output.write_text("".join(json.dumps(r) + "\n" for r in out))
+    if args.tasks:
+        args.tasks.write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
