@@ -151,6 +151,9 @@ class State(InputState, total=False):
     decline_retried: bool  # check_answer asked once more after a whole-answer decline
     decline_offered: bool  # the last draft's prompt offered "I don't know" (first_draft "may_decline")
     reread: bool  # check_answer asked once more over the whole passages before declining (reread_declines)
+    # the drafts check_answer did not take, in order: {"draft" (cut), "problems", "outcome" (the retry's
+    # reason or the abstention's)}; the answer problems of a draft that was retried are otherwise overwritten
+    rejected_drafts: list[dict[str, Any]]
     # grounding check: per-sentence support ({"text", "supported", "score", "passages", "document_ids",
     # "unsupported_facts", ...}), sentences dropped, the answer before the check
     grounding: dict[str, Any]

@@ -38,7 +38,7 @@ def read_run(run: Path) -> Iterator[tuple[dict[str, Any], str]]:
             yield record, ("right" if v["right"] else "wrong") if v["answerable"] else "UNANSWERABLE"
     else:
         for record in map(json.loads, run.open()):
-            yield record, answerability_of(record)
+            yield record, answerability_of(record) or "unlabelled"
 
 
 def answered(record: dict[str, Any]) -> bool:
@@ -57,7 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", type=Path, help="the run with the fired answers declined")
     parser.add_argument("--tasks", type=Path, help="the fired tasks, as tasks to answer again")
     args = parser.parse_args(argv)
-    counts, hits, out, tasks = Counter(), Counter(), [], []
+    counts: Counter[str] = Counter()
+    hits: Counter[str] = Counter()
+    out: list[dict[str, Any]] = []
+    tasks: list[dict[str, Any]] = []
     idk = Context().idk_answer
     for record, label in read_run(args.run):
         if answered(record):

@@ -29,7 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="real-documents run folders")
     parser.add_argument("-o", "--output", type=Path, required=True, help="JSON lines, one per task")
-    parser.add_argument("--reasons", default="model_unsure", help="abstain reasons asked again (comma-separated)")
+    parser.add_argument(
+        "--reasons", default="model_unsure", help="abstain reasons asked again (comma-separated)"
+    )
     args = parser.parse_args(argv)
     context = Context()
     embed = get_embedder(context.embedder).embed

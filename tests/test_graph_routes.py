@@ -10,6 +10,7 @@ from langchain_core.messages import HumanMessage
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import DESTINATIONS, ROUTES, Insertion, build_graph
+from mtrag_graph.judging.answer_check import check_draft
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.nodes.rerank import rerank_passages, word_windows
 from mtrag_graph.nodes.rewrite import clean_rewrite, needs_another_rewrite, rewrite_doubts
@@ -237,6 +238,21 @@ def test_bad_answer_after_the_retry_abstains():
     assert state["abstain_reason"] == "failed_retry"
     assert state["answer"] == context.idk_answer
     assert len(context.generate_model.calls) == 2
+    # both drafts stay in the route with their problems and what became of them
+    assert [(d["draft"], d["outcome"]) for d in state["rejected_drafts"]] == [
+        ("Waggle", "problems"),
+        ("Dance", "failed_retry"),
+    ]
+    assert "too short" in state["rejected_drafts"][0]["problems"]
+
+
+def test_a_taken_draft_is_no_rejected_draft():
+    context = fake_context(generate=["Waggle", "Bees perform the waggle dance to show direction."])
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert [d["draft"] for d in state["rejected_drafts"]] == ["Waggle"]
+    context = fake_context(generate=["Bees use the waggle dance to show where flowers are."])
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert not state.get("rejected_drafts")
 
 
 def test_a_retry_that_gives_the_instruction_back_abstains():
@@ -251,7 +267,9 @@ def test_a_retry_that_gives_the_instruction_back_abstains():
 
 def test_an_answer_in_general_terms_is_retried_then_declined():
     vague = "Bees can vary how they find flowers depending on several factors."
-    context = fake_context(generate=[vague, "In general, bees look around for flowers."])
+    context = fake_context(
+        generate=[vague, "In general, bees look around for flowers."], general_terms="always"
+    )
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert state["abstain_reason"] == "failed_retry"
     assert state["answer"] == context.idk_answer
@@ -259,9 +277,11 @@ def test_an_answer_in_general_terms_is_retried_then_declined():
     assert "general terms" in str(context.generate_model.calls[1]["messages"][-1].content)
 
 
-def test_an_answer_in_general_terms_stands_when_the_option_is_off():
+@pytest.mark.parametrize("scope", ["off", "retrieved"])
+def test_an_answer_in_general_terms_from_given_passages_stands_unless_always(scope):
+    # by default only retrieved passages are checked: Task B's reference passages are the right ones
     vague = "Bees can vary how they find flowers depending on several factors."
-    context = fake_context(generate=[vague], general_terms=False)
+    context = fake_context(generate=[vague], general_terms=scope)
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert state["answer"] == vague and state["retries"] == 0
 
@@ -769,3 +789,18 @@ def test_the_rerank_node_passes_the_excerpt_options_on(shown_once):
     state = run(make_task([question], passages), context)
     shown = "\n".join(p.get("evidence") or "" for p in state["kept_passages"])
     assert shown.count("How many copies can I keep") == (1 if shown_once else 2)
+
+
+def test_an_answer_in_general_terms_from_retrieved_passages_is_a_problem_by_default():
+    state = {
+        "retrieve": True,  # full RAG: the passages were retrieved, not given
+        "question": "How long does an update take?",
+        "draft": "An update can vary depending on several factors.",
+        "kept_passages": [{"document_id": "d", "text": "Worker nodes are updated one at a time."}],
+        "gate": "yes",
+    }
+    outcome = check_draft(state, Context())
+    assert outcome["answer_problems"] == ["it answers in general terms the documents do not use"]
+    assert outcome["retry_reason"] == "problems"
+    given = check_draft({**state, "retrieve": False, "task": {"contexts": []}}, Context())
+    assert given["answer"] == state["draft"]

@@ -103,7 +103,10 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
         problems.append("repeats an instruction found in a passage")
     if echoes_instruction(answer, instructions_shown(context), [state["question"], asked, *passage_texts]):
         problems.append(ECHOES_INSTRUCTION)
-    if context.general_terms and general_terms(answer, passage_texts):
+    scope = context.general_terms
+    if (scope == "always" or (scope == "retrieved" and retrieved_setting(state))) and general_terms(
+        answer, passage_texts
+    ):
         problems.append(GENERAL_TERMS)
     repeat_taken = not context.decline_repeats and problems == [REPEATS_PREVIOUS]
     if not problems or (repeat_taken and retries >= context.max_generate_retries):

@@ -19,7 +19,9 @@ def test_answers_in_general_terms_are_counted_declined_and_written_as_tasks(tmp_
     records = [
         _record("vague<::>1", VAGUE, "UNANSWERABLE", "Worker nodes are updated one at a time."),
         # the passage says it in the same words: the answer may repeat them
-        _record("said<::>1", "Updates typically take an hour.", "ANSWERABLE", "An update typically takes an hour."),
+        _record(
+            "said<::>1", "Updates typically take an hour.", "ANSWERABLE", "An update typically takes an hour."
+        ),
         _record("declined<::>1", "I don't know.", "UNANSWERABLE", "Nothing.", abstain_reason="gate_no"),
     ]
     source, target, tasks = tmp_path / "run.jsonl", tmp_path / "out.jsonl", tmp_path / "tasks.jsonl"
