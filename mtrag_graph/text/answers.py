@@ -382,35 +382,9 @@ _FOUND_IN_DOCUMENTS = re.compile(
 )
 
 
-# "To gather the relevant worker node data, follow the steps outlined in Document 4.", "To make a
-# programmatic call, you can use the provided information in the documents.": the reader is sent to the
-# documents instead of being told (an MTRAG tuning answer and a MTRAG-UN dev one); a sentence that names a
-# value, an option or code ("Use `--dry-run` as the manual says.") is no pointer
-_POINTS_TO_DOCUMENTS = re.compile(
-    r"\b(?:follow|see|use|refer to|consult|check|read)\b[^.\n]{0,60}?\b(?:in|from) (?:the )?"
-    r"(?:provided |given |above )?(?:documentation|documents?|manual|passages?|texts?|sources?)(?: \d+)?\W*$",
-    re.IGNORECASE,
-)
-_DOCUMENT_NUMBER = re.compile(r"\b(?:documents?|passages?)\s+\d+\b", re.IGNORECASE)
-_NAMES_A_VALUE = re.compile(r"[`\d]|(?<![\w-])--?[A-Za-z]")
-
-
-def points_to_documents(sentence: str) -> bool:
-    """Does the sentence send the reader to the documents ("follow the steps outlined in Document 4")
-    without naming a value, an option or code of its own?"""
-    return bool(_POINTS_TO_DOCUMENTS.search(sentence)) and not _NAMES_A_VALUE.search(
-        _DOCUMENT_NUMBER.sub("", sentence)
-    )
-
-
 def about_documents(sentence: str) -> bool:
-    """Does the sentence talk about what the documents cover, or send the reader to them, rather than
-    state something from them?"""
-    return bool(
-        _ABOUT_DOCUMENTS.match(sentence)
-        or _FOUND_IN_DOCUMENTS.search(sentence)
-        or points_to_documents(sentence)
-    )
+    """Does the sentence talk about what the documents cover rather than state something from them?"""
+    return bool(_ABOUT_DOCUMENTS.match(sentence) or _FOUND_IN_DOCUMENTS.search(sentence))
 
 
 def drop_about_documents(answer: str) -> str:

@@ -8,7 +8,6 @@ from mtrag_graph.text.answers import (
     LEAD_RESTATES,
     answer_problems,
     clean_answer,
-    drop_about_documents,
     drop_spurious_yes_no,
     echoes_instruction,
     general_terms,
@@ -198,23 +197,3 @@ def test_general_terms_a_passage_uses_may_be_repeated():
     assert general_terms("Borg uses 256-bit AES for the data.", passages) == []  # nothing general
     assert general_terms("It usually runs nightly.", []) == ["usually"]
     assert general_terms("Its usual place is the top.", []) == []  # a whole word only
-
-
-@pytest.mark.parametrize(
-    ("sentence", "points"),
-    [
-        ("To gather the relevant worker node data, follow the steps outlined in Document 4.", True),
-        ("To make a programmatic call, you can use the provided information in the documents.", True),
-        ("Use `--dry-run` as described in the manual.", False),  # names an option: an answer
-        ("Use the --list option described in Document 2.", False),
-        ("Run borg prune --dry-run, as the manual shows.", False),
-        ("The matrix A is specified in Document 4, where it is described as PROJECT.mat.", False),
-    ],
-)
-def test_a_sentence_that_sends_the_reader_to_the_documents_is_about_them(sentence, points):
-    assert (drop_about_documents(sentence) == "") is points
-
-
-def test_a_pointer_after_an_answer_is_dropped_and_the_answer_stays():
-    answer = "Borg keeps 7 daily archives. The other settings follow the steps outlined in Document 2."
-    assert drop_about_documents(answer) == "Borg keeps 7 daily archives."
