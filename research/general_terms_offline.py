@@ -25,20 +25,24 @@ from typing import Any
 from mtrag_graph.context import Context
 from mtrag_graph.tasks import answerability_of
 from mtrag_graph.text.answers import general_terms
+from research import decline_samples
 
 TASK_KEYS = ("predictions", "route", "status", "reference_contexts")
 
 
-def read_run(run: Path) -> Iterator[tuple[dict[str, Any], str]]:
-    """Each record of ``run`` with its class."""
-    if run.is_dir():
-        verdicts = {v["task_id"]: v for v in map(json.loads, (run / "verdicts.jsonl").open())}
-        for record in map(json.loads, (run / "predictions.jsonl").open()):
-            v = verdicts[record["task_id"]]
-            yield record, ("right" if v["right"] else "wrong") if v["answerable"] else "UNANSWERABLE"
-    else:
-        for record in map(json.loads, run.open()):
-            yield record, answerability_of(record) or "unlabelled"
+def read_run(run: Path) -> Iterator[tuple[dict[str, Any], str]] | None:
+    """Each record of ``run`` with its class; None (and why, on stderr) for a folder missing a file."""
+    if not run.is_dir():
+        return ((r, answerability_of(r) or "unlabelled") for r in map(json.loads, run.open()))
+    read = decline_samples.read_run(run)
+    if read is None:
+        return None
+    records, verdicts = read
+    labels = {
+        v["task_id"]: ("right" if v["right"] else "wrong") if v["answerable"] else "UNANSWERABLE"
+        for v in verdicts
+    }
+    return ((record, labels[task_id]) for task_id, record in records.items())
 
 
 def answered(record: dict[str, Any]) -> bool:
@@ -62,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     out: list[dict[str, Any]] = []
     tasks: list[dict[str, Any]] = []
     idk = Context().idk_answer
-    for record, label in read_run(args.run):
+    run = read_run(args.run)
+    if run is None:
+        return 2
+    for record, label in run:
         if answered(record):
             counts[label] += 1
             terms = fired(record)

@@ -22,7 +22,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.judging.decline import decline_probability
 from mtrag_graph.models import get_chat_model, get_embedder
 from mtrag_graph.models.calls import invoke_text
-from research.decline_samples import NEUTRAL, plain_messages, task_state
+from research.decline_samples import NEUTRAL, plain_messages, read_run, task_state
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,8 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     reasons = set(args.reasons.split(","))
     with args.output.open("w") as out:
         for run in args.runs:
-            verdicts = {v["task_id"]: v for v in map(json.loads, (run / "verdicts.jsonl").open())}
-            for record in map(json.loads, (run / "predictions.jsonl").open()):
+            read = read_run(run)
+            if read is None:
+                return 2
+            records, verdict_rows = read
+            verdicts = {v["task_id"]: v for v in verdict_rows}
+            for record in records.values():
                 if (record.get("route") or {}).get("abstain_reason") not in reasons:
                     continue
                 state = task_state(record, context, embed)

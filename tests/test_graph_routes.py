@@ -265,10 +265,12 @@ def test_a_retry_that_gives_the_instruction_back_abstains():
     assert "copies the answering instructions instead of answering" in state["answer_problems"]
 
 
+VAGUE = "Bees can vary how they find flowers depending on several factors."
+
+
 def test_an_answer_in_general_terms_is_retried_then_declined():
-    vague = "Bees can vary how they find flowers depending on several factors."
     context = fake_context(
-        generate=[vague, "In general, bees look around for flowers."], general_terms="always"
+        generate=[VAGUE, "In general, bees look around for flowers."], general_terms="always"
     )
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert state["abstain_reason"] == "failed_retry"
@@ -280,10 +282,9 @@ def test_an_answer_in_general_terms_is_retried_then_declined():
 @pytest.mark.parametrize("scope", ["off", "retrieved"])
 def test_an_answer_in_general_terms_from_given_passages_stands_unless_always(scope):
     # by default only retrieved passages are checked: Task B's reference passages are the right ones
-    vague = "Bees can vary how they find flowers depending on several factors."
-    context = fake_context(generate=[vague], general_terms=scope)
+    context = fake_context(generate=[VAGUE], general_terms=scope)
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
-    assert state["answer"] == vague and state["retries"] == 0
+    assert state["answer"] == VAGUE and state["retries"] == 0
 
 
 def test_generator_declining_twice_is_recorded_as_an_abstention():

@@ -54,6 +54,12 @@ if TYPE_CHECKING:
     from mtrag_graph.context import Context
 
 
+def in_scope(scope: str, state: Mapping[str, Any]) -> bool:
+    """Does a check scoped ``"off"``, ``"retrieved"`` (retrieved passages only) or ``"always"`` apply to
+    this run?"""
+    return scope == "always" or (scope == "retrieved" and retrieved_setting(state))
+
+
 def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     """The stage's decision on ``state["draft"]``: the cleaned ``answer``, or a retry (``retry_reason``,
     ``answer_problems``), or an abstention (``abstain_reason``). What may be shown of a draft while it is
@@ -103,10 +109,7 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
         problems.append("repeats an instruction found in a passage")
     if echoes_instruction(answer, instructions_shown(context), [state["question"], asked, *passage_texts]):
         problems.append(ECHOES_INSTRUCTION)
-    scope = context.general_terms
-    if (scope == "always" or (scope == "retrieved" and retrieved_setting(state))) and general_terms(
-        answer, passage_texts
-    ):
+    if in_scope(context.general_terms, state) and general_terms(answer, passage_texts):
         problems.append(GENERAL_TERMS)
     repeat_taken = not context.decline_repeats and problems == [REPEATS_PREVIOUS]
     if not problems or (repeat_taken and retries >= context.max_generate_retries):
@@ -227,10 +230,7 @@ def quote_yes_no(state: Mapping[str, Any], context: Context, answer: str) -> tup
 
 def verifies(state: Mapping[str, Any], context: Context) -> bool:
     """Whether the model is asked to confirm the answer (``Context.verify_retried_answers``)."""
-    scope = context.verify_retried_answers
-    if scope == "off" or not state.get("decline_retried"):
-        return False
-    return scope == "always" or retrieved_setting(state)
+    return bool(state.get("decline_retried")) and in_scope(context.verify_retried_answers, state)
 
 
 def verify_answer(state: Mapping[str, Any], context: Context, answer: str) -> dict[str, Any]:
@@ -286,7 +286,7 @@ def samples_checked(state: Mapping[str, Any], context: Context) -> bool:
     (``Context.answer_samples``, ``sample_decline_threshold``, ``sample_scope``)."""
     if context.answer_samples <= 0 and context.sample_decline_threshold is None:
         return False
-    return context.sample_scope == "always" or retrieved_setting(state)
+    return in_scope(context.sample_scope, state)
 
 
 def check_against_samples(state: Mapping[str, Any], context: Context, answer: str) -> dict[str, Any]:
