@@ -105,10 +105,11 @@ def declined_at(record: Mapping[str, Any], threshold: float) -> bool:
     return probability is not None and probability >= threshold
 
 
-def frontier(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float]) -> list[dict[str, Any]]:
+def frontier(records: Sequence[dict[str, Any]], thresholds: Sequence[float]) -> list[dict[str, Any]]:
     """Per threshold: UNANSWERABLE declined and ANSWERABLE + PARTIAL declined, of how many."""
-    unanswerable = [r for r in records if answerability_of(r) == "UNANSWERABLE"]
-    positive = [r for r in records if answerability_of(r) in POSITIVE]
+    labels = [answerability_of(r) or "" for r in records]
+    unanswerable = [r for r, label in zip(records, labels, strict=True) if label == "UNANSWERABLE"]
+    positive = [r for r, label in zip(records, labels, strict=True) if label in POSITIVE]
     return [
         {
             "threshold": threshold,
