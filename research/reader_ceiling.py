@@ -14,22 +14,46 @@ Two reads of runs already answered:
   would also reach turns whose probability was never computed); the default threshold's row is the
   run as recorded.
 
+- ``quotes RUN...``: the yes/no answers that are only a quote (``grounding.yes_no.outcome`` "quote only",
+  not declined), from MTRAG prediction files (labelled by answerability) and real-documents run folders
+  (labelled right, wrong or UNANSWERABLE by their verdicts), each (question, quoted sentence) scored by a
+  "does this sentence answer the question" cross-encoder (``judging.verifier``: the shipped verifier, or
+  ``--weights`` such as ``research.evidence_scorer_fit``'s). Would a score tell the quotes that answer
+  from those that decide nothing?
+- ``defaults RUN...``: real-documents run folders; for each question that says "default", the kept
+  passages' sentence with "default" closest to the question (MiniLM cosine), and whether it holds every
+  key fact: could quoting it answer the questions the reader got wrong?
+
     python -m research.reader_ceiling documents runs/rd-fresh-*/
     python -m research.reader_ceiling frontier runs/devC-G.jsonl --thresholds 0.01 0.03 0.05
+    python -m research.reader_ceiling quotes runs/t-ua-C.jsonl runs/rd-fresh-G [--weights FILE]
+    python -m research.reader_ceiling defaults runs/rd-tuning-G runs/rd-fresh-G
+
+``quotes`` loads MiniLM and the cross-encoder, ``defaults`` MiniLM; no language-model call anywhere.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from benchmarks.real_documents.data import load_set, turn_of
+from benchmarks.real_documents.score import facts_found
+from mtrag_graph.context import Context
+from mtrag_graph.judging.verifier import WEIGHTS, Verifier
+from mtrag_graph.judging.yes_no import passage_sentences
+from mtrag_graph.models import get_embedder
 from mtrag_graph.tasks import answerability_of
 
 POSITIVE = ("ANSWERABLE", "PARTIAL")
+DEFAULT = re.compile(r"\bdefault", re.IGNORECASE)
 
 
 def read_lines(path: Path) -> list[dict[str, Any]] | None:
@@ -138,6 +162,106 @@ def render_frontier(name: str, rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _question(record: Mapping[str, Any]) -> str:
+    route = record.get("route") or {}
+    return str(route.get("standalone_question") or record["input"][-1]["text"])
+
+
+def quote_rows(path: Path) -> list[dict[str, Any]] | None:
+    """The quote-only yes/no answers of one MTRAG prediction file or real-documents run folder."""
+    verdicts: dict[str, Mapping[str, Any]] = {}
+    if path.is_dir():
+        found = read_lines(path / "verdicts.jsonl")
+        records = read_lines(path / "predictions.jsonl")
+        if found is None or records is None:
+            return None
+        verdicts = {str(v["task_id"]): v for v in found}
+    else:
+        records = read_lines(path)
+        if records is None:
+            return None
+    rows = []
+    for record in records:
+        route = record.get("route") or {}
+        settled = (route.get("grounding") or {}).get("yes_no") or {}
+        if route.get("abstained") or settled.get("outcome") != "quote only" or not settled.get("quote"):
+            continue
+        verdict = verdicts.get(str(record["task_id"]))
+        if verdict is not None:
+            label = (
+                ("right" if verdict.get("right") else "wrong")
+                if verdict.get("answerable")
+                else "UNANSWERABLE"
+            )
+        else:
+            label = answerability_of(record) or "?"
+        rows.append({"set": path.name, "task_id": record["task_id"], "label": label,
+                     "question": _question(record), "quote": str(settled["quote"])})  # fmt: skip
+    return rows
+
+
+def render_quotes(rows: Sequence[Mapping[str, Any]]) -> str:
+    lines = ["| set | label | score | question |", "|---|---|---|---|"]
+    for row in sorted(rows, key=lambda r: (r["label"], r["score"])):
+        lines.append(f"| {row['set']} | {row['label']} | {row['score']:.3f} | {row['question'][:70]} |")
+    lines += ["", "| label | answers | lowest | highest | above 0.6 |", "|---|---|---|---|---|"]
+    for label in sorted({r["label"] for r in rows}):
+        scores = [r["score"] for r in rows if r["label"] == label]
+        above = sum(s > 0.6 for s in scores)
+        lines.append(f"| {label} | {len(scores)} | {min(scores):.3f} | {max(scores):.3f} | {above} |")
+    return "\n".join(lines)
+
+
+def default_rows(run: Path, embed: Any) -> list[dict[str, Any]] | None:
+    """Per answerable question of the run that says "default": the closest "default" sentence of its kept
+    passages, whether it holds every key fact, and whether the run's answer was right."""
+    verdicts = read_lines(run / "verdicts.jsonl")
+    records = read_lines(run / "predictions.jsonl")
+    if verdicts is None or records is None:
+        return None
+    right = {str(v["task_id"]): bool(v.get("right")) for v in verdicts}
+    questions = load_set()
+    rows = []
+    for record in records:
+        question = _question(record)
+        if not (DEFAULT.search(question) or DEFAULT.search(record["input"][-1]["text"])):
+            continue
+        _, _, turn = turn_of(questions, record["task_id"])
+        if not turn.answerable:
+            continue
+        sentences = [
+            s
+            for passage in record.get("contexts") or []
+            for s in passage_sentences(str(passage.get("text") or ""))
+            if DEFAULT.search(s)
+        ]
+        best = ""
+        if sentences:
+            vectors = np.asarray(embed([question, *sentences]), dtype=np.float32)
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+            best = sentences[int(np.argmax(vectors[1:] @ vectors[0]))]
+        rows.append({"task_id": record["task_id"], "right": right.get(str(record["task_id"]), False),
+                     "quote_holds_facts": bool(best) and facts_found(best, turn.key_facts) == len(turn.key_facts),
+                     "question": question, "quote": best})  # fmt: skip
+    return rows
+
+
+def render_defaults(rows: Sequence[Mapping[str, Any]]) -> str:
+    lines = ["| task | answer right | quote holds the facts | question |", "|---|---|---|---|"]
+    for row in rows:
+        lines.append(
+            f"| {row['task_id']} | {'yes' if row['right'] else 'no'} |"
+            f" {'yes' if row['quote_holds_facts'] else 'no'} | {row['question'][:70]} |"
+        )
+    for right in (True, False):
+        mine = [r for r in rows if r["right"] is right]
+        held = sum(r["quote_holds_facts"] for r in mine)
+        lines.append(
+            f"\n{'right' if right else 'missed'} answers: the quote holds the facts for {held} of {len(mine)}"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -146,7 +270,39 @@ def main(argv: list[str] | None = None) -> int:
     sweep = commands.add_parser("frontier", help="the decline probability's threshold replayed")
     sweep.add_argument("predictions", nargs="+", type=Path, help="mtrag-graph answer output files")
     sweep.add_argument("--thresholds", nargs="+", type=float, default=[0.005, 0.01, 0.02, 0.03, 0.04, 0.05])
+    quotes = commands.add_parser("quotes", help="quote-only yes/no answers scored by a cross-encoder")
+    quotes.add_argument("runs", nargs="+", type=Path, help="prediction files or real-documents run folders")
+    quotes.add_argument("--weights", type=Path, help="cross-encoder weights (default: the shipped verifier)")
+    defaults = commands.add_parser("defaults", help="the closest 'default' sentence of each default question")
+    defaults.add_argument("runs", nargs="+", type=Path, help="real-documents run folders")
     args = parser.parse_args(argv)
+    if args.command == "quotes":
+        rows: list[dict[str, Any]] = []
+        for path in args.runs:
+            found = quote_rows(path)
+            if found is None:
+                return 2
+            rows += found
+        if not rows:
+            print("no quote-only yes/no answers in these runs")
+            return 0
+        scorer = Verifier(args.weights or WEIGHTS)
+        for row, score in zip(
+            rows, scorer.pair_scores([(r["question"], r["quote"]) for r in rows]), strict=True
+        ):
+            row["score"] = score
+        print(render_quotes(rows))
+        return 0
+    if args.command == "defaults":
+        embed = get_embedder(Context().embedder).embed
+        found_rows: list[dict[str, Any]] = []
+        for run in args.runs:
+            found = default_rows(run, embed)
+            if found is None:
+                return 2
+            found_rows += found
+        print(render_defaults(found_rows))
+        return 0
     if args.command == "documents":
         runs: dict[str, list[dict[str, Any]]] = {}
         for run in args.runs:
