@@ -1,19 +1,12 @@
 """How far the bundled reader can go: what recorded runs say about issue 47's bars, without a model call.
 
-Two reads of runs already answered:
+Three reads of runs already answered (the decline probability's threshold replayed over whole runs is
+``research.decline_fit --totals``):
 
 - ``documents RUN...``: real-documents run folders of one split (``benchmarks.real_documents``, each with
   ``verdicts.jsonl``), answered by different variants of the pipeline (prompts, budgets, orders, checks).
   A task counts as reachable when **any** run answered it right: the best a perfect pick among those
   variants could score. First turns and follow-ups apart, and the tasks no run got right.
-- ``frontier PREDICTIONS...``: MTRAG-style prediction files (``mtrag-graph answer``) whose routes carry the
-  decline probability (``grounding.samples.p_decline``). For each threshold, the UNANSWERABLE turns and
-  the ANSWERABLE + PARTIAL turns that would end declined: the turns declined already stay declined, an
-  asked-back turn stays asked, an answer whose recorded probability is at least the threshold is
-  declined. It replays only the decline rule on the recorded answers (a lower threshold in a live run
-  would also reach turns whose probability was never computed); the default threshold's row is the
-  run as recorded.
-
 - ``quotes RUN...``: the yes/no answers that are only a quote (``grounding.yes_no.outcome`` "quote only",
   not declined), from MTRAG prediction files (labelled by answerability) and real-documents run folders
   (labelled right, wrong or UNANSWERABLE by their verdicts), each (question, quoted sentence) scored by a
@@ -25,7 +18,6 @@ Two reads of runs already answered:
   key fact: could quoting it answer the questions the reader got wrong?
 
     python -m research.reader_ceiling documents runs/rd-fresh-*/
-    python -m research.reader_ceiling frontier runs/devC-G.jsonl --thresholds 0.01 0.03 0.05
     python -m research.reader_ceiling quotes runs/t-ua-C.jsonl runs/rd-fresh-G [--weights FILE]
     python -m research.reader_ceiling defaults runs/rd-tuning-G runs/rd-fresh-G
 
@@ -42,17 +34,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from benchmarks.real_documents.data import load_set, turn_of
 from benchmarks.real_documents.score import facts_found
 from mtrag_graph.context import Context
 from mtrag_graph.judging.verifier import WEIGHTS, Verifier
-from mtrag_graph.judging.yes_no import passage_sentences
+from mtrag_graph.judging.yes_no import candidate_sentences
 from mtrag_graph.models import get_embedder
 from mtrag_graph.tasks import answerability_of
+from research.decline_samples import read_run
 
-POSITIVE = ("ANSWERABLE", "PARTIAL")
+ALL_SENTENCES = 10**6  # candidate_sentences' k: every sentence, ranked
 DEFAULT = re.compile(r"\bdefault", re.IGNORECASE)
 
 
@@ -112,56 +103,6 @@ def render_reachable(found: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def p_decline(record: Mapping[str, Any]) -> float | None:
-    samples = ((record.get("route") or {}).get("grounding") or {}).get("samples") or {}
-    value = samples.get("p_decline")
-    return float(value) if isinstance(value, (int, float)) else None
-
-
-def declined_at(record: Mapping[str, Any], threshold: float) -> bool:
-    """The turn ends declined with the decline probability's threshold at ``threshold``."""
-    route = record.get("route") or {}
-    if route.get("abstained"):
-        return True
-    if (route.get("clarification") or {}).get("asked"):
-        return False
-    probability = p_decline(record)
-    return probability is not None and probability >= threshold
-
-
-def frontier(records: Sequence[dict[str, Any]], thresholds: Sequence[float]) -> list[dict[str, Any]]:
-    """Per threshold: UNANSWERABLE declined and ANSWERABLE + PARTIAL declined, of how many."""
-    labels = [answerability_of(r) or "" for r in records]
-    unanswerable = [r for r, label in zip(records, labels, strict=True) if label == "UNANSWERABLE"]
-    positive = [r for r, label in zip(records, labels, strict=True) if label in POSITIVE]
-    return [
-        {
-            "threshold": threshold,
-            "unanswerable_declined": sum(declined_at(r, threshold) for r in unanswerable),
-            "unanswerable": len(unanswerable),
-            "positive_declined": sum(declined_at(r, threshold) for r in positive),
-            "positive": len(positive),
-        }
-        for threshold in thresholds
-    ]
-
-
-def render_frontier(name: str, rows: Sequence[Mapping[str, Any]]) -> str:
-    lines = [
-        f"{name}:",
-        "",
-        "| threshold | UNANSWERABLE declined | ANSWERABLE + PARTIAL declined |",
-        "|---|---|---|",
-    ]
-    for row in rows:
-        share = row["unanswerable_declined"] / max(row["unanswerable"], 1)
-        lines.append(
-            f"| {row['threshold']:g} | {row['unanswerable_declined']}/{row['unanswerable']} ({share:.0%}) |"
-            f" {row['positive_declined']}/{row['positive']} |"
-        )
-    return "\n".join(lines)
-
-
 def _question(record: Mapping[str, Any]) -> str:
     route = record.get("route") or {}
     return str(route.get("standalone_question") or record["input"][-1]["text"])
@@ -171,15 +112,16 @@ def quote_rows(path: Path) -> list[dict[str, Any]] | None:
     """The quote-only yes/no answers of one MTRAG prediction file or real-documents run folder."""
     verdicts: dict[str, Mapping[str, Any]] = {}
     if path.is_dir():
-        found = read_lines(path / "verdicts.jsonl")
-        records = read_lines(path / "predictions.jsonl")
-        if found is None or records is None:
+        loaded = read_run(path)
+        if loaded is None:
             return None
-        verdicts = {str(v["task_id"]): v for v in found}
+        records = list(loaded[0].values())
+        verdicts = {str(v["task_id"]): v for v in loaded[1]}
     else:
-        records = read_lines(path)
-        if records is None:
+        found = read_lines(path)
+        if found is None:
             return None
+        records = found
     rows = []
     for record in records:
         route = record.get("route") or {}
@@ -215,31 +157,23 @@ def render_quotes(rows: Sequence[Mapping[str, Any]]) -> str:
 def default_rows(run: Path, embed: Any) -> list[dict[str, Any]] | None:
     """Per answerable question of the run that says "default": the closest "default" sentence of its kept
     passages, whether it holds every key fact, and whether the run's answer was right."""
-    verdicts = read_lines(run / "verdicts.jsonl")
-    records = read_lines(run / "predictions.jsonl")
-    if verdicts is None or records is None:
+    loaded = read_run(run)
+    if loaded is None:
         return None
+    records, verdicts = loaded
     right = {str(v["task_id"]): bool(v.get("right")) for v in verdicts}
     questions = load_set()
     rows = []
-    for record in records:
+    for record in records.values():
         question = _question(record)
         if not (DEFAULT.search(question) or DEFAULT.search(record["input"][-1]["text"])):
             continue
         _, _, turn = turn_of(questions, record["task_id"])
         if not turn.answerable:
             continue
-        sentences = [
-            s
-            for passage in record.get("contexts") or []
-            for s in passage_sentences(str(passage.get("text") or ""))
-            if DEFAULT.search(s)
-        ]
-        best = ""
-        if sentences:
-            vectors = np.asarray(embed([question, *sentences]), dtype=np.float32)
-            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-            best = sentences[int(np.argmax(vectors[1:] @ vectors[0]))]
+        passages = record.get("contexts") or []
+        ranked = candidate_sentences(question, passages, embed, k=ALL_SENTENCES)  # as the yes/no quote ranks
+        best = next((sentence for _, sentence, _ in ranked if DEFAULT.search(sentence)), "")
         rows.append({"task_id": record["task_id"], "right": right.get(str(record["task_id"]), False),
                      "quote_holds_facts": bool(best) and facts_found(best, turn.key_facts) == len(turn.key_facts),
                      "question": question, "quote": best})  # fmt: skip
@@ -267,9 +201,6 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     documents = commands.add_parser("documents", help="right answers reachable over real-documents runs")
     documents.add_argument("runs", nargs="+", type=Path, help="run folders of one split (verdicts.jsonl)")
-    sweep = commands.add_parser("frontier", help="the decline probability's threshold replayed")
-    sweep.add_argument("predictions", nargs="+", type=Path, help="mtrag-graph answer output files")
-    sweep.add_argument("--thresholds", nargs="+", type=float, default=[0.005, 0.01, 0.02, 0.03, 0.04, 0.05])
     quotes = commands.add_parser("quotes", help="quote-only yes/no answers scored by a cross-encoder")
     quotes.add_argument("runs", nargs="+", type=Path, help="prediction files or real-documents run folders")
     quotes.add_argument("--weights", type=Path, help="cross-encoder weights (default: the shipped verifier)")
@@ -303,20 +234,13 @@ def main(argv: list[str] | None = None) -> int:
             found_rows += found
         print(render_defaults(found_rows))
         return 0
-    if args.command == "documents":
-        runs: dict[str, list[dict[str, Any]]] = {}
-        for run in args.runs:
-            verdicts = read_lines(run / "verdicts.jsonl")
-            if verdicts is None:
-                return 2
-            runs[run.name or str(run)] = verdicts
-        print(render_reachable(reachable(runs)))
-        return 0
-    for path in args.predictions:
-        records = read_lines(path)
-        if records is None:
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for run in args.runs:
+        verdicts = read_lines(run / "verdicts.jsonl")
+        if verdicts is None:
             return 2
-        print(render_frontier(path.name, frontier(records, args.thresholds)) + "\n")
+        runs[run.name or str(run)] = verdicts
+    print(render_reachable(reachable(runs)))
     return 0
 
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from research.decline_fit import features, table
+from research.decline_fit import features, table, totals
 
 
 def _row(task_id: str, label: str, p: float | None, gate: float = 0.6) -> dict:
@@ -29,3 +29,26 @@ def test_the_table_counts_declines_on_each_side():
     assert "| p >= 0.05 | 1 | 1 | -0.500 |" in lines
     assert "| p >= 0.05, gate < 0.6 | 1 | 0 | +0.500 |" in lines
     assert "| p >= 0.1 | 1 | 0 | +0.500 |" in lines
+
+
+def _turn(label, p=None, abstained=False, asked=False):
+    route = {"abstained": abstained, "clarification": {"asked": asked}}
+    if p is not None:
+        route["grounding"] = {"samples": {"p_decline": p}}
+    return {"task_id": "t<::>1", "answerability": [label], "route": route}
+
+
+def test_totals_decline_answers_at_or_above_the_threshold_and_keep_declines_and_questions():
+    rows = [
+        _turn("UNANSWERABLE", abstained=True),
+        _turn("UNANSWERABLE", p=0.02),
+        _turn("UNANSWERABLE", p=0.2, asked=True),  # asked back: stays a question
+        _turn("ANSWERABLE", p=0.01),
+        _turn("PARTIAL", p=0.03),
+        _turn("ANSWERABLE"),  # no probability recorded: stays an answer
+        _turn("UNDERSPECIFIED", p=0.5),  # neither side
+    ]
+    strict, loose = totals(rows, [0.01, 0.05])
+    assert (strict["unanswerable_declined"], strict["unanswerable"]) == (2, 3)
+    assert (strict["positive_declined"], strict["positive"]) == (2, 3)
+    assert (loose["unanswerable_declined"], loose["positive_declined"]) == (1, 0)

@@ -40,29 +40,6 @@ def test_a_missing_verdicts_file_is_named(tmp_path, capsys):
     assert "verdicts.jsonl: no such file" in capsys.readouterr().err
 
 
-def _record(label, p=None, abstained=False, asked=False):
-    route = {"abstained": abstained, "clarification": {"asked": asked}}
-    if p is not None:
-        route["grounding"] = {"samples": {"p_decline": p}}
-    return {"task_id": "t<::>1", "answerability": [label], "route": route}
-
-
-def test_the_threshold_declines_answers_at_or_above_it_and_keeps_declines_and_questions():
-    records = [
-        _record("UNANSWERABLE", abstained=True),
-        _record("UNANSWERABLE", p=0.02),
-        _record("UNANSWERABLE", p=0.2, asked=True),  # asked back: stays a question
-        _record("ANSWERABLE", p=0.01),
-        _record("PARTIAL", p=0.03),
-        _record("ANSWERABLE"),  # no probability recorded: stays an answer
-        _record("UNDERSPECIFIED", p=0.5),  # neither side
-    ]
-    strict, loose = reader_ceiling.frontier(records, [0.01, 0.05])
-    assert (strict["unanswerable_declined"], strict["unanswerable"]) == (2, 3)
-    assert (strict["positive_declined"], strict["positive"]) == (2, 3)
-    assert (loose["unanswerable_declined"], loose["positive_declined"]) == (1, 0)
-
-
 def _quote_record(task_id, label, outcome, quote="The key is drawn in a box.", abstained=False):
     settled = {"outcome": outcome, "quote": quote}
     return {"task_id": task_id, "answerability": [label], "input": [{"speaker": "user", "text": "Is it boxed?"}],
@@ -110,8 +87,8 @@ def test_the_closest_default_sentence_is_checked_for_the_key_facts(tmp_path):
               "contexts": [{"document_id": "d", "text": passage}], "route": {}}  # fmt: skip
     (folder / "predictions.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
 
-    def embed(texts):  # the question, then the "default" sentences: the first one is the closest
-        return [[1.0, 0.0]] + [[1.0, 0.0] if i == 0 else [0.0, 1.0] for i in range(len(texts) - 1)]
+    def embed(texts):  # the question, then every sentence: the one about the build type is the closest
+        return [[1.0, 0.0]] + [[1.0, 0.0] if "build type" in t else [0.0, 1.0] for t in texts[1:]]
 
     (row,) = reader_ceiling.default_rows(folder, embed)
     assert row["quote"] == "Note that default build type is release." and row["quote_holds_facts"]
