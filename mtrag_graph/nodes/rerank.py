@@ -18,6 +18,8 @@ from mtrag_graph.retrieval.corpus import passage_text
 from mtrag_graph.retrieval.search import rrf_fuse
 from mtrag_graph.state import State, retrieved_setting
 
+RRF_K = 60  # the k of the reciprocal-rank fusion with the retrieval's order, as the retrieval's own fusion
+
 
 def rerank_passages(
     question: str,
@@ -27,7 +29,6 @@ def rerank_passages(
     embedder: str,
     top_k: int,
     retrieval_weight: float = 0.0,
-    rrf_k: int = 60,
     window_words: int = 0,
 ) -> list[dict[str, Any]]:
     """The stage's decision: the ``top_k`` passages by ``reranker``'s score for ``question``, each with its
@@ -59,7 +60,7 @@ def rerank_passages(
     if retrieval_weight > 0:
         # ranks counted from 0 here (what was measured), from 1 in rrf_fuse: k - 1 gives the same scores;
         # the retrieval's order first, so ties keep it
-        order = rrf_fuse([range(len(passages)), [i for _, i in ranked]], [retrieval_weight, 1.0], k=rrf_k - 1)
+        order = rrf_fuse([range(len(passages)), [i for _, i in ranked]], [retrieval_weight, 1.0], k=RRF_K - 1)
         ranked = [(scores[i], i) for i, _ in order]
     return [{**passages[i], "score": round(float(score), 6)} for score, i in ranked[:top_k]]
 
@@ -84,7 +85,7 @@ def configured_rerank(
         question, passages,
         reranker=context.reranker, embedder=context.embedder, top_k=context.top_k,
         retrieval_weight=context.rerank_retrieval_weight if retrieved else 0.0,
-        rrf_k=context.rrf_k, window_words=context.rerank_window_words if retrieved else 0,
+        window_words=context.rerank_window_words if retrieved else 0,
     )  # fmt: skip
 
 

@@ -39,11 +39,9 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def search_hits(index: Backend, queries: list[str | None], context: Context) -> Hits:
-    """The hybrid search of ``queries`` with the context's depth and fusion, as the node runs it."""
-    return multi_query_search(
-        index, queries, top_k=context.retrieval_top_k, mode="hybrid",
-        bm25_weight=context.bm25_weight, dense_weight=context.dense_weight, rrf_k=context.rrf_k,
-    )  # fmt: skip
+    """The hybrid search of ``queries`` with the context's depth (BM25 and dense weighed alike, fused with
+    ``multi_query_search``'s k), as the node runs it."""
+    return multi_query_search(index, queries, top_k=context.retrieval_top_k, mode="hybrid")
 
 
 def with_previous_turn(question: str | None, history: list[dict[str, Any]]) -> str | None:

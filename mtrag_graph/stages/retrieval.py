@@ -24,13 +24,6 @@ class RetrievalSettings:
     retrieval_top_k: int = setting(
         20, stage="retrieval", description="Passages each query retrieves before reranking."
     )
-    bm25_weight: float = setting(
-        1.0, stage="retrieval", description="Weight of the BM25 ranking in the fusion."
-    )
-    dense_weight: float = setting(
-        1.0, stage="retrieval", description="Weight of the dense ranking in the fusion."
-    )
-    rrf_k: int = setting(60, stage="retrieval", description="The k of reciprocal-rank fusion.")
     retrieve_with_previous_turn: bool = setting(
         False,
         stage="retrieval",
