@@ -94,11 +94,10 @@ def main(argv: list[str] | None = None) -> int:
             history, question, _ = turn_of(item)
             started = time.perf_counter()
             rewritten, fallbacks = rewrite_question(
-                question, global_rewrite_turns(question, history, context), context
+                question, global_rewrite_turns(question, history), context
             )
             seconds.append(time.perf_counter() - started)
-            doubts = rewrite_doubts(rewritten if not fallbacks or rewritten != question else None,
-                                    question, context.pronouns)  # fmt: skip
+            doubts = rewrite_doubts(rewritten if not fallbacks or rewritten != question else None, question)
             signal = any(d in SIGNAL for d in doubts)
             fired[label][0] += signal
             fired[label][1] += 1

@@ -9,7 +9,7 @@ was asks nothing the passages can answer), the relation class, how many turns th
 whether a kept passage is one of the task's reference passages (a hit).
 
     python -m research.fragment_rewrite --data $MTRAG_DATA --index indexes/mini -o runs/fragments.jsonl \
-        [--context '{"fragment_follow_ups": false}']
+        [--context '{"rewrite_retry_on": "doubts"}']
 
 A rerun resumes from its file.
 """
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", required=True, help="an index of the mini corpora (mtrag-graph index)")
     parser.add_argument("-o", "--output", type=Path, required=True)
     parser.add_argument(
-        "--context", default="{}", help="settings to change, as JSON: '{\"fragment_follow_ups\": false}'"
+        "--context", default="{}", help='settings to change, as JSON: \'{"rewrite_retry_on": "doubts"}\''
     )
     args = parser.parse_args(argv)
     with (args.data / "tasks" / "mtrag_reference.jsonl").open() as f:

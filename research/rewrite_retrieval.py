@@ -40,6 +40,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.nodes.rerank import rerank_passages
 from mtrag_graph.nodes.rewrite import global_rewrite_turns, rewrite_question
 from mtrag_graph.prompts import rewrite
+from mtrag_graph.prompts.build import GLOBAL_REWRITE_PROMPT
 from mtrag_graph.retrieval.metrics import load_qrels, normalise_qid
 from mtrag_graph.retrieval.registry import index_for
 from mtrag_graph.retrieval.search import as_passages, multi_query_search
@@ -48,16 +49,11 @@ from research.rerank_fusion import DEPTH, DOMAINS, order_scores
 
 CONVERSATION_AND_QUESTION = "Conversation:\n{conversation}\n\nLast user question: {question}"
 RULES_IN_SYSTEM = f"{rewrite.SYSTEM}\n\nYour task: {rewrite.GLOBAL_REWRITE_RULES}"
-VARIANTS: dict[str, dict[str, Any]] = {
-    "rules after": {},  # the default
-    "rules in system": {
-        "global_rewrite_system_prompt": RULES_IN_SYSTEM,
-        "global_rewrite_instruction": CONVERSATION_AND_QUESTION,
-    },
-    "rules in system, cue after": {
-        "global_rewrite_system_prompt": RULES_IN_SYSTEM,
-        "global_rewrite_instruction": f"{CONVERSATION_AND_QUESTION}\n\nRewritten question:",
-    },
+# each variant's system text and instruction (the global rewrite's ``prompt``)
+VARIANTS: dict[str, tuple[str, str]] = {
+    "rules after": GLOBAL_REWRITE_PROMPT,  # the default
+    "rules in system": (RULES_IN_SYSTEM, CONVERSATION_AND_QUESTION),
+    "rules in system, cue after": (RULES_IN_SYSTEM, f"{CONVERSATION_AND_QUESTION}\n\nRewritten question:"),
 }
 
 
@@ -131,15 +127,15 @@ def run(
             row = json.loads(line)
             done[(row["variant"], row["task_id"])] = row
     with open(out, "a", encoding="utf-8") as handle:
-        for name, overrides in VARIANTS.items():
-            context = Context(**overrides)
+        context = Context()
+        for name, prompt in VARIANTS.items():
             for item in items:
                 task = item["task"]
                 if (name, task["task_id"]) in done:
                     continue
                 history, question = task["input"][:-1], task["input"][-1]["text"]
-                rewritten, fallbacks = rewrite_question(question, global_rewrite_turns(question, history, context),
-                                                        context)  # fmt: skip
+                rewritten, fallbacks = rewrite_question(question, global_rewrite_turns(question, history),
+                                                        context, prompt)  # fmt: skip
                 row = {"variant": name, "task_id": task["task_id"], "domain": item["domain"],
                        "question": question, "rewrite": rewritten, "fallbacks": [f["used"] for f in fallbacks],
                        **score(item, rewritten)}  # fmt: skip

@@ -400,58 +400,18 @@ def test_a_rewrite_that_still_points_back_is_written_again_by_the_retry_model():
     assert {"node": "global_rewrite", "used": "rewrite retry model"}.items() <= state["fallbacks"][0].items()
 
 
-def _bicycles(fragment_follow_ups: bool, retry: ScriptedChatModel) -> tuple[dict, Context]:
-    """'What about bicycles?' after 'Speed limit', given back by the rewrite model, which the relation
-    model would call a new topic."""
+def test_a_fragment_the_rewrite_model_gives_back_stays_and_the_relation_model_classifies_it():
+    retry = ScriptedChatModel(responses=["unused"])
     context = fake_context(
         related_to_question=["no"], related_to_answer=["no"],
-        rewrite=["What about bicycles?"], rewrite_retry_model=retry, fragment_follow_ups=fragment_follow_ups,
+        rewrite=["What about bicycles?"], rewrite_retry_model=retry,
     )  # fmt: skip
     task = make_task(["Speed limit", "The limit is 25 MPH in business districts.", "What about bicycles?"],
                      PASSAGES)  # fmt: skip
-    return run(task, context), context
-
-
-def test_a_fragment_given_back_as_it_was_is_a_continuation_written_again_by_the_retry_model():
-    retry = ScriptedChatModel(responses=["What are the speed limits for bicycles in California?"])
-    state, context = _bicycles(True, retry)
-    assert state["global_rewrite"] == "What are the speed limits for bicycles in California?"
-    assert len(retry.calls) == 1
-    assert state["relation_class"] == 1  # a continuation, no model asked
-    assert context.classify_model.calls == []
-    assert state["selected_history"][-1]["text"] == "The limit is 25 MPH in business districts."
-
-
-def test_without_fragment_follow_ups_a_fragment_given_back_stays_and_the_model_classifies_it():
-    retry = ScriptedChatModel(responses=["unused"])
-    state, _ = _bicycles(False, retry)
+    state = run(task, context)
     assert state["global_rewrite"] == "What about bicycles?"
     assert retry.calls == []
     assert state["relation_class"] == 4
-
-
-def test_a_local_rewrite_that_gives_the_fragment_back_gives_way_to_a_global_one_that_resolved_it():
-    local = '{"summary": "FICA.", "intent": "FICA", "standalone_question": "What about FICA?"}'
-    context = fake_context(
-        related_to_question=["no"], related_to_answer=["no"],  # the walk back keeps the last exchange only
-        rewrite=["What is the FICA tax rate?", local], fragment_follow_ups=True,
-    )  # fmt: skip
-    task = make_task(["Wages", "Income tax is withheld from wages.", "Payroll taxes", "Employers pay them.",
-                      "What about FICA?"], PASSAGES)  # fmt: skip
-    state = run(task, context)
-    assert state["global_rewrite"] == "What is the FICA tax rate?"
-    assert state["standalone_question"] == "What is the FICA tax rate?"
-
-
-def test_a_retry_that_gives_the_fragment_back_too_is_not_taken():
-    retry = ScriptedChatModel(responses=["What about the bicycles?"])
-    context = fake_context(
-        rewrite=["What about bicycles in it?"], rewrite_retry_model=retry, fragment_follow_ups=True,
-    )  # fmt: skip
-    task = make_task(["Speed limit", "The limit is 25 MPH.", "What about bicycles?"], PASSAGES)
-    state = run(task, context)
-    assert len(retry.calls) == 1
-    assert state["global_rewrite"] == "What about bicycles in it?"
 
 
 WH_REWRITE = "What does the addHelpText position show up for the subcommands' help?"
@@ -547,7 +507,7 @@ def test_an_elliptic_turn_without_a_sure_place_goes_to_the_rewrite_model():
     ],
 )
 def test_when_a_rewrite_needs_another_try(question, rewritten, again):
-    assert needs_another_rewrite(rewritten, question, Context().pronouns) is again
+    assert needs_another_rewrite(rewritten, question) is again
 
 
 @pytest.mark.parametrize(
@@ -577,26 +537,23 @@ def test_when_a_rewrite_needs_another_try(question, rewritten, again):
     ],
 )
 def test_what_puts_a_rewrite_in_doubt(question, rewritten, in_doubt):
-    assert bool(rewrite_doubts(rewritten, question, Context().pronouns)) is in_doubt
+    assert bool(rewrite_doubts(rewritten, question)) is in_doubt
 
 
 def test_rewrite_doubts_name_their_reasons():
-    pronouns = Context().pronouns
-    assert rewrite_doubts(None, "And daily ones?", pronouns) == ["unusable"]
-    assert rewrite_doubts("Is it an error?", "Is it an error?", pronouns) == [
+    assert rewrite_doubts(None, "And daily ones?") == ["unusable"]
+    assert rewrite_doubts("Is it an error?", "Is it an error?") == [
         "still points back",
         "adds nothing",
     ]
     assert rewrite_doubts(
         "Which characters may I use in a borg passphrase?",
         "Can I use any character in the passphrase?",
-        pronouns,
     ) == ["a yes/no question turned into a wh-question"]
     assert (
         rewrite_doubts(
             "Which compression algorithm suits a slow repository?",
             "Which one suits a slow repository?",
-            pronouns,
         )
         == []
     )

@@ -11,7 +11,6 @@ from mtrag_graph.judging.relation import judge_relation
 from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.state import RelationClass, State
 from mtrag_graph.tasks import user_and_agent_pairs
-from mtrag_graph.text.ellipsis import is_fragment
 
 
 @guarded
@@ -21,9 +20,6 @@ def classify_relation(state: State, runtime: Runtime[Context]) -> dict[str, Any]
     pairs = user_and_agent_pairs(state.get("history", []))
     if not pairs:
         return {"relation_class": int(RelationClass.NEW_TOPIC), "relation_votes": []}
-    if runtime.context.fragment_follow_ups and is_fragment(state["question"]):
-        # "What about bicycles?" names only what changes: the rest is the exchange before it
-        return {"relation_class": int(RelationClass.CONTINUATION), "relation_votes": []}
     # with no older exchange to walk back over, continuation (1) and same-thread subtopic (2) keep the
     # same turns (the last exchange): after a "yes" on the question the answer judgement changes nothing
     older = runtime.context.history_walk_cap > 0 and len(pairs) > 1

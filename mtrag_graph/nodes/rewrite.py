@@ -14,7 +14,13 @@ from mtrag_graph.models import ask_json, get_chat_model, get_reranker, invoke_te
 from mtrag_graph.models.calls import timed_model_call
 from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.prompts.budget import cut
-from mtrag_graph.prompts.build import QUESTION_CHARS, global_rewrite_messages, local_rewrite_messages
+from mtrag_graph.prompts.build import (
+    GLOBAL_REWRITE_PROMPT,
+    LOCAL_REWRITE_MAX_TOKENS,
+    QUESTION_CHARS,
+    global_rewrite_messages,
+    local_rewrite_messages,
+)
 from mtrag_graph.state import State
 from mtrag_graph.tasks import pairs_to_turns, user_and_agent_pairs
 from mtrag_graph.text import content_stems, content_words, words
@@ -23,12 +29,20 @@ from mtrag_graph.text.ellipsis import Resolution, is_fragment, resolve_fragment
 
 _WORDS = re.compile(r"[A-Za-z']+")
 _LABEL = re.compile(r"^\s*(rewritten|standalone)?\s*(question)?\s*:\s*", re.IGNORECASE)
+# Words whose presence means the question leans on the previous exchange.
+PRONOUNS = (
+    "it", "its", "it's", "this", "that", "these", "those", "they", "them", "their", "theirs",
+    "he", "him", "his", "she", "her", "hers", "there", "such", "former", "latter", "same",
+    "one", "ones", "above", "aforementioned", "then",
+)  # fmt: skip
+REWRITE_MAX_TOKENS = 64  # the global rewrite's token limit: one question
 
 
-def mentions_earlier_turn(question: str, pronouns: tuple[str, ...]) -> bool:
-    """Does the question use a pronoun or reference word that points back into the conversation?"""
+def mentions_earlier_turn(question: str) -> bool:
+    """Does the question use a pronoun or reference word (``PRONOUNS``) that points back into the
+    conversation?"""
     words = {w.lower() for w in _WORDS.findall(question)}
-    return any(p in words for p in pronouns)
+    return any(p in words for p in PRONOUNS)
 
 
 def clean_rewrite(text: str, question: str) -> str | None:
@@ -71,7 +85,7 @@ def turns_yes_no_into_wh(rewritten: str, question: str) -> bool:
     return _opening_word(question) in _AUXILIARIES and _opening_word(rewritten) in _WH_WORDS
 
 
-def rewrite_doubts(rewritten: str | None, question: str, pronouns: tuple[str, ...]) -> list[str]:
+def rewrite_doubts(rewritten: str | None, question: str) -> list[str]:
     """Why a global or local rewrite may not ask what the user asked; empty when nothing is in doubt.
 
     - unusable: no rewrite at all;
@@ -93,8 +107,8 @@ def rewrite_doubts(rewritten: str | None, question: str, pronouns: tuple[str, ..
     if rewritten is None:
         return ["unusable"]
     doubts = []
-    points_back = mentions_earlier_turn(question, pronouns)
-    if points_back and mentions_earlier_turn(rewritten, pronouns):
+    points_back = mentions_earlier_turn(question)
+    if points_back and mentions_earlier_turn(rewritten):
         doubts.append("still points back")
     asked, given = set(content_stems(question)), set(content_stems(rewritten))
     if asked and len(asked & given) * 4 < len(asked) * 3:
@@ -107,7 +121,7 @@ def rewrite_doubts(rewritten: str | None, question: str, pronouns: tuple[str, ..
     return doubts
 
 
-def needs_another_rewrite(rewritten: str | None, question: str, pronouns: tuple[str, ...]) -> bool:
+def needs_another_rewrite(rewritten: str | None, question: str) -> bool:
     """Is a global rewrite no use (``Context.rewrite_retry_on`` "misses", the default)? None (unusable); a
     question that pointed back to the conversation and still does ("And how do I list all archives in
     it?" given back as it was); or one that keeps under half of what the question asked ("Does deleting
@@ -116,7 +130,7 @@ def needs_another_rewrite(rewritten: str | None, question: str, pronouns: tuple[
     the question."""
     if rewritten is None:
         return True
-    if mentions_earlier_turn(question, pronouns) and mentions_earlier_turn(rewritten, pronouns):
+    if mentions_earlier_turn(question) and mentions_earlier_turn(rewritten):
         return True
     asked = set(content_stems(question))
     return bool(asked) and len(asked & set(content_stems(rewritten))) * 2 < len(asked)
@@ -144,12 +158,10 @@ class LocalRewrite(BaseModel):
         return value.strip()
 
 
-def global_rewrite_turns(
-    question: str, history: list[dict[str, str]], context: Context
-) -> list[dict[str, str]]:
+def global_rewrite_turns(question: str, history: list[dict[str, str]]) -> list[dict[str, str]]:
     """The turns the global rewrite is written from: the last exchange when the question points back
     with a pronoun, else the whole conversation."""
-    if mentions_earlier_turn(question, context.pronouns):
+    if mentions_earlier_turn(question):
         return pairs_to_turns(user_and_agent_pairs(history)[-1:])
     return list(history)
 
@@ -157,7 +169,7 @@ def global_rewrite_turns(
 def resolved_fragment(question: str, history: list[dict[str, str]], context: Context) -> Resolution | None:
     """An elliptic turn asked again as the user's previous question (``text.ellipsis``), scored by the
     context's embedder; None for any other turn, or when its place in that question is not sure."""
-    if not context.resolve_fragments or not is_fragment(question):
+    if not is_fragment(question):
         return None
     scorer = get_reranker("embedding", context.embedder)  # the embedder's cosine, as the reranker scores
 
@@ -177,14 +189,12 @@ def global_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if resolution is not None:
         return {
             "global_rewrite": resolution.question,
-            "pronoun_detected": mentions_earlier_turn(question, context.pronouns),
+            "pronoun_detected": mentions_earlier_turn(question),
             "fragment": resolution.as_dict(),
         }
-    rewritten, fallbacks = rewrite_question(
-        question, global_rewrite_turns(question, history, context), context
-    )
+    rewritten, fallbacks = rewrite_question(question, global_rewrite_turns(question, history), context)
     update: dict[str, Any] = {
-        "pronoun_detected": mentions_earlier_turn(question, context.pronouns),
+        "pronoun_detected": mentions_earlier_turn(question),
         "global_rewrite": rewritten,
     }
     if fallbacks:
@@ -192,53 +202,40 @@ def global_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return update
 
 
-def fragment_unresolved(rewritten: str | None, question: str) -> bool:
-    """Is ``question`` an elliptic turn ("What about bicycles?") whose rewrite adds no content word to it
-    (given back as it was: it asks nothing the passages could answer)?"""
-    if rewritten is None or not is_fragment(question):
-        return False
-    return not content_words(rewritten) - content_words(question)
-
-
 def _needs_retry(rewritten: str | None, question: str, context: Context) -> bool:
-    if context.fragment_follow_ups and fragment_unresolved(rewritten, question):
-        return True
     if context.rewrite_retry_on == "doubts":
-        return bool(rewrite_doubts(rewritten, question, context.pronouns))
+        return bool(rewrite_doubts(rewritten, question))
     if context.rewrite_keep_yes_no and rewritten is not None and turns_yes_no_into_wh(rewritten, question):
         return True
-    return needs_another_rewrite(rewritten, question, context.pronouns)
+    return needs_another_rewrite(rewritten, question)
 
 
 def _retry_is_better(second: str, first: str | None, question: str, context: Context) -> bool:
     """Is the retry model's rewrite taken? "misses": when it has none; "doubts": when it has fewer."""
     if context.rewrite_retry_on == "doubts":
-        pronouns = context.pronouns
-        return len(rewrite_doubts(second, question, pronouns)) < len(
-            rewrite_doubts(first, question, pronouns)
-        )
-    if context.fragment_follow_ups and fragment_unresolved(second, question):
-        return False
+        return len(rewrite_doubts(second, question)) < len(rewrite_doubts(first, question))
     if context.rewrite_keep_yes_no and turns_yes_no_into_wh(second, question):
         return False
-    return not needs_another_rewrite(second, question, context.pronouns)
+    return not needs_another_rewrite(second, question)
 
 
 def rewrite_question(
-    question: str, turns: list[dict[str, str]], context: Context
+    question: str,
+    turns: list[dict[str, str]],
+    context: Context,
+    prompt: tuple[str, str] = GLOBAL_REWRITE_PROMPT,
 ) -> tuple[str, list[dict[str, Any]]]:
     """The global rewrite of ``question`` from ``turns`` (the rewrite model, then the retry model when
-    that one's rewrite is no use), and the fallbacks taken; the question itself when neither is usable."""
+    that one's rewrite is no use), and the fallbacks taken; the question itself when neither is usable.
+    ``prompt``: the system text and instruction (``research.rewrite_retrieval`` tries other layouts)."""
     question = cut(question, QUESTION_CHARS)
-    messages = global_rewrite_messages(turns, question, context)
-    reply = invoke_text(
-        get_chat_model(context.rewrite_model), messages, max_tokens=context.rewrite_max_tokens
-    )
+    messages = global_rewrite_messages(turns, question, context, prompt)
+    reply = invoke_text(get_chat_model(context.rewrite_model), messages, max_tokens=REWRITE_MAX_TOKENS)
     rewritten = clean_rewrite(str(reply.content), question)
     fallbacks: list[dict[str, Any]] = []
     retry = context.rewrite_retry_model
     if retry != context.rewrite_model and _needs_retry(rewritten, question, context):
-        again = invoke_text(get_chat_model(retry), messages, max_tokens=context.rewrite_max_tokens)
+        again = invoke_text(get_chat_model(retry), messages, max_tokens=REWRITE_MAX_TOKENS)
         second = clean_rewrite(str(again.content), question)
         if second is not None and _retry_is_better(second, rewritten, question, context):
             fallbacks.append(
@@ -255,7 +252,7 @@ def rewrite_question(
 def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context, question = runtime.context, state["question"]
     selected = state.get("selected_history") or []
-    global_turns = global_rewrite_turns(question, state.get("history", []), context)
+    global_turns = global_rewrite_turns(question, state.get("history", []))
     if not selected or not context.rewrite_question or selected == global_turns or state.get("fragment"):
         # nothing to add to the global rewrite, which was written from these very turns (or is an elliptic
         # turn asked again as the question before): a second call on a follow-up would only delay the
@@ -264,14 +261,14 @@ def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         rewritten_follow_up = (
             bool(state.get("history")) and context.rewrite_question and not state.get("fragment")
         )
-        doubts = rewrite_doubts(standalone, question, context.pronouns) if rewritten_follow_up else []
+        doubts = rewrite_doubts(standalone, question) if rewritten_follow_up else []
         return {"standalone_question": standalone, "rewrite_doubts": doubts}
     parsed, raws = ask_json(
         get_chat_model(context.rewrite_model),
         local_rewrite_messages(selected, question, context),
         LocalRewrite,
         retries=context.parse_retries,
-        max_tokens=context.local_rewrite_max_tokens,
+        max_tokens=LOCAL_REWRITE_MAX_TOKENS,
     )
     rewritten = None if parsed is None else clean_rewrite(parsed.standalone_question, question)
     global_rewrite = state.get("global_rewrite") or question
@@ -282,7 +279,7 @@ def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ):
         return {
             "standalone_question": global_rewrite,
-            "rewrite_doubts": rewrite_doubts(global_rewrite, question, context.pronouns),
+            "rewrite_doubts": rewrite_doubts(global_rewrite, question),
             "fallbacks": [
                 {"node": "local_rewrite", "used": "global rewrite", "raw": raws[-1] if raws else ""}
             ],
@@ -291,7 +288,7 @@ def local_rewrite(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "history_summary": parsed.summary,
         "intent": parsed.intent,
         "standalone_question": rewritten,
-        "rewrite_doubts": rewrite_doubts(rewritten, question, context.pronouns),
+        "rewrite_doubts": rewrite_doubts(rewritten, question),
     }
 
 
@@ -302,12 +299,8 @@ def _local_gives_way(rewritten: str, global_rewrite: str | None, question: str, 
     usable for its "there", and its local rewrite, "How do I skip my private and system initialization
     files when an interactive session starts?", asked the turn before's question again); "doubts": when
     the local one has more doubts, or neither has any and the local one keeps less."""
-    pronouns = context.pronouns
     if context.rewrite_retry_on == "doubts":
-        local, other = (
-            rewrite_doubts(rewritten, question, pronouns),
-            rewrite_doubts(global_rewrite, question, pronouns),
-        )
+        local, other = rewrite_doubts(rewritten, question), rewrite_doubts(global_rewrite, question)
         return len(local) > len(other) or (
             not other and keeps_less_of_the_question(rewritten, str(global_rewrite), question)
         )
@@ -316,13 +309,10 @@ def _local_gives_way(rewritten: str, global_rewrite: str | None, question: str, 
         and turns_yes_no_into_wh(rewritten, question)
         and global_rewrite is not None
         and not turns_yes_no_into_wh(global_rewrite, question)
-        and not needs_another_rewrite(global_rewrite, question, pronouns)
+        and not needs_another_rewrite(global_rewrite, question)
     ):
         return True  # the global rewrite kept the yes/no question the local one lost
-    if context.fragment_follow_ups and fragment_unresolved(rewritten, question):
-        # "What about FICA?" given back where the global rewrite asked "What is the FICA tax rate?"
-        return not fragment_unresolved(global_rewrite, question)
     local_keeps_less = keeps_less_of_the_question(rewritten, str(global_rewrite), question)
-    if needs_another_rewrite(global_rewrite, question, pronouns):
-        return needs_another_rewrite(rewritten, question, pronouns) and local_keeps_less
-    return needs_another_rewrite(rewritten, question, pronouns) or local_keeps_less
+    if needs_another_rewrite(global_rewrite, question):
+        return needs_another_rewrite(rewritten, question) and local_keeps_less
+    return needs_another_rewrite(rewritten, question) or local_keeps_less

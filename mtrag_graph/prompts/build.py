@@ -1,8 +1,9 @@
 """The prompt layer: every message the graph sends a model is built here.
 
-Prompt *text* lives in the modules beside this one and reaches it through ``Context`` fields
-(so a run can override any of it); this module fills it in: the conversation (one formatter, speakers
-"User" and "Agent", as MTRAG names them), the passages (one formatter), and the context-window budget
+Prompt *text* lives in the modules beside this one; the text a preset changes (the grounded system text,
+the gate's and the answer's instructions, ...) reaches it through ``Context`` fields, the rest is read
+from those modules here. This module fills it in: the conversation (one formatter, speakers "User" and
+"Agent", as MTRAG names them), the passages (one formatter), and the context-window budget
 (``mtrag_graph.prompts.budget``). Nodes call one function here per prompt and then the model.
 
 The gate, the generator (every answer variant) and the candidate judge share one prefix (system
@@ -25,6 +26,9 @@ from mtrag_graph.text import words
 from mtrag_graph.text.answers import REPEATS_PREVIOUS
 
 AGENT_TURN_CHARS = 600  # an agent turn is cut to this in the small model's prompts
+LOCAL_REWRITE_MAX_TOKENS = 160  # the local rewrite's token limit (its JSON), kept free of its prompt
+# the global rewrite's system text and instruction ({conversation}, {question})
+GLOBAL_REWRITE_PROMPT = (rewrite.SYSTEM, rewrite.GLOBAL_REWRITE)
 QUESTION_CHARS = 2000  # a question longer than this is cut in prompts
 # The clarify check runs on every turn, so its prompt is kept small: the start of a passage is enough
 # to tell referents apart.
@@ -50,7 +54,6 @@ class PromptSettings(Protocol):
 
     context_window_tokens: int
     answer_max_tokens: int
-    local_rewrite_max_tokens: int
     passage_max_chars: int
     exemplars_file: str | None
     answer_mode: Literal["direct", "evidence_first"]
@@ -79,10 +82,6 @@ class PromptSettings(Protocol):
     decline_retry_instruction: str
     candidate_judge_instruction: str
     candidate_judge_answer_template: str
-    rewrite_system_prompt: str
-    global_rewrite_system_prompt: str
-    global_rewrite_instruction: str
-    local_rewrite_instruction: str
     related_to_question_instruction: str
     related_to_answer_instruction: str
     clarify_system_prompt: str
@@ -341,7 +340,7 @@ def _fit_for_rewrite(turns: Sequence[Turn], context: PromptSettings) -> list[dic
         dict(t) if t["speaker"] == "user" else {**t, "text": cut(t["text"], AGENT_TURN_CHARS)} for t in turns
     ]
     return trim_history(
-        short, prompt_char_budget(context.context_window_tokens, context.local_rewrite_max_tokens) // 2
+        short, prompt_char_budget(context.context_window_tokens, LOCAL_REWRITE_MAX_TOKENS) // 2
     )
 
 
@@ -357,19 +356,19 @@ def _rewrite_messages(
 
 
 def global_rewrite_messages(
-    turns: Sequence[Turn], question: str, context: PromptSettings
+    turns: Sequence[Turn],
+    question: str,
+    context: PromptSettings,
+    prompt: tuple[str, str] = GLOBAL_REWRITE_PROMPT,
 ) -> list[BaseMessage]:
-    return _rewrite_messages(
-        context.global_rewrite_system_prompt, context.global_rewrite_instruction, turns, question, context
-    )
+    """The global rewrite's prompt: ``prompt``'s system text, then its instruction filled in."""
+    return _rewrite_messages(*prompt, turns, question, context)
 
 
 def local_rewrite_messages(
     turns: Sequence[Turn], question: str, context: PromptSettings
 ) -> list[BaseMessage]:
-    return _rewrite_messages(
-        context.rewrite_system_prompt, context.local_rewrite_instruction, turns, question, context
-    )
+    return _rewrite_messages(rewrite.SYSTEM, rewrite.LOCAL_REWRITE, turns, question, context)
 
 
 def relation_messages(
@@ -386,7 +385,7 @@ def relation_messages(
             previous_answer=cut(previous_answer, AGENT_TURN_CHARS) or rewrite.NO_ANSWER, question=question
         ),
     }
-    return {target: _chat(context.rewrite_system_prompt, body) for target, body in bodies.items()}
+    return {target: _chat(rewrite.SYSTEM, body) for target, body in bodies.items()}
 
 
 # ---- clarify ----------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from mtrag_graph.stages.common import ModelSetting
 
 register(
     Stage("relation", "Classifies how the question relates to the previous exchange (four classes).",
-          nodes=("classify_relation",), label="reading the conversation", reads=("rewrite",))
+          nodes=("classify_relation",), label="reading the conversation")
 )  # fmt: skip
 
 

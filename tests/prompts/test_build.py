@@ -1,4 +1,5 @@
-"""The prompt layer: every graph prompt comes from Context, one conversation and one passage formatter."""
+"""The prompt layer: prompt text from prompts/ (through Context where a preset changes it), one
+conversation and one passage formatter."""
 
 from __future__ import annotations
 
@@ -21,24 +22,25 @@ PASSAGES = [
     "Bees use the waggle dance to show the direction of flowers.",
     "The round dance means food is close.",
 ]
-# Fragments filled into prompts (what an empty slot shows), not prompts of their own.
-FRAGMENTS = {"EXAMPLE_NO_DOCUMENTS", "EXAMPLE_FIRST_TURN", "NO_ANSWER", "GLOBAL_REWRITE_RULES"}
+PROMPT_SETTING = ("_instruction", "_prompt", "_template")
 
 
-def test_every_graph_prompt_is_the_default_of_a_context_field():
-    defaults = {f.default for f in dataclasses.fields(Context) if isinstance(f.default, str)}
-    for module in (grounded, rewrite, clarify, answer_variants, candidate_judge):
-        for name, value in vars(module).items():
-            if name.isupper() and isinstance(value, str) and name not in FRAGMENTS:
-                assert value in defaults, f"{module.__name__}.{name} cannot be overridden from Context"
+def test_every_prompt_setting_defaults_to_a_text_of_the_prompt_modules():
+    texts = {
+        value
+        for module in (grounded, rewrite, clarify, answer_variants, candidate_judge)
+        for name, value in vars(module).items()
+        if name.isupper() and isinstance(value, str)
+    }
+    prompt_settings = [f for f in dataclasses.fields(Context) if f.name.endswith(PROMPT_SETTING)]
+    assert prompt_settings, "no prompt setting found: the suffixes no longer name them"
+    assert [f.name for f in prompt_settings if f.default not in texts | {None}] == []
 
 
 @pytest.mark.parametrize(
     ("field", "role"),
     [
-        ("rewrite_system_prompt", "classify_model"),
-        ("global_rewrite_system_prompt", "rewrite_model"),
-        ("global_rewrite_instruction", "rewrite_model"),
+        ("grounded_system_prompt", "gate_model"),
         ("related_to_question_instruction", "classify_model"),
         ("related_to_answer_instruction", "classify_model"),
         ("grounded_context_template", "gate_model"),

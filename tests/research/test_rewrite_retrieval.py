@@ -16,7 +16,7 @@ TURNS = [
 
 def test_the_variants_move_only_the_rules_and_rules_after_is_the_default():
     question = "And how do I list its archives?"
-    before = global_rewrite_messages(TURNS, question, Context(**VARIANTS["rules after"]))
+    before = global_rewrite_messages(TURNS, question, Context(), VARIANTS["rules after"])
     assert [m.content for m in before] == [
         m.content for m in global_rewrite_messages(TURNS, question, Context())
     ]
@@ -25,7 +25,7 @@ def test_the_variants_move_only_the_rules_and_rules_after_is_the_default():
         f"Last user question: {question}\n\n{rewrite.GLOBAL_REWRITE_RULES}"
     )
     for name, tail in (("rules in system", ""), ("rules in system, cue after", "\n\nRewritten question:")):
-        moved = global_rewrite_messages(TURNS, question, Context(**VARIANTS[name]))
+        moved = global_rewrite_messages(TURNS, question, Context(), VARIANTS[name])
         assert str(moved[0].content).endswith(rewrite.GLOBAL_REWRITE_RULES)
         assert str(moved[1].content) == str(before[1].content).split("\n\nRewrite the last")[0] + tail
 
