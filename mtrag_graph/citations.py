@@ -22,7 +22,7 @@ from typing import Any
 from mtrag_graph.judging.grounding import sentence_support, support_entries
 from mtrag_graph.passages import source_label
 from mtrag_graph.prompts.build import format_conversation
-from mtrag_graph.stages.ground import DEFAULT_MIN_SUPPORT
+from mtrag_graph.stages.accept import DEFAULT_MIN_SUPPORT
 
 MIN_SUPPORT = DEFAULT_MIN_SUPPORT  # the grounding check's default (Context.grounding_min_support)
 

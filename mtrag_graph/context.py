@@ -11,13 +11,12 @@ from typing import Any
 
 from mtrag_graph.presets import DEFAULT_PRESET, load_preset
 from mtrag_graph.stages import check_choices
+from mtrag_graph.stages.accept import AcceptSettings
 from mtrag_graph.stages.candidates import CandidatesSettings
-from mtrag_graph.stages.check import CheckSettings
 from mtrag_graph.stages.clarify import ClarifySettings
 from mtrag_graph.stages.common import CommonSettings
 from mtrag_graph.stages.gate import GateSettings
 from mtrag_graph.stages.generate import GenerateSettings
-from mtrag_graph.stages.ground import GroundSettings
 from mtrag_graph.stages.history import HistorySettings
 from mtrag_graph.stages.relation import RelationSettings
 from mtrag_graph.stages.rerank import RerankSettings
@@ -30,8 +29,7 @@ from mtrag_graph.stages.rewrite import RewriteSettings
 @dataclass(kw_only=True)
 class Context(
     CandidatesSettings,
-    GroundSettings,
-    CheckSettings,
+    AcceptSettings,
     GenerateSettings,
     GateSettings,
     RerankSettings,

@@ -1,7 +1,7 @@
 """The controller graph: validate, (clarify: given passages), precheck, rewrite, classify, select history,
 (retrieve), rerank, (clarify: retrieved passages), gate, generate (or, with two or more candidates
-configured, fan out to the candidates and judge them), check (retry once), ground (drop unsupported
-sentences), abstain.
+configured, fan out to the candidates and judge them), accept (the verdict: keep, retry once, or
+decline), abstain.
 
 Routing lives here and only here: ``ROUTES`` says where each node goes next. Every route comes from
 one factory, ``next_or_abstain``: go on to the next node (or the one a small ``choose`` function
@@ -28,16 +28,15 @@ from langgraph.types import Send
 
 from mtrag_graph.context import Context
 from mtrag_graph.nodes.abstain import abstain
+from mtrag_graph.nodes.accept_answer import accept_answer
 from mtrag_graph.nodes.answerability_gate import answerability_gate
 from mtrag_graph.nodes.ask_user import ask_user
-from mtrag_graph.nodes.check_answer import check_answer
 from mtrag_graph.nodes.clarify import clarify
 from mtrag_graph.nodes.classify_relation import classify_relation
 from mtrag_graph.nodes.evidence_precheck import evidence_precheck
 from mtrag_graph.nodes.finish import finish
 from mtrag_graph.nodes.generate import generate
 from mtrag_graph.nodes.generate_candidate import generate_candidate
-from mtrag_graph.nodes.ground_answer import ground_answer
 from mtrag_graph.nodes.judge_candidates import judge_candidates
 from mtrag_graph.nodes.load_task import load_task
 from mtrag_graph.nodes.rerank import rerank
@@ -92,8 +91,8 @@ def _answered_or(next_node: str) -> Choose:
 
 
 def _answered_or_retry(state: State, runtime: Runtime[Context]) -> str:
-    """After check_answer: an accepted answer goes to the grounding check, a rejected draft back to generate."""
-    return "ground_answer" if state.get("answer") else "generate"
+    """After the verdict: a kept answer ends the run, a retried draft goes back to generate."""
+    return FINISH if state.get("answer") else "generate"
 
 
 def _clarify_on(runtime: Runtime[Context]) -> bool:
@@ -158,8 +157,7 @@ NODES: tuple[Callable[..., Any], ...] = (
     generate_candidate,
     judge_candidates,
     generate,
-    check_answer,
-    ground_answer,
+    accept_answer,
     abstain,
     finish,
 )
@@ -178,10 +176,9 @@ ROUTES: dict[str, Route] = {
     "rerank": next_or_abstain("clarify", "answerability_gate", choose=_clarify_retrieved_when_on),
     # "generate_candidate" is reached by Send (one branch per candidate); listed for the drawn graph
     "answerability_gate": next_or_abstain("generate", "generate_candidate", choose=_answer_or_fan_out),
-    "judge_candidates": next_or_abstain("check_answer"),
-    "generate": next_or_abstain("check_answer"),
-    "check_answer": next_or_abstain("generate", "ground_answer", choose=_answered_or_retry),
-    "ground_answer": next_or_abstain(FINISH),
+    "judge_candidates": next_or_abstain("accept_answer"),
+    "generate": next_or_abstain("accept_answer"),
+    "accept_answer": next_or_abstain("generate", FINISH, choose=_answered_or_retry),
 }
 # Every destination each router can return (for the drawn graph and for insertions).
 DESTINATIONS: dict[str, tuple[str, ...]] = {

@@ -33,27 +33,20 @@ class RelationClass(IntEnum):
 
 
 class AbstainReason(StrEnum):
-    NO_EVIDENCE = "no_evidence"
-    GATE_NO = "gate_no"
-    MODEL_UNSURE = "model_unsure"  # the answering model would decline too often (judging/decline.py)
-    FAILED_RETRY = "failed_retry"
-    GENERATOR_DECLINED = "generator_declined"
-    UNGROUNDED = "ungrounded"  # no sentence of the answer is backed by the passages (nodes/ground_answer.py)
-    UNVERIFIED = "unverified"  # an answer forced by the decline retry that the model did not confirm
-    UNMENTIONED = "unmentioned"  # the question names something no kept passage says (judging/unmentioned.py)
-    NOT_STATED = "not_stated"  # no cited passage states the answer, says the verifier (judging/verifier.py)
-    CANDIDATES_FAILED = "candidates_failed"  # every candidate of the ensemble failed
-    ERROR = "error"
+    """Why a run said "I don't know": what a user or researcher tells apart. The evidence is in the route:
+    ``gate_evidence`` for the gate, ``verdict`` (its ``why`` and signals) for the verdict, ``error``."""
+
+    NO_EVIDENCE = "no_evidence"  # no passages to answer from
+    GATE_NO = "gate_no"  # the gate: the passages do not hold the answer (or never name what is asked)
+    VERDICT = "verdict"  # the verdict on the draft (judging/verdict.py): why is in ``verdict["why"]``
+    ERROR = "error"  # a node failed (``error``), every candidate of the ensemble among them
 
 
 class RetryReason(StrEnum):
-    """Why check_answer asked for another draft; ``generate`` picks the retry's instruction by it."""
+    """Why the verdict asked for another draft; ``generate`` picks the retry's instruction by it."""
 
     DECLINED = "declined"  # a whole-answer decline although the gate judged the passages relevant
     PROBLEMS = "problems"  # the draft had problems (``answer_problems``)
-    # the run was about to decline (the model declined, or the retry failed) after a gate "yes": asked once
-    # more over the kept passages whole, with "I don't know" offered (``Context.reread_declines``)
-    REREAD = "reread"
 
 
 @dataclass(frozen=True)
@@ -148,15 +141,15 @@ class State(InputState, total=False):
     retries: int
     retry_reason: RetryReason  # why the last check asked for another draft
     evidence_quotes: dict[str, Any]  # answer_mode "evidence_first": the quotes, those not found, the outcome
-    decline_retried: bool  # check_answer asked once more after a whole-answer decline
+    decline_retried: bool  # the verdict asked once more after a whole-answer decline
     decline_offered: bool  # the last draft's prompt offered "I don't know" (first_draft "may_decline")
-    reread: bool  # check_answer asked once more over the whole passages before declining (reread_declines)
-    # the drafts check_answer did not take, in order: {"draft" (cut), "problems", "outcome" (the retry's
+    # the drafts the verdict did not take, in order: {"draft" (cut), "problems", "outcome" (the retry's
     # reason or the abstention's)}; the answer problems of a draft that was retried are otherwise overwritten
     rejected_drafts: list[dict[str, Any]]
     # grounding check: per-sentence support ({"text", "supported", "score", "passages", "document_ids",
     # "unsupported_facts", ...}), sentences dropped, the answer before the check
     grounding: dict[str, Any]
+    verdict: dict[str, Any]  # the verdict on the last draft: {"outcome", "why", "signals"} (judging.verdict)
     # answer ensemble (only when two or more candidates are configured)
     candidate_answers: Annotated[
         list[dict[str, Any]], MATERIAL, operator.add

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.answer_check import quote_command
+from mtrag_graph.judging.verdict import quote_command
 from research.trust_variants import kept_passages
 
 

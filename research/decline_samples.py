@@ -49,6 +49,7 @@ from mtrag_graph.prompts.build import (
 from mtrag_graph.prompts.excerpts import select_evidence
 from mtrag_graph.text import declines
 
+SAMPLE_MAX_TOKENS = 24  # the graph's former sample_max_tokens: a reply long enough to tell a decline
 PROMPTS = ("grounded", "plain", "neutral", "grounded-neutral", "sample")
 # a plain instruction without the graph's "find the sentences ... only if none ... reply exactly" wording
 NEUTRAL = (
@@ -89,7 +90,7 @@ def probe(
         messages = plain_messages(state, context, NEUTRAL if prompt == "neutral" else "")
     model = get_chat_model(context.generate_model)
     result: dict[str, Any] = {"p_decline": decline_probability(model, messages)}
-    max_tokens = context.sample_max_tokens if prompt == "sample" else 80
+    max_tokens = SAMPLE_MAX_TOKENS if prompt == "sample" else 80
     if samples:
         replies = [
             str(invoke_text(model, messages, max_tokens=max_tokens, temperature=temperature).content)

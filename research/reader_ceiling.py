@@ -1,27 +1,21 @@
 """How far the bundled reader can go: what recorded runs say about issue 47's bars, without a model call.
 
-Three reads of runs already answered (the decline probability's threshold replayed over whole runs is
+Two reads of runs already answered (the decline probability's threshold replayed over whole runs is
 ``research.decline_fit --totals``):
 
 - ``documents RUN...``: real-documents run folders of one split (``benchmarks.real_documents``, each with
   ``verdicts.jsonl``), answered by different variants of the pipeline (prompts, budgets, orders, checks).
   A task counts as reachable when **any** run answered it right: the best a perfect pick among those
   variants could score. First turns and follow-ups apart, and the tasks no run got right.
-- ``quotes RUN...``: the yes/no answers that are only a quote (``grounding.yes_no.outcome`` "quote only",
-  not declined), from MTRAG prediction files (labelled by answerability) and real-documents run folders
-  (labelled right, wrong or UNANSWERABLE by their verdicts), each (question, quoted sentence) scored by a
-  "does this sentence answer the question" cross-encoder (``judging.verifier``: the shipped verifier, or
-  ``--weights`` such as ``research.evidence_scorer_fit``'s). Would a score tell the quotes that answer
-  from those that decide nothing?
 - ``defaults RUN...``: real-documents run folders; for each question that says "default", the kept
   passages' sentence with "default" closest to the question (MiniLM cosine), and whether it holds every
   key fact: could quoting it answer the questions the reader got wrong?
 
     python -m research.reader_ceiling documents runs/rd-fresh-*/
-    python -m research.reader_ceiling quotes runs/t-ua-C.jsonl runs/rd-fresh-G [--weights FILE]
     python -m research.reader_ceiling defaults runs/rd-tuning-G runs/rd-fresh-G
 
-``quotes`` loads MiniLM and the cross-encoder, ``defaults`` MiniLM; no language-model call anywhere.
+``defaults`` loads MiniLM; no language-model call anywhere. (A third read, ``quotes``, scored the yes/no
+quote-only answers with the trained verifier, which left the product: AUC 0.49.)
 """
 
 from __future__ import annotations
@@ -37,10 +31,8 @@ from typing import Any
 from benchmarks.real_documents.data import load_set, turn_of
 from benchmarks.real_documents.score import facts_found
 from mtrag_graph.context import Context
-from mtrag_graph.judging.verifier import WEIGHTS, Verifier
 from mtrag_graph.judging.yes_no import candidate_sentences
 from mtrag_graph.models import get_embedder
-from mtrag_graph.tasks import answerability_of
 from research.decline_samples import read_run
 
 ALL_SENTENCES = 10**6  # candidate_sentences' k: every sentence, ranked
@@ -108,52 +100,6 @@ def _question(record: Mapping[str, Any]) -> str:
     return str(route.get("standalone_question") or record["input"][-1]["text"])
 
 
-def quote_rows(path: Path) -> list[dict[str, Any]] | None:
-    """The quote-only yes/no answers of one MTRAG prediction file or real-documents run folder."""
-    verdicts: dict[str, Mapping[str, Any]] = {}
-    if path.is_dir():
-        loaded = read_run(path)
-        if loaded is None:
-            return None
-        records = list(loaded[0].values())
-        verdicts = {str(v["task_id"]): v for v in loaded[1]}
-    else:
-        found = read_lines(path)
-        if found is None:
-            return None
-        records = found
-    rows = []
-    for record in records:
-        route = record.get("route") or {}
-        settled = (route.get("grounding") or {}).get("yes_no") or {}
-        if route.get("abstained") or settled.get("outcome") != "quote only" or not settled.get("quote"):
-            continue
-        verdict = verdicts.get(str(record["task_id"]))
-        if verdict is not None:
-            label = (
-                ("right" if verdict.get("right") else "wrong")
-                if verdict.get("answerable")
-                else "UNANSWERABLE"
-            )
-        else:
-            label = answerability_of(record) or "?"
-        rows.append({"set": path.name, "task_id": record["task_id"], "label": label,
-                     "question": _question(record), "quote": str(settled["quote"])})  # fmt: skip
-    return rows
-
-
-def render_quotes(rows: Sequence[Mapping[str, Any]]) -> str:
-    lines = ["| set | label | score | question |", "|---|---|---|---|"]
-    for row in sorted(rows, key=lambda r: (r["label"], r["score"])):
-        lines.append(f"| {row['set']} | {row['label']} | {row['score']:.3f} | {row['question'][:70]} |")
-    lines += ["", "| label | answers | lowest | highest | above 0.6 |", "|---|---|---|---|---|"]
-    for label in sorted({r["label"] for r in rows}):
-        scores = [r["score"] for r in rows if r["label"] == label]
-        above = sum(s > 0.6 for s in scores)
-        lines.append(f"| {label} | {len(scores)} | {min(scores):.3f} | {max(scores):.3f} | {above} |")
-    return "\n".join(lines)
-
-
 def default_rows(run: Path, embed: Any) -> list[dict[str, Any]] | None:
     """Per answerable question of the run that says "default": the closest "default" sentence of its kept
     passages, whether it holds every key fact, and whether the run's answer was right."""
@@ -201,29 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     documents = commands.add_parser("documents", help="right answers reachable over real-documents runs")
     documents.add_argument("runs", nargs="+", type=Path, help="run folders of one split (verdicts.jsonl)")
-    quotes = commands.add_parser("quotes", help="quote-only yes/no answers scored by a cross-encoder")
-    quotes.add_argument("runs", nargs="+", type=Path, help="prediction files or real-documents run folders")
-    quotes.add_argument("--weights", type=Path, help="cross-encoder weights (default: the shipped verifier)")
     defaults = commands.add_parser("defaults", help="the closest 'default' sentence of each default question")
     defaults.add_argument("runs", nargs="+", type=Path, help="real-documents run folders")
     args = parser.parse_args(argv)
-    if args.command == "quotes":
-        rows: list[dict[str, Any]] = []
-        for path in args.runs:
-            found = quote_rows(path)
-            if found is None:
-                return 2
-            rows += found
-        if not rows:
-            print("no quote-only yes/no answers in these runs")
-            return 0
-        scorer = Verifier(args.weights or WEIGHTS)
-        for row, score in zip(
-            rows, scorer.pair_scores([(r["question"], r["quote"]) for r in rows]), strict=True
-        ):
-            row["score"] = score
-        print(render_quotes(rows))
-        return 0
     if args.command == "defaults":
         embed = get_embedder(Context().embedder).embed
         found_rows: list[dict[str, Any]] = []

@@ -176,6 +176,23 @@ def verbatim_pattern(token: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w]){re.escape(verbatim_key(token))}(?![\w])")
 
 
+_QUOTES = str.maketrans({c: '"' for c in "'`\u2018\u2019\u201c\u201d"})
+_AROUND_SYMBOL = re.compile(r"\s*([^\w\s])\s*")
+
+
+def code_key(text: str) -> str:
+    """What a code match compares: ``verbatim_key`` with every kind of quote mark one, no space around a
+    symbol, and no statement end, so the same command typed two ways is one fact ("PRAGMA journal_mode =
+    WAL" and "PRAGMA journal_mode=WAL;"; "`f('a', 1)`" and "f(\"a\",1)")."""
+    key = _AROUND_SYMBOL.sub(r"\1", verbatim_key(text).translate(_QUOTES))
+    return key.replace(";", " ").strip()
+
+
+def code_pattern(token: str) -> re.Pattern[str]:
+    """``token`` as a whole word, to search in a ``code_key`` text."""
+    return re.compile(rf"(?<![\w]){re.escape(code_key(token))}(?![\w])")
+
+
 def facts_in(sentence: str) -> tuple[set[str], set[str]]:
     """The sentence's numbers and names (see ``numbers_in``, ``names_in``)."""
     return {_normalise_number(m.group()) for m in _NUMBER.finditer(sentence)}, names_in(sentence)
@@ -211,12 +228,16 @@ class _Evidence:
         self.all_numbers = set().union(self.said_numbers, *self.numbers)
         self.texts = [verbatim_key(p) for p in passages]
         self.said_text = verbatim_key(said)
+        self.code_texts = [code_key(p) for p in passages]
+        self.said_code = code_key(said)
 
     def holding(self, token: str) -> tuple[bool, set[int]]:
-        """Whether what was said holds ``token`` verbatim, and which passages do (never inside a longer word)."""
-        pattern = verbatim_pattern(token)
-        return bool(pattern.search(self.said_text)), {
-            i for i, t in enumerate(self.texts) if pattern.search(t)
+        """Whether what was said holds ``token`` verbatim, and which passages do (never inside a longer
+        word): as written, or as code (``code_key``: spacing, quote marks and a statement's ";" aside)."""
+        pattern, code = verbatim_pattern(token), code_pattern(token)
+        said = bool(pattern.search(self.said_text) or code.search(self.said_code))
+        return said, {
+            i for i, t in enumerate(self.texts) if pattern.search(t) or code.search(self.code_texts[i])
         }
 
     def support(self, sentence: str, start: int, end: int, min_support: float) -> SentenceSupport:
@@ -291,7 +312,38 @@ def sentence_support(
     """Each sentence of ``answer`` with its support by ``passages``. ``conversation`` (the turns before
     the question) may supply words and facts, ``question`` facts only; neither is ever cited."""
     evidence = _Evidence(passages, conversation, question)
-    return [evidence.support(answer[s:e], s, e, min_support) for s, e in sentence_spans(answer)]
+    return orphans_dropped([evidence.support(answer[s:e], s, e, min_support) for s, e in sentence_spans(answer)])
+
+
+# a sentence that opens by pointing back ("This command changes ...", "It also ...", "These are ..."): its
+# subject is the sentence before it
+_POINTER = re.compile(r"^\W*(?:this|that|these|those|such|it|its|they|their|them)\b(?!\s*(?:is|was)\s+(?:why|because|how)\b)", re.IGNORECASE)
+ORPHANED = "points back to a sentence that was dropped"
+
+
+def orphans_dropped(support: Sequence[SentenceSupport]) -> list[SentenceSupport]:
+    """``support`` with a sentence that would open what is left by pointing back to a dropped one ("This
+    command changes ...", after the sentence naming the command was dropped) dropped too: what is left
+    never opens with a pointer to nothing. A pointer after a kept sentence has something to point to."""
+    result: list[SentenceSupport] = []
+    opening = True  # no kept claim yet: the next kept sentence would open the answer
+    for sentence in support:
+        if (
+            opening
+            and result
+            and not result[-1].supported
+            and sentence.supported
+            and sentence.claim
+            and _POINTER.match(claim_text(sentence.text))
+        ):
+            sentence = SentenceSupport(
+                sentence.text, sentence.start, sentence.end, False, sentence.score, sentence.passages,
+                [*sentence.unsupported_facts, ORPHANED], sentence.claim,
+            )  # fmt: skip
+        if sentence.supported and sentence.claim:
+            opening = False
+        result.append(sentence)
+    return result
 
 
 def unsupported_facts(answer: str, passages: Sequence[str], conversation: str = "") -> list[str]:
@@ -317,16 +369,21 @@ def grounded_answer(answer: str, support: Sequence[SentenceSupport]) -> str | No
 
 
 def keep_supported(answer: str, support: Sequence[SentenceSupport]) -> str:
-    """The answer with its unsupported sentences cut out; the rest keeps its layout (lines, bullets)."""
+    """The answer with its unsupported sentences cut out; the rest keeps its layout (lines, bullets). An
+    answer's leading yes or no stays when its sentence goes ("Yes, X does Y." -> "Yes.")."""
     text = answer
     for sentence in sorted((s for s in support if not s.supported), key=lambda s: -s.start):
-        text = text[: sentence.start] + text[sentence.end :]
+        # a leading yes or no is the answer itself: it stays when the sentence that opens with it goes
+        lead = _LEADING_YES_NO.match(sentence.text) if sentence.start == support[0].start else None
+        kept = f"{lead.group(1)}." if lead else ""
+        text = text[: sentence.start] + kept + text[sentence.end :]
     lines = [re.sub(r"[ \t]{2,}", " ", line).rstrip() for line in text.splitlines()]
     kept = [line for line in lines if not _EMPTY_ITEM.fullmatch(line)]
     return "\n".join(kept).strip()
 
 
 _EMPTY_ITEM = re.compile(r"\s*(?:[-*•]|\d+[.)])?\s*")
+_LEADING_YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 
 
 def anchored_support(

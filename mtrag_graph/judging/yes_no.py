@@ -10,11 +10,11 @@ rely on; the sentence is. A yes/no answer is settled after the draft:
    ranked by the embedder's cosine with the question; the best one, with the second when it is from the
    same passage and nearly as close;
 2. the model reads the quote alone ("going only by this sentence, yes or no?", one constrained token
-   and its probabilities): a verdict at least ``min_confidence`` sure leads the answer, and the draft
-   stays before the quote only when it says the same (or neither yes nor no);
-3. without a sure verdict the quote is the answer ("The document says: “...”"): the draft's own yes
-   or no is dropped; with ``keep_no`` (``Context.yes_no_keep_no``) a draft that opens with "No" stays
-   before the quote: the model leans to "yes", so its "no" goes against its lean.
+   and its probabilities): its verdict (when at least ``min_confidence`` sure) and whether it agrees with
+   the draft's own yes or no are recorded, a signal for the answer's verdict;
+3. the quote is added after the draft ("... The document says: “...”"). The draft is never turned over
+   nor replaced: on answers people wrote (the reference-writer benchmark) the model's verdict on the
+   quote turned a right "Yes, I have. ..." into "No." and replaced others by the quote alone.
 
 The grounding check then cites the quote's passage. The record (candidates, quote, probabilities,
 outcome) is kept in ``grounding["yes_no"]``. Cost: one embedding batch and one short model call.
@@ -160,14 +160,11 @@ def settle(
     min_confidence: float,
     retries: int = 1,
     quote_from: str = "question",
-    keep_no: bool = False,
 ) -> tuple[str, dict[str, Any]]:
-    """The answer to a yes/no question with the sentence that decides it quoted, and the record.
+    """The answer to a yes/no question with the sentence that decides it quoted after it, and the record.
 
-    The model reads the quote alone: a verdict at least ``min_confidence`` leads the answer; the draft
-    is kept before the quote only when it says the same (or says neither yes nor no). Without a
-    confident verdict the quote is the answer: the draft's own yes or no is not trusted, except a "no"
-    with ``keep_no``, which stays before the quote."""
+    The model reads the quote alone; its verdict (at least ``min_confidence`` sure, else none) and whether
+    it agrees with the draft's own yes or no are recorded. The draft itself stays as it was written."""
     if quote_from not in QUOTE_FROM:
         raise ValueError(f"yes_no_quote_from: {quote_from!r}; one of {', '.join(QUOTE_FROM)}")
     draft = answer if quote_from == "question+draft" else None
@@ -191,13 +188,12 @@ def settle(
             verdict = best
     said = polarity(answer)
     quote_text = QUOTE.format(sentence=text)
-    if verdict is not None and said in (None, verdict):
-        return f"{answer.rstrip()} {quote_text}", {**record, "verdict": verdict, "outcome": "draft kept"}
-    if verdict is not None:
-        return f"{LEAD[verdict]}. {quote_text}", {**record, "verdict": verdict, "outcome": "verdict"}
-    if keep_no and said == "no":
-        return f"{answer.rstrip()} {quote_text}", {**record, "verdict": None, "outcome": "draft no kept"}
-    return quote_text, {**record, "verdict": None, "outcome": "quote only"}
+    # the draft is never turned over nor replaced: the quote is added after it, and what the model read in
+    # the quote is a signal (``record["agrees"]``) for the verdict, not an edit
+    agrees = None if verdict is None or said is None else verdict == said
+    outcome = "quote added" if verdict is None or agrees is not False else "quote disagrees"
+    return f"{answer.rstrip()} {quote_text}", {**record, "verdict": verdict, "said": said, "agrees": agrees,
+                                               "outcome": outcome}  # fmt: skip
 
 
 def applies(question: str, answer: str) -> bool:

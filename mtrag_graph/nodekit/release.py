@@ -1,10 +1,10 @@
 """Stream only what stands: which part of a draft may be shown while the model is still writing it.
 
 A sentence of the draft is shown once the checks that could withdraw it have passed it
-(``judging.answer_check.standing_text``, which the generating node hands to ``Release``): the answer
-check (``judging.answer_check.check_draft``: a decline, a draft with problems, an echoed prompt are
+(``judging.verdict.standing_text``, which the generating node hands to ``Release``): the answer
+check (``judging.verdict.check_draft``: a decline, a draft with problems, an echoed prompt are
 held, and so is a "how many" answer still without its number) and the grounding check
-(``judging.answer_check.ground``: a sentence the passages do not back is never shown). Each check runs
+(``judging.verdict.ground``: a sentence the passages do not back is never shown). Each check runs
 on the draft cut after its last complete sentence, as if the draft ended there; what that answer would
 be is what may be shown, as long as it continues what was shown before. The last sentence waits for
 the end of the run (it may be cut off, or trimmed), and so does everything when the model itself must
@@ -57,7 +57,7 @@ class Release:
     """Receives the draft's tokens (``invoke_text(on_token=...)``) and sends what stands (``events.TEXT``).
 
     ``standing``: what the checks would keep of a draft ('' when they would hold it; the node's checks,
-    ``judging.answer_check.standing_text``). ``shown``: what earlier drafts of this run already showed; a
+    ``judging.verdict.standing_text``). ``shown``: what earlier drafts of this run already showed; a
     retry's text is shown only where it continues it. ``finish``: the node's own post-processing of the
     reply (the candidate's citation markers), applied to the draft before it is checked.
     """

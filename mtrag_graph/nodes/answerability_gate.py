@@ -16,7 +16,7 @@ What the decision rests on is written to ``gate_evidence``; ``mtrag-graph decisi
 ``decline_threshold`` (off): after a "yes", "no" when the answering model's first-token probability of
 declining (``judging.decline.decline_probability``, ``decline_instruction``) reaches it. Measured on the
 real-documents tuning split, it did not separate invented answers from right ones under the graph's
-prompt; the answer samples (``judging.answer_check``) read the same probability on their own prompt.
+prompt; the answer samples (``judging.verdict``) read the same probability on their own prompt.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def answerability_gate(state: State, runtime: Runtime[Context]) -> dict[str, Any
             return {
                 "gate": "no",
                 "gate_evidence": {"unmentioned": missing},
-                "abstain_reason": AbstainReason.UNMENTIONED,
+                "abstain_reason": AbstainReason.GATE_NO,
             }
     decision = gate_decision(state, context)
     update: dict[str, Any] = {
@@ -180,8 +180,6 @@ def answerability_gate(state: State, runtime: Runtime[Context]) -> dict[str, Any
         update["fallbacks"] = [
             {"node": "answerability_gate", "used": decision["gate"], "raw": decision["raw"]}
         ]
-    if decision.get("declined"):
-        update["abstain_reason"] = AbstainReason.MODEL_UNSURE
-    elif decision["gate"] == "no":
+    if decision.get("declined") or decision["gate"] == "no":  # gate_evidence says which
         update["abstain_reason"] = AbstainReason.GATE_NO
     return update

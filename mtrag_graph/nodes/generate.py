@@ -14,7 +14,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.answer_check import standing_text
+from mtrag_graph.judging.verdict import standing_text
 from mtrag_graph.models import get_chat_model, invoke_text
 from mtrag_graph.nodekit.release import Release
 from mtrag_graph.nodekit.wrapper import guarded

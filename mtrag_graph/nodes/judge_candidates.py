@@ -162,7 +162,7 @@ def judge_candidates(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     judgement["scores"] = []
     if not usable:
         judgement.update(judge="none", reason=f"all {len(entries)} candidates failed")
-        return {"judgement": judgement, "abstain_reason": AbstainReason.CANDIDATES_FAILED}
+        return {"judgement": judgement, "abstain_reason": AbstainReason.ERROR}
     update: dict[str, Any] = {}
     if len(usable) == 1:
         chosen = usable[0]

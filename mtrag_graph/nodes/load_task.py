@@ -115,5 +115,4 @@ def load_task(state: State, runtime: Any) -> dict[str, Any]:
         "answer_problems": [],
         "decline_retried": False,
         "decline_offered": True,
-        "reread": False,
     }

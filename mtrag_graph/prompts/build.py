@@ -70,7 +70,6 @@ class PromptSettings(Protocol):
     gate_instruction: str
     decline_instruction: str
     sample_instruction: str
-    verify_instruction: str
     generate_instruction: str
     evidence_first_instruction: str
     extractive_instruction: str
@@ -226,14 +225,6 @@ def sample_messages(state: Mapping[str, Any], context: PromptSettings) -> list[B
     return grounded_messages(state, context, tail)
 
 
-def verify_messages(state: Mapping[str, Any], context: PromptSettings, answer: str) -> list[BaseMessage]:
-    """The gate's prefix, then: do the documents state this answer? (the retried answer's check)"""
-    tail = context.verify_instruction.format(
-        question=prompted_question(state, context), answer=cut(answer, QUESTION_CHARS)
-    )
-    return grounded_messages(state, context, tail)
-
-
 def _examples(context: PromptSettings) -> str:
     rendered = []
     for n, example in enumerate(load_exemplars(context.exemplars_file), start=1):
@@ -274,8 +265,6 @@ def offers_decline(
     """Does the draft's prompt offer "I don't know"? False: it is asked without that way out (the retry
     after a decline that followed a gate "yes", or, with ``first_draft="answer"``, the first draft after
     a gate "yes"); None: a prompt that says nothing either way (a retry after other problems)."""
-    if state.get("retry_reason") == RetryReason.REREAD:
-        return True
     if not context.decline_retry_instruction:
         return True if not state.get("answer_problems") else None
     if state.get("retry_reason") == RetryReason.DECLINED:
@@ -292,14 +281,8 @@ def offers_decline(
 def answer_messages(
     state: Mapping[str, Any], context: PromptSettings, candidate: AnswerVariant
 ) -> list[BaseMessage]:
-    """A first answer with ``candidate``'s variant, or, after rejected drafts, the stricter retry; before a
-    decline (``RetryReason.REREAD``), the plain request over the kept passages whole."""
+    """A first answer with ``candidate``'s variant, or, after rejected drafts, the stricter retry."""
     question = prompted_question(state, context)
-    if state.get("retry_reason") == RetryReason.REREAD:
-        tail = context.decline_instruction.format(question=question, idk=context.idk_answer)
-        return grounded_messages(
-            {**state, "kept_passages": whole_passages(state.get("kept_passages") or [])}, context, tail
-        )
     if offers_decline(state, context, candidate) is False:
         tail = context.decline_retry_instruction.format(question=question)
     elif state.get("answer_problems"):

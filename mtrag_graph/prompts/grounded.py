@@ -72,14 +72,5 @@ GENERATE_EVIDENCE_FIRST = (
     "documents answers the question, reply exactly: {idk}"
 )
 
-# the check of an answer written only after a decline (Context.verify_retried_answers): the retry forbids
-# "I don't know", so on passages that are on topic but do not hold the answer it invents one; the
-# model, asked yes/no about its own forced answer, is the judge that has read the documents
-VERIFY_ANSWER = (
-    "Question: {question}\n\n"
-    "Proposed answer: {answer}\n\n"
-    "Do the documents above state what this answer says, as an answer to this question (not only "
-    "mention its topic)? Reply with only yes or no."
-)
 
 NO_CONVERSATION = "(this is the first turn)"

@@ -60,8 +60,7 @@ def fake_context(
         # scripted answers are rarely in the scripted passages: routing tests leave the grounding check
         # out; tests/judging/test_grounding.py runs it (grounding="facts", the default of Context)
         "grounding": "off",
-        # nor samples of the answer: each would take a scripted reply (tests/judging/test_decline.py draws them)
-        "answer_samples": 0,
+        # nor the decline probability: it would take a scripted reply (tests/judging/test_decline.py reads it)
         "sample_decline_threshold": None,
         # nor a yes/no answer's quote: its verdict would take a scripted reply (tests/judging/test_yes_no.py)
         "yes_no_quote": False,

@@ -55,6 +55,7 @@ YES_NO_OPENERS = (
 )  # fmt: skip
 _YES_NO_QUESTION = re.compile(rf"^\W*({'|'.join(YES_NO_OPENERS)})\b", re.IGNORECASE)
 _LEADING_YES_NO = re.compile(r"^(yes|no)\s*[,.!:;]\s*(?=\S)", re.IGNORECASE)
+_WH_QUESTION = re.compile(r"^\W*(?:what|which|who|whom|whose|where|when|why|how)\b", re.IGNORECASE)
 
 
 # A request put as a question to the assistant ("can you please tell me more about Letitia James?",
@@ -75,12 +76,14 @@ def is_yes_no_question(question: str) -> bool:
 
 
 def drop_spurious_yes_no(answer: str, question: str) -> str:
-    """Remove a "Yes, " / "No, " opener from an answer to a question that is not a yes/no question.
+    """Remove a "Yes, " / "No, " opener from an answer to a wh-question ("What ...?", "How ...?").
 
     Prompts that tell a small model to start yes/no answers with "Yes" or "No" make it open every
-    answer that way ("No, Watson Assistant is a service ..." to "What is Watson Assistant?").
+    answer that way ("No, Watson Assistant is a service ..." to "What is Watson Assistant?"). Any other
+    question keeps its answer's yes or no: people answer "Michael Jordan earns $X a year?" with "Yes,
+    that's correct. ..." and "Can you tell me more about X?" with "Yes, ..." (MTRAG-UN reference answers).
     """
-    if is_yes_no_question(question):
+    if not _WH_QUESTION.match(question):
         return answer
     stripped = _LEADING_YES_NO.sub("", answer, count=1)
     return stripped[0].upper() + stripped[1:] if stripped and stripped != answer else answer
@@ -275,7 +278,6 @@ def general_terms(answer: str, passages: Sequence[str]) -> list[str]:
 
 
 LEAD_RESTATES = "its first sentence restates the question without answering it"
-_WH_QUESTION = re.compile(r"^\W*(?:what|which|who|whom|whose|where|when|why|how)\b", re.IGNORECASE)
 
 
 def lead_restates(answer: str, question: str) -> bool:

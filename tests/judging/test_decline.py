@@ -3,7 +3,6 @@ before, and the answering model's probability of declining as a gate rule (judgi
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -11,8 +10,8 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from mtrag_graph.graph import build_graph
-from mtrag_graph.judging.answer_check import repeats_values
 from mtrag_graph.judging.decline import decline_probability, first_token_mass, key_facts, sample_disagreements
+from mtrag_graph.judging.verdict import FAILED_RETRY, UNSURE, Verdict, repeats_values, verdict
 from mtrag_graph.models.fake import FirstTokenModel, ScriptedChatModel
 from mtrag_graph.state import AbstainReason
 from mtrag_graph.testing import fake_context, make_task
@@ -87,7 +86,7 @@ def _gate_run(first_tokens: list[tuple[str, float]], threshold: float | None) ->
 
 def test_the_gate_abstains_when_the_answering_model_would_decline_too_often():
     out = _gate_run([("I", 0.4), ("Bees", 0.6)], threshold=0.2)
-    assert out["abstain_reason"] == AbstainReason.MODEL_UNSURE
+    assert out["abstain_reason"] == AbstainReason.GATE_NO and out["gate_evidence"]["declined"]
     assert out["gate_evidence"]["p_decline"] == pytest.approx(0.4)
 
 
@@ -125,39 +124,6 @@ def test_a_technical_fact_is_matched_verbatim_in_a_sample():
     assert sample_disagreements(answer, ["Use borg prune --keep-weekly 4."])
 
 
-def _sampled_run(samples: list[str], needed: int = 1) -> dict[str, Any]:
-    answer = "Bees dance to show where the flowers are, 300 metres away."
-    model = ScriptedChatModel(responses=[answer, *samples])
-    context = fake_context(
-        generate_model=model,
-        answer_samples=len(samples),
-        samples_needed=needed,
-        grounding="facts",
-        sample_scope="always",
-    )
-    task = make_task(
-        ["How far are the flowers?"], ["Bees dance to show where the flowers are, 300 metres away."]
-    )
-    return build_graph(output="state").invoke({"task": task}, context=context)
-
-
-def test_an_answer_its_samples_agree_with_stands():
-    out = _sampled_run(["They are 300 metres away.", "300 metres."])
-    assert out.get("abstain_reason") is None
-    assert out["grounding"]["samples"]["disagree"] == []
-
-
-def test_an_answer_a_sample_contradicts_is_a_decline():
-    out = _sampled_run(["They are 300 metres away.", "About 50 metres away."])
-    assert out["abstain_reason"] == AbstainReason.MODEL_UNSURE
-    assert out["answer"] == fake_context().idk_answer
-
-
-def test_samples_needed_sets_how_many_must_disagree():
-    out = _sampled_run(["They are 300 metres away.", "About 50 metres away."], needed=2)
-    assert out.get("abstain_reason") is None
-
-
 def test_a_passage_reference_is_no_fact_of_the_answer():
     answer = "According to Document 2, decompression needs 32 MB."
     assert sample_disagreements(answer, ["About 32 MB."]) == []
@@ -169,27 +135,26 @@ def test_a_short_sample_naming_the_command_and_its_option_agrees_with_the_full_c
     assert sample_disagreements(answer, [sample]) == []
 
 
-def _probability_run(p_decline: float, samples: list[str]) -> dict[str, Any]:
-    """A run whose samples' prompt puts ``p_decline`` on a decline (threshold 0.1), with ``samples``."""
+def _probability_verdict(p_decline: float, retrieved: bool = True) -> Verdict:
+    """The verdict on a backed answer whose decline prompt puts ``p_decline`` on a decline (threshold 0.1)."""
     answer = "Bees dance to show where the flowers are, 300 metres away."
-    model = FirstTokenModel(
-        responses=[answer, *samples], first_tokens=[("I", p_decline), ("3", 1 - p_decline)]
-    )
-    context = fake_context(
-        generate_model=model,
-        answer_samples=len(samples),
-        grounding="facts",
-        sample_decline_threshold=0.1,
-        sample_scope="always",
-    )
-    task = make_task(["How far are the flowers?"], [answer])
-    return build_graph(output="state").invoke({"task": task}, context=context)
+    model = FirstTokenModel(responses=["unused"], first_tokens=[("I", p_decline), ("3", 1 - p_decline)])
+    context = fake_context(generate_model=model, grounding="facts", sample_decline_threshold=0.1)
+    state = {"draft": answer, "question": "How far are the flowers?", "history": [], "gate": "yes",
+             "retrieve": retrieved, "kept_passages": [{"document_id": "d1", "text": answer}]}  # fmt: skip
+    return verdict(state, context)
 
 
-def test_an_answer_whose_samples_prompt_leans_to_a_decline_is_a_decline():
-    out = _probability_run(0.2, ["300 metres.", "300 metres."])
-    assert out["abstain_reason"] == AbstainReason.MODEL_UNSURE
-    assert out["grounding"]["samples"]["p_decline"] == pytest.approx(0.2)
+def test_an_answer_whose_decline_prompt_leans_to_a_decline_is_a_decline():
+    decided = _probability_verdict(0.2)
+    assert (decided.outcome, decided.why) == ("decline", UNSURE)
+    assert decided.signals["p_decline"] == pytest.approx(0.2)
+    assert _probability_verdict(0.05).outcome == "keep"
+
+
+def test_the_decline_probability_is_read_with_retrieved_passages_only():
+    decided = _probability_verdict(0.2, retrieved=False)
+    assert decided.outcome == "keep" and "p_decline" not in decided.signals
 
 
 def test_the_numbers_of_a_numbered_list_are_no_facts():
@@ -228,29 +193,17 @@ def test_a_repeated_answer_is_asked_again_without_the_conversation_it_copied():
     assert "Agent: 1700 MB/s." not in prompts[1] and "repeats the previous answer" in prompts[1]
 
 
-def test_without_samples_the_decline_probability_alone_decides():
-    out = _probability_run(0.2, [])
-    assert out["abstain_reason"] == AbstainReason.MODEL_UNSURE
-    assert out["grounding"]["samples"] == {"replies": [], "disagree": [], "p_decline": 0.2, "kept": False}
-    assert _probability_run(0.05, []).get("abstain_reason") is None
-
-
-@pytest.mark.parametrize(("decline_repeats", "declined"), [(False, False), (True, True)])
-def test_a_repeat_asked_again_that_still_repeats_is_taken_or_declined(decline_repeats, declined):
+def test_a_repeat_asked_again_that_still_repeats_is_declined():
     drafts = ["Lz4 decompresses at a speed of 1700 MB/s.", "Lz4 is fast: 1700 MB/s."]
     context = fake_context(generate=drafts, rewrite=["How fast does lz4 decompress?"])
-    context = dataclasses.replace(context, decline_repeats=decline_repeats)
     task = make_task(
         ["How fast does zstd decompress?", "1700 MB/s.", "How about lz4?"],
         ["zstd decompresses at 1700 MB/s and lz4 at 1700 MB/s too."],
     )
     out = build_graph(output="state").invoke({"task": task}, context=context)
     assert out["retries"] == 1
-    if declined:
-        assert out["abstain_reason"] == AbstainReason.FAILED_RETRY
-        assert out["answer_problems"] == ["repeats the previous answer instead of answering this question"]
-    else:
-        assert out.get("abstain_reason") is None and out["answer"] == "Lz4 is fast: 1700 MB/s."
+    assert out["abstain_reason"] == AbstainReason.VERDICT and out["verdict"]["why"] == FAILED_RETRY
+    assert out["answer_problems"] == ["repeats the previous answer instead of answering this question"]
 
 
 def test_an_answer_about_the_words_an_elliptic_turn_replaced_answers_the_question_before():

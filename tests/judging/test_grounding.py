@@ -5,12 +5,15 @@ from __future__ import annotations
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
 from mtrag_graph.judging.grounding import (
+    ORPHANED,
     anchored_support,
+    grounded_answer,
     keep_supported,
     quantities_in,
     sentence_support,
     unsupported_facts,
 )
+from mtrag_graph.judging.verdict import DRAFT_DECLINED, UNSUPPORTED
 from mtrag_graph.state import AbstainReason
 from mtrag_graph.testing import fake_context, make_task
 from mtrag_graph.text.answers import parse_evidence_first
@@ -94,7 +97,7 @@ def test_unsupported_sentences_are_cut_and_the_layout_kept():
     )
     passages = ["Bees perform a waggle dance.", "The dance shows where flowers are."]
     support = sentence_support(answer, passages, "", 0.5)
-    assert [s.supported for s in support] == [True, False, True]
+    assert [s.supported for s in support] == [True, False, True]  # "It" has the dance to point to
     assert keep_supported(answer, support) == "Bees perform a waggle dance.\n- It shows where flowers are."
 
 
@@ -126,7 +129,7 @@ def test_an_answer_with_no_supported_sentence_is_an_abstention():
         grounding="facts", generate=["The NFL started playing the national anthem in 1921."]
     )
     state = GRAPH.invoke({"task": task}, context=context)
-    assert state["abstain_reason"] == AbstainReason.UNGROUNDED
+    assert state["abstain_reason"] == AbstainReason.VERDICT and state["verdict"]["why"] == UNSUPPORTED
     assert state["answer"] == context.idk_answer
 
 
@@ -155,7 +158,7 @@ def test_evidence_first_in_the_graph_declines_an_invented_quote():
         generate=["Quote: The NFL began playing the anthem in 1921.\nAnswer: In 1921, the NFL began."],
     )  # fmt: skip
     state = GRAPH.invoke({"task": task}, context=context)
-    assert state["abstain_reason"] == AbstainReason.GENERATOR_DECLINED
+    assert state["abstain_reason"] == AbstainReason.VERDICT and state["verdict"]["why"] == DRAFT_DECLINED
     assert state["evidence_quotes"]["quotes_not_found"] == ["The NFL began playing the anthem in 1921."]
 
 
@@ -198,45 +201,37 @@ def test_a_list_number_split_off_a_sentence_is_no_claim():
 FORCED = "The national anthem has been played before NFL games since the Second World War."
 
 
-def _retried(verify_reply: str, **overrides):
-    """A run whose first answer declines and whose retry (no "I don't know" way out) answers."""
+def test_a_forced_answer_stands_when_the_passages_back_it():
     task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
-    context = fake_context(
-        grounding="facts",
-        generate=["I don't know.", FORCED, verify_reply],
-        first_draft="may_decline",
-        **overrides,
-    )
-    return context, GRAPH.invoke({"task": task, "retrieve": False}, context=context)
+    context = fake_context(grounding="facts", generate=["I don't know.", FORCED], first_draft="may_decline")
+    state = GRAPH.invoke({"task": task, "retrieve": False}, context=context)
+    assert state["answer"] == FORCED and state["retries"] == 1 and state["decline_retried"]
 
 
-def test_a_forced_answer_the_model_does_not_confirm_is_an_abstention():
-    context, state = _retried("no", verify_retried_answers="always")
-    assert state["abstain_reason"] == AbstainReason.UNVERIFIED
-    assert state["answer"] == context.idk_answer
-    assert state["grounding"]["verify"]["p_yes"] == 0.0
+def test_a_command_written_with_other_spacing_is_the_same_fact():
+    # issue 73: the manual writes "PRAGMA journal_mode=WAL;", the 1.5B wrote "`PRAGMA journal_mode = WAL`"
+    passages = ["To enable it, run PRAGMA journal_mode=WAL; on the database connection."]
+    answer = "Use the `PRAGMA journal_mode = WAL` command. This command changes the journal mode."
+    support = sentence_support(answer, passages, "", 0.5)
+    assert support[0].supported and support[0].passages == [0]
+    assert sentence_support("Run `PRAGMA journal_mode = DELETE`.", passages, "", 0.5)[0].unsupported_facts
 
 
-def test_a_forced_answer_the_model_confirms_stands():
-    _, state = _retried("yes", verify_retried_answers="always")
-    assert state["answer"] == FORCED
-    assert state["grounding"]["verify"] == {"p_yes": 1.0, "threshold": 0.5, "kept": True, "answer": FORCED}
+def test_a_sentence_that_would_open_the_answer_pointing_to_a_dropped_one_goes_too():
+    passages = ["The journal mode of the database changes to write-ahead logging."]
+    answer = "Use the `PRAGMA wal_on` command. This command changes the journal mode of the database."
+    support = sentence_support(answer, passages, "", 0.5)
+    assert [s.supported for s in support] == [False, False]
+    assert support[1].unsupported_facts == [ORPHANED]
+    assert grounded_answer(answer, support) is None
 
 
-def test_retrieved_scope_leaves_answers_from_given_passages_unchecked():
-    _, state = _retried("no", verify_retried_answers="retrieved")
-    assert state["answer"] == FORCED
-    assert "verify" not in state["grounding"]
-
-
-def test_an_answer_written_at_the_first_try_is_not_verified():
-    task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
-    context = fake_context(
-        grounding="facts", generate=[FORCED, "no"], verify_retried_answers="always", first_draft="may_decline"
-    )
-    state = GRAPH.invoke({"task": task}, context=context)
-    assert state["answer"] == FORCED
-    assert "verify" not in state["grounding"]
+def test_a_leading_yes_or_no_stays_when_its_sentence_is_dropped():
+    passages = ["Discounts on water bills depend on household income."]
+    answer = "Yes, the city gave 4000 people a discount. Discounts on water bills depend on household income."
+    support = sentence_support(answer, passages, "", 0.5)
+    assert [s.supported for s in support] == [False, True]
+    assert keep_supported(answer, support) == "Yes. Discounts on water bills depend on household income."
 
 
 def test_naming_a_passage_by_its_prompt_label_is_no_fact():

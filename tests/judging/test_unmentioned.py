@@ -64,7 +64,7 @@ def _documents_task(question: str) -> dict:
 def test_over_documents_a_question_naming_what_no_passage_says_is_declined_without_a_model_call():
     context = fake_context(gate=["yes"], generate=["4ti2 builds several libraries."])
     state = GRAPH.invoke({"task": _documents_task("Does 4ti2 offer bindings for Python?")}, context=context)
-    assert state["gate"] == "no" and state["abstain_reason"] == "unmentioned"
+    assert state["gate"] == "no" and state["abstain_reason"] == "gate_no"
     assert state["gate_evidence"] == {"unmentioned": ["Python"]}
     assert context.gate_model.calls == [] and context.generate_model.calls == []
 
@@ -79,7 +79,7 @@ def test_benchmark_passages_are_left_to_the_gate_unless_always_is_set():
     task = make_task(["Does 4ti2 offer bindings for Python?"], MANUAL)  # ids "d0", "d1": a corpus
     assert GRAPH.invoke({"task": task}, context=fake_context(gate=["yes"]))["gate"] == "yes"
     always = fake_context(gate=["yes"], gate_unmentioned="always")
-    assert GRAPH.invoke({"task": task}, context=always)["abstain_reason"] == "unmentioned"
+    assert GRAPH.invoke({"task": task}, context=always)["abstain_reason"] == "gate_no"
     off = fake_context(gate=["yes"], gate_unmentioned="off")
     assert (
         GRAPH.invoke({"task": _documents_task("Does 4ti2 offer bindings for Python?")}, context=off)["gate"]

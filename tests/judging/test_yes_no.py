@@ -73,45 +73,39 @@ def test_only_yes_no_questions_are_settled(question, applies):
     assert not yes_no.applies(question, "I don't know the answer based on the provided documents.")
 
 
-def _settle(draft: str, verdicts: list[str], keep_no: bool = False) -> tuple[str, dict]:
+def _settle(draft: str, verdicts: list[str]) -> tuple[str, dict]:
     return yes_no.settle(
         draft, QUESTION, [{"text": OTHER}, {"text": PDF_PASSAGE}], ScriptedChatModel(responses=verdicts), EMBED,
-        min_confidence=0.9, keep_no=keep_no,
+        min_confidence=0.9,
     )  # fmt: skip
 
 
-def test_a_draft_the_quote_contradicts_is_replaced_by_the_verdict_and_the_quote():
-    answer, record = _settle("Yes, qsolve supports inhomogeneous systems.", ["no"])
-    assert answer.startswith("No. The document says: \u201c")
+def test_a_draft_the_quote_contradicts_is_kept_and_the_disagreement_recorded():
+    # issue 73: the verdict on the quote turned a person's right "Yes, I have. ..." into "No."
+    draft = "Yes, qsolve supports inhomogeneous systems."
+    answer, record = _settle(draft, ["no"])
+    assert answer.startswith(f"{draft} The document says: \u201c")
     assert "only supports homogeneous linear systems" in answer
-    assert record["outcome"] == "verdict" and record["verdict"] == "no" and record["passage"] == 1
+    assert record["outcome"] == "quote disagrees" and record["verdict"] == "no" and record["passage"] == 1
+    assert record["agrees"] is False and record["said"] == "yes"
 
 
 def test_a_draft_the_quote_agrees_with_stays_before_it():
     answer, record = _settle("No, only homogeneous systems.", ["no"])
     assert answer.startswith("No, only homogeneous systems. The document says: \u201c")
-    assert record["outcome"] == "draft kept"
+    assert record["outcome"] == "quote added" and record["agrees"] is True
 
 
-def test_without_a_sure_verdict_the_quote_is_the_answer():
-    answer, record = _settle("Yes, qsolve supports inhomogeneous systems.", ["unclear"])
-    assert answer.startswith("The document says: \u201c") and "Yes" not in answer
-    assert record["outcome"] == "quote only"
+def test_without_a_sure_verdict_the_draft_stays_before_the_quote():
+    draft = "Yes, qsolve supports inhomogeneous systems."
+    answer, record = _settle(draft, ["unclear"])
+    assert answer.startswith(f"{draft} The document says: \u201c")
+    assert record["outcome"] == "quote added" and record["verdict"] is None and record["agrees"] is None
 
 
-def test_with_keep_no_an_unsure_verdict_keeps_a_drafts_no_before_the_quote_and_not_its_yes():
-    answer, record = _settle("No, only homogeneous systems.", ["unclear"], keep_no=True)
-    assert answer.startswith("No, only homogeneous systems. The document says: \u201c")
-    assert record["outcome"] == "draft no kept" and record["verdict"] is None
-    answer, record = _settle("Yes, qsolve supports inhomogeneous systems.", ["unclear"], keep_no=True)
-    assert answer.startswith("The document says: \u201c") and record["outcome"] == "quote only"
-    answer, record = _settle("No, only homogeneous systems.", ["unclear"])  # off: the quote alone
-    assert answer.startswith("The document says: \u201c") and record["outcome"] == "quote only"
-
-
-def test_an_unparseable_verdict_leaves_the_quote_and_records_the_reply():
+def test_an_unparseable_verdict_leaves_the_draft_and_the_quote_and_records_the_reply():
     answer, record = _settle("Yes, it does.", ["maybe so", "who knows"])  # one retry (the default)
-    assert answer.startswith("The document says:")
+    assert answer.startswith("Yes, it does. The document says:")
     assert record["p"] is None and record["raw"] == "who knows"
 
 
@@ -120,7 +114,8 @@ def test_the_graph_quotes_and_cites_the_deciding_sentence():
     context = fake_context(generate_model=model, grounding="facts", yes_no_quote=True, rewrite=[QUESTION])
     task = make_task([QUESTION], [OTHER, PDF_PASSAGE])
     out = build_graph(output="state").invoke({"task": task}, context=context)
-    assert out["answer"].startswith("No. The document says:")
-    assert out["grounding"]["yes_no"]["outcome"] == "verdict"
+    assert out["answer"].startswith("Yes, qsolve supports inhomogeneous systems. The document says:")
+    assert out["grounding"]["yes_no"]["outcome"] == "quote disagrees"
+    assert out["verdict"]["signals"]["yes_no_agrees"] is False
     cited = {d for s in out["grounding"]["sentences"] if s["supported"] for d in s["document_ids"]}
     assert "d1" in cited

@@ -40,45 +40,6 @@ def test_a_missing_verdicts_file_is_named(tmp_path, capsys):
     assert "verdicts.jsonl: no such file" in capsys.readouterr().err
 
 
-def _quote_record(task_id, label, outcome, quote="The key is drawn in a box.", abstained=False):
-    settled = {"outcome": outcome, "quote": quote}
-    return {"task_id": task_id, "answerability": [label], "input": [{"speaker": "user", "text": "Is it boxed?"}],
-            "route": {"abstained": abstained, "standalone_question": "Is the key boxed?",
-                      "grounding": {"yes_no": settled}}}  # fmt: skip
-
-
-def test_quote_rows_keep_only_answers_that_are_a_quote_alone(tmp_path):
-    records = [
-        _quote_record("a<::>1", "UNANSWERABLE", "quote only"),
-        _quote_record("b<::>1", "ANSWERABLE", "draft kept"),  # a yes or no leads: not a quote alone
-        _quote_record("c<::>1", "ANSWERABLE", "quote only", abstained=True),  # declined in the end
-    ]
-    path = tmp_path / "run.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    rows = reader_ceiling.quote_rows(path)
-    assert [(r["task_id"], r["label"], r["question"]) for r in rows] == [
-        ("a<::>1", "UNANSWERABLE", "Is the key boxed?")
-    ]
-
-
-def test_a_run_folder_labels_its_quotes_by_the_verdicts(tmp_path):
-    folder = _write_run(
-        tmp_path / "rd",
-        [_verdict("a<::>1", True), _verdict("b<::>1", False), _verdict("c<::>1", False, answerable=False)],
-    )
-    records = [_quote_record(t, "ANSWERABLE", "quote only") for t in ("a<::>1", "b<::>1", "c<::>1")]
-    (folder / "predictions.jsonl").write_text(
-        "".join(json.dumps(r) + "\n" for r in records), encoding="utf-8"
-    )
-    assert [r["label"] for r in reader_ceiling.quote_rows(folder)] == ["right", "wrong", "UNANSWERABLE"]
-
-
-def test_the_quote_table_counts_scores_above_the_line_per_label():
-    rows = [{"set": "s", "label": "UNANSWERABLE", "score": s, "question": "q"} for s in (0.1, 0.7, 0.9)]
-    printed = reader_ceiling.render_quotes(rows)
-    assert "| UNANSWERABLE | 3 | 0.100 | 0.900 | 2 |" in printed
-
-
 def test_the_closest_default_sentence_is_checked_for_the_key_facts(tmp_path):
     # zstd-4 turn 2 of the real-documents set: "What build type does the Meson project use by default?"
     folder = _write_run(tmp_path / "rd", [_verdict("zstd-4<::>2", False)])

@@ -167,8 +167,22 @@ def test_a_yes_no_opener_stays_on_a_yes_no_question():
 )
 def test_a_request_to_the_assistant_is_no_yes_no_question(question, yes_no):
     assert is_yes_no_question(question) is yes_no
+
+
+@pytest.mark.parametrize(
+    ("question", "dropped"),
+    [
+        ("What is Watson Assistant?", True),
+        ("How does the fee work?", True),
+        # people answer these with a yes (MTRAG-UN reference answers): it stays
+        ("can you please tell me more about Letitia James?", False),
+        ("Michael Jordan earns $94 million a year?", False),
+        ("Is it free?", False),
+    ],
+)
+def test_only_a_wh_questions_answer_loses_a_leading_yes_or_no(question, dropped):
     said = drop_spurious_yes_no("Yes, she is the attorney general.", question)
-    assert said == ("Yes, she is the attorney general." if yes_no else "She is the attorney general.")
+    assert said == ("She is the attorney general." if dropped else "Yes, she is the attorney general.")
 
 
 def test_a_wh_answer_whose_first_sentence_only_restates_the_question_is_retried():

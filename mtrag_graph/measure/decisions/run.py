@@ -41,7 +41,7 @@ ITEM_FIELDS = ("item_id", "task_id", "kind", "domain", "label", "answerability",
 # they read from and ``common`` included), so a changed setting that a decision reads starts a fresh
 # result file, and a setting added to one of these stages is in the key by its declaration.
 DECISION_STAGES = {
-    "gate": ("gate", "generate", "check", "ground", "candidates"),  # the graph from the gate on
+    "gate": ("gate", "generate", "accept", "candidates"),  # the graph from the gate on
     "evidence": ("gate",),
     "clarify": ("clarify",),
     "relation": ("relation",),
@@ -92,7 +92,7 @@ def _seconds(state: dict[str, Any], nodes: Callable[[str], bool]) -> float:
 
 
 def answer_outcome(state: dict[str, Any], context: Context) -> dict[str, Any]:
-    """What the generate -> check -> ground part of a run ended in: the answer or the decline, and its facts."""
+    """What the generate -> accept part of a run ended in: the answer or the decline, and its facts."""
     reason = state.get("abstain_reason")
     grounding = state.get("grounding") or {}
     passages = [p.get("text", "") for p in state.get("kept_passages") or []]
@@ -102,25 +102,14 @@ def answer_outcome(state: dict[str, Any], context: Context) -> dict[str, Any]:
         "answer": state.get("answer") if not reason else context.idk_answer,
         "answer_before_grounding": grounding.get("answer_before"),
         "abstain_reason": reason,
-        "declined": reason in DECLINE_REASONS,
+        "declined": reason == AbstainReason.VERDICT,
+        "declined_why": (state.get("verdict") or {}).get("why") if reason == AbstainReason.VERDICT else None,
         "retries": state.get("retries", 0),
         "decline_retried": bool(state.get("decline_retried")),
         "sentences_dropped": grounding.get("dropped", 0),
         "unsupported_facts": [] if reason else unsupported_facts(state.get("answer") or "", passages, said),
         "unsupported_facts_before_grounding": unsupported_facts(before, passages, said) if before else [],
-        **({"sample_disagreements": grounding["samples"]["disagree"]} if "samples" in grounding else {}),
     }
-
-
-# what the generate -> check -> ground loop ends in when it does not answer
-DECLINE_REASONS = (
-    AbstainReason.GENERATOR_DECLINED,
-    AbstainReason.FAILED_RETRY,
-    AbstainReason.UNGROUNDED,
-    AbstainReason.UNVERIFIED,
-    AbstainReason.MODEL_UNSURE,
-    AbstainReason.NOT_STATED,
-)
 
 
 GENERATE_MODES = ("after-yes", "always", "never")

@@ -1,17 +1,37 @@
-"""What of an answer stands: the draft's check (clean, reject, retry, decline) and the grounding check
-(sentences the passages back, the model's confirmation, the trained verifier, the answer samples).
+"""The verdict: what of a draft reaches the user, decided in one place.
 
-The check_answer and ground_answer nodes apply these decisions; ``standing_text`` runs them on a draft
-still being written, so the stream shows only text that will stand (``nodekit.release``).
+``verdict(state, context)`` takes the writer's draft and returns a ``Verdict``: its outcome (``keep``,
+``retry`` once, ``decline``), the text to show, the grounding record the citations are made from, and
+the evidence, every signal's value:
+
+- the draft's own check (``check_draft``): a decline by the writer itself, and the detectors of a bad
+  draft (empty, cut off, restates the question, repeats the previous answer, echoes the prompt, answers
+  in general terms the passages do not use, ...): a draft with one is asked again once, then declined;
+- sentence support against the passages (``judging.grounding``: numbers, names and technical tokens
+  found verbatim, spacing, quote marks and code formatting aside; content-word support): a sentence the
+  passages do not back is dropped, never a leading yes or no, and never so that what is left opens with
+  a pointer to nothing; an answer none of whose claims is backed declines;
+- a yes/no answer's quote (``judging.yes_no``): the passage sentence closest to the question is added
+  after the draft, and whether the model, reading it alone, agrees with the draft's yes or no is recorded;
+- the decline probability (``judging.decline``), with retrieved passages where the backend gives
+  log-probabilities: the share of the writer's replies that would decline when offered "I don't know";
+- a how-to answer's command line, quoted (``judging.commands``).
+
+Signals do not edit the text; the outcome is decided from them by the fitted combiner
+(``judging.combiner``, its card in docs/verdict.md) where one is set, else by the rules above. The node
+``accept_answer`` applies the verdict; ``standing_text`` runs the same checks on a draft still being
+written, so the stream shows only text that will stand (``nodekit.release``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from mtrag_graph.judging import commands, yes_no
-from mtrag_graph.judging.decline import decline_probability, draw_samples, sample_disagreements
+from mtrag_graph.judging.decline import decline_probability
 from mtrag_graph.judging.grounding import (
     facts_in,
     grounded_answer,
@@ -21,18 +41,15 @@ from mtrag_graph.judging.grounding import (
     verbatim_key,
     verbatim_pattern,
 )
-from mtrag_graph.judging.verifier import get_verifier
 from mtrag_graph.models import get_chat_model
 from mtrag_graph.models.embeddings import get_embedder
-from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.prompts.build import (
     DECLINED_DESPITE_EVIDENCE,
     format_conversation,
     question_for_answering,
     sample_messages,
-    verify_messages,
 )
-from mtrag_graph.state import AbstainReason, RetryReason, retrieved_setting
+from mtrag_graph.state import RetryReason, retrieved_setting
 from mtrag_graph.text import declines
 from mtrag_graph.text.answers import (
     ECHOES_INSTRUCTION,
@@ -53,6 +70,35 @@ from mtrag_graph.text.answers import (
 if TYPE_CHECKING:
     from mtrag_graph.context import Context
 
+# why a verdict declines (``Verdict.why``; the route's ``verdict["why"]``)
+DRAFT_DECLINED = "draft_declined"  # the writer said it does not know (after the one retry, if any)
+FAILED_RETRY = "failed_retry"  # the draft had a problem, and so had the retry
+UNSUPPORTED = "unsupported"  # none of the answer's claims is backed by the passages
+UNSURE = "unsure"  # the writer would decline too often (the decline probability), or the combiner says so
+MIN_ANSWER_WORDS = 3  # a shorter answer (not a yes or no) is "too short"
+# the probability a verdict on a yes/no quote needs to count as the model's reading (the signal)
+YES_NO_MIN_CONFIDENCE = 0.9
+
+
+@dataclass
+class Verdict:
+    """What reaches the user: ``outcome`` with the ``text`` to show (the answer, or the decline), why a
+    draft was retried or declined, the grounding record (citations) and every signal's value."""
+
+    outcome: Literal["keep", "retry", "decline"]
+    text: str
+    why: str | None = None
+    grounding: dict[str, Any] = field(default_factory=dict)
+    signals: dict[str, Any] = field(default_factory=dict)
+    retry: dict[str, Any] = field(default_factory=dict)  # the retry's state keys (reason, problems, count)
+
+    def record(self) -> dict[str, Any]:
+        """The route's ``verdict``: the outcome, why, and the signals (the grounding goes apart)."""
+        return {"outcome": self.outcome, "why": self.why, "signals": self.signals}
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
 
 def in_scope(scope: str, state: Mapping[str, Any]) -> bool:
     """Does a check scoped ``"off"``, ``"retrieved"`` (retrieved passages only) or ``"always"`` apply to
@@ -61,9 +107,9 @@ def in_scope(scope: str, state: Mapping[str, Any]) -> bool:
 
 
 def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
-    """The stage's decision on ``state["draft"]``: the cleaned ``answer``, or a retry (``retry_reason``,
-    ``answer_problems``), or an abstention (``abstain_reason``). What may be shown of a draft while it is
-    written is decided by the same function (``mtrag_graph.nodekit.release``)."""
+    """The draft's own check: the cleaned ``answer``, or a retry (``retry_reason``, ``answer_problems``),
+    or a decline (``declined``: ``DRAFT_DECLINED`` or ``FAILED_RETRY``). What may be shown of a draft while
+    it is written is decided by the same function (``mtrag_graph.nodekit.release``)."""
     answer = drop_spurious_yes_no(clean_answer(state.get("draft", "")), state["question"])
     truncated = state.get("draft_finish_reason") == "length"
     if truncated and (trimmed := trim_to_sentence(answer)):
@@ -74,22 +120,18 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     answer = drop_about_documents(answer)
     if declines(answer):
         # the gate judged the passages relevant: ask once for the part they support before declining
-        retry = context.retry_declines_retrieved if retrieved_setting(state) else context.retry_declines
+        retry = context.retry_declines
         # (not when the draft was already asked without the "I don't know" way out: first_draft "answer")
         offered = state.get("decline_offered", True)
         if retry and offered and state.get("gate") == "yes" and retries < context.max_generate_retries:
             return {"answer_problems": [DECLINED_DESPITE_EVIDENCE], "retries": retries + 1,
                     "retry_reason": RetryReason.DECLINED, "decline_retried": True}  # fmt: skip
-        return rereads(state, context, retries) or {
-            "answer": context.idk_answer,
-            "answer_problems": [],
-            "abstain_reason": AbstainReason.GENERATOR_DECLINED,
-        }
+        return {"answer": context.idk_answer, "answer_problems": [], "declined": DRAFT_DECLINED}
     if not context.check_answers:
         return {"answer": answer or context.idk_answer, "answer_problems": []}
     agent_turns = [t["text"] for t in state.get("history") or [] if t.get("speaker") == "agent"]
     previous = agent_turns[-1] if agent_turns else ""
-    problems = answer_problems(answer, state["question"], truncated, context.min_answer_words, previous)
+    problems = answer_problems(answer, state["question"], truncated, MIN_ANSWER_WORDS, previous)
     asked = f"{state['question']} {question_for_answering(state)}"
     if previous and REPEATS_PREVIOUS not in problems and repeats_values(answer, previous, asked):
         problems.append(REPEATS_PREVIOUS)
@@ -111,25 +153,11 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
         problems.append(ECHOES_INSTRUCTION)
     if in_scope(context.general_terms, state) and general_terms(answer, passage_texts):
         problems.append(GENERAL_TERMS)
-    repeat_taken = not context.decline_repeats and problems == [REPEATS_PREVIOUS]
-    if not problems or (repeat_taken and retries >= context.max_generate_retries):
-        # asked again and still the answer before: the passages may hold one answer for both turns
-        # (Context.decline_repeats: a follow-up is never answered with the previous answer, it declines)
+    if not problems:
         return {"answer": answer, "answer_problems": []}
     if retries < context.max_generate_retries:
         return {"answer_problems": problems, "retries": retries + 1, "retry_reason": RetryReason.PROBLEMS}
-    return rereads(state, context, retries) or {
-        "answer_problems": problems,
-        "abstain_reason": AbstainReason.FAILED_RETRY,
-    }
-
-
-def rereads(state: Mapping[str, Any], context: Context, retries: int) -> dict[str, Any] | None:
-    """One more draft over the whole passages before a decline (``Context.reread_declines``): after a gate
-    "yes", once a turn; None when the run declines."""
-    if not context.reread_declines or state.get("reread") or state.get("gate") != "yes":
-        return None
-    return {"answer_problems": [], "retries": retries + 1, "retry_reason": RetryReason.REREAD, "reread": True}
+    return {"answer_problems": problems, "declined": FAILED_RETRY}
 
 
 def instructions_shown(context: Context) -> tuple[str, ...]:
@@ -221,104 +249,85 @@ def quote_yes_no(state: Mapping[str, Any], context: Context, answer: str) -> tup
         state.get("kept_passages") or [],
         get_chat_model(context.generate_model),
         get_embedder(context.embedder).embed,
-        min_confidence=context.yes_no_min_confidence,
-        retries=context.parse_retries,
-        quote_from=context.yes_no_quote_from,
-        keep_no=context.yes_no_keep_no,
-    )
-
-
-def verifies(state: Mapping[str, Any], context: Context) -> bool:
-    """Whether the model is asked to confirm the answer (``Context.verify_retried_answers``)."""
-    return bool(state.get("decline_retried")) and in_scope(context.verify_retried_answers, state)
-
-
-def verify_answer(state: Mapping[str, Any], context: Context, answer: str) -> dict[str, Any]:
-    """The model's yes-probability that the documents state ``answer``; kept when it reaches the
-    threshold. No usable reply keeps the answer (the grounding check already passed it) and says so."""
-    _, probabilities, raws = score_choice(
-        get_chat_model(context.generate_model),
-        verify_messages(state, context, answer),
-        ["yes", "no"],
+        min_confidence=YES_NO_MIN_CONFIDENCE,
         retries=context.parse_retries,
     )
-    record: dict[str, Any] = {
-        "p_yes": None,
-        "threshold": context.verify_threshold,
-        "kept": True,
-        "answer": answer,
+
+
+def decline_checked(state: Mapping[str, Any], context: Context) -> bool:
+    """Whether the decline probability is read: with retrieved passages, ``Context.sample_decline_threshold``
+    set. With the reference passages of a benchmark task (MTRAG-UN dev Task B) it only declined answerable
+    turns (benchmarks/results/answers.md)."""
+    return context.sample_decline_threshold is not None and retrieved_setting(state)
+
+
+def read_decline_probability(state: Mapping[str, Any], context: Context) -> float | None:
+    """The writer's first-token probability of declining on the answer prompt that offers "I don't know"
+    (``judging.decline.decline_probability``; None when the backend gives no log-probabilities)."""
+    return decline_probability(get_chat_model(context.generate_model), sample_messages(state, context))
+
+
+def support_signals(grounding: Mapping[str, Any]) -> dict[str, Any]:
+    """The sentence-support signals of a grounding record: claims, claims backed, the lowest and mean
+    content-word support of a claim, facts found nowhere."""
+    claims = [s for s in grounding.get("sentences") or [] if s.get("claim", True)]
+    scores = [float(s.get("score", 1.0)) for s in claims]
+    return {
+        "claims": len(claims),
+        "supported_share": round(sum(bool(s.get("supported")) for s in claims) / len(claims), 4) if claims else 1.0,
+        "support_min": round(min(scores), 4) if scores else 1.0,
+        "support_mean": round(sum(scores) / len(scores), 4) if scores else 1.0,
+        "missing_facts": sum(len(s.get("unsupported_facts") or []) for s in claims),
     }
-    if probabilities is None:
-        return {**record, "raw": raws[-1] if raws else ""}
-    p_yes = probabilities["yes"]
-    return {**record, "p_yes": round(p_yes, 4), "kept": p_yes >= context.verify_threshold}
 
 
-def verifier_checked(context: Context) -> bool:
-    """Whether the trained verifier checks the answer (``Context.verifier_threshold``)."""
-    return context.verifier_threshold is not None
-
-
-def cited_passages(state: Mapping[str, Any], grounding: Mapping[str, Any]) -> list[str]:
-    """The texts of the kept passages that back a kept sentence of the answer (all of them when none)."""
-    passages = state.get("kept_passages") or []
-    cited = sorted(
-        {i for s in grounding.get("sentences") or [] if s.get("supported") for i in s.get("passages") or []}
-    )
-    chosen = [passages[i] for i in cited if i < len(passages)] or passages
-    return [p.get("text", "") for p in chosen]
-
-
-def check_with_verifier(
-    state: Mapping[str, Any], context: Context, grounding: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The verifier's best score for (the standalone question, each cited passage); the answer is kept
-    when it reaches ``verifier_threshold`` (``judging.verifier``: a passage that states the answer)."""
-    passages = cited_passages(state, grounding)
-    score = get_verifier(context.verifier)(question_for_answering(state), passages)
-    threshold = context.verifier_threshold
-    return {"score": round(score, 4), "threshold": threshold, "passages": len(passages),
-            "kept": threshold is None or score >= threshold}  # fmt: skip
-
-
-def samples_checked(state: Mapping[str, Any], context: Context) -> bool:
-    """Whether the answer is checked against samples or the samples' prompt's decline probability
-    (``Context.answer_samples``, ``sample_decline_threshold``, ``sample_scope``)."""
-    if context.answer_samples <= 0 and context.sample_decline_threshold is None:
-        return False
-    return in_scope(context.sample_scope, state)
-
-
-def check_against_samples(state: Mapping[str, Any], context: Context, answer: str) -> dict[str, Any]:
-    """Samples of the answer prompt (with "I don't know" offered), which of them disagree with ``answer``
-    (``judging.decline.sample_disagreements``), and the prompt's first-token decline probability (the
-    share of samples that would decline, ``judging.decline.decline_probability``). Kept when fewer than
-    ``samples_needed`` disagree and the probability stays under ``sample_decline_threshold``."""
-    model = get_chat_model(context.generate_model)
-    messages = sample_messages(state, context)
-    threshold = context.sample_decline_threshold
-    p_decline = decline_probability(model, messages) if threshold is not None else None
-    replies = (
-        draw_samples(
-            model, messages, context.answer_samples, context.sample_temperature, context.sample_max_tokens
-        )
-        if context.answer_samples > 0
-        else []
-    )
-    disagree = sample_disagreements(answer, replies, question_for_answering(state))
-    unsure = threshold is not None and p_decline is not None and p_decline >= threshold
-    return {"replies": replies, "disagree": disagree, "p_decline": p_decline,
-            "kept": len(disagree) < context.samples_needed and not unsure}  # fmt: skip
+def verdict(state: Mapping[str, Any], context: Context) -> Verdict:
+    """The one decision on ``state["draft"]``: keep it (as shown), ask once more, or decline."""
+    checked = check_draft(state, context)
+    signals: dict[str, Any] = {"problems": list(checked.get("answer_problems") or []),
+                               "retries": state.get("retries", 0)}  # fmt: skip
+    if "retry_reason" in checked:
+        retry = {k: checked[k] for k in ("answer_problems", "retries", "retry_reason", "decline_retried") if k in checked}
+        return Verdict("retry", "", str(checked["retry_reason"]), signals=signals, retry=retry)
+    if checked.get("declined"):
+        signals["draft_declined"] = checked["declined"] == DRAFT_DECLINED
+        return Verdict("decline", context.idk_answer, checked["declined"], signals=signals)
+    answer = checked["answer"]
+    if context.grounding == "off":
+        return Verdict("keep", answer, signals=signals)
+    quoted, settled = answer, None
+    if quotes_yes_no(state, context, answer):
+        quoted, settled = quote_yes_no(state, context, answer)
+        signals["yes_no_agrees"] = settled.get("agrees")
+        signals["yes_no_verdict"] = settled.get("verdict")
+    kept, grounding = ground(quoted, state, context)
+    if settled is not None:
+        grounding["yes_no"] = settled
+    signals.update(support_signals(grounding))
+    gate_score = (state.get("gate_evidence") or {}).get("score")
+    if gate_score is not None:
+        signals["gate_score"] = gate_score
+    if kept is None:
+        return Verdict("decline", context.idk_answer, UNSUPPORTED, grounding, signals)
+    if decline_checked(state, context):
+        p_decline = read_decline_probability(state, context)
+        signals["p_decline"] = None if p_decline is None else round(p_decline, 4)
+        threshold = context.sample_decline_threshold
+        if p_decline is not None and threshold is not None and p_decline >= threshold:
+            return Verdict("decline", context.idk_answer, UNSURE, grounding, signals)
+    if context.howto_quote:
+        kept, grounding = quote_command(state, context, answer, kept, grounding)
+    return Verdict("keep", kept, grounding=grounding, signals=signals)
 
 
 def standing_text(draft: str, state: Mapping[str, Any], context: Context) -> str:
-    """The answer the checks would give if the run's draft were ``draft`` ('' when they would hold it)."""
-    confirmed_later = verifies(state, context) or samples_checked(state, context) or verifier_checked(context)
-    if confirmed_later or quotes_yes_no(state, context, draft):
-        return ""  # confirmed (model, samples, verifier) or quoted at the end: nothing stands before
+    """The answer the verdict would show if the run's draft were ``draft`` ('' when it would hold it):
+    nothing before the end when a later signal (the decline probability, a yes/no quote) is still to come."""
+    if decline_checked(state, context) or quotes_yes_no(state, context, draft):
+        return ""
     outcome = check_draft({**state, "draft": draft, "draft_finish_reason": "stop"}, context)
     answer = outcome.get("answer")
-    if not answer or outcome.get("abstain_reason") is not None or answer == context.idk_answer:
+    if not answer or outcome.get("declined") or answer == context.idk_answer:
         return ""
     if context.grounding == "off":
         return answer
