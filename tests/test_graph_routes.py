@@ -55,8 +55,9 @@ def test_first_turn_is_new_topic_without_a_model_call():
     ],
 )
 def test_relation_class_follows_the_two_judgements(related_q, related_a, expected):
+    # with an older exchange both judgements are asked (the walk back then stops at its "no")
     context = fake_context(related_to_question=[related_q, "no"], related_to_answer=[related_a, "no"])
-    state = run(make_task(conversation(1), PASSAGES), context)
+    state = run(make_task(conversation(2), PASSAGES), context)
     assert state["relation_class"] == expected
 
 
@@ -64,7 +65,7 @@ def test_relation_class_follows_the_two_judgements(related_q, related_a, expecte
 def test_with_one_earlier_exchange_a_related_question_needs_no_answer_judgement(related_a, history_kept):
     # classes 1 and 2 keep the same turns when there is nothing older to walk back over
     classify = ScriptedChatModel(responses=["yes", related_a])
-    context = fake_context(classify_model=classify, relation_judge_when_needed=True)
+    context = fake_context(classify_model=classify)
     state = run(make_task(conversation(1), PASSAGES), context)
     assert len(classify.calls) == 1
     assert len(state["selected_history"]) == history_kept
@@ -74,7 +75,7 @@ def test_with_one_earlier_exchange_a_related_question_needs_no_answer_judgement(
 
 def test_an_unrelated_question_still_gets_the_answer_judgement():
     classify = ScriptedChatModel(responses=["no", "yes"])
-    context = fake_context(classify_model=classify, relation_judge_when_needed=True)
+    context = fake_context(classify_model=classify)
     state = run(make_task(conversation(1), PASSAGES), context)
     assert len(classify.calls) == 2
     assert state["relation_class"] == RelationClass.ANSWER_FOLLOW_UP
@@ -84,7 +85,7 @@ def test_the_walk_back_asks_no_answer_judgement_for_an_unrelated_older_exchange(
     # last pair: continuation (both asked: older pairs exist); pair -2: unrelated question -> stop
     # calls: last pair question, last pair answer, pair -2 question (no: its answer is not asked)
     classify = ScriptedChatModel(responses=["yes", "yes", "no", "yes"])
-    context = fake_context(classify_model=classify, relation_judge_when_needed=True)
+    context = fake_context(classify_model=classify)
     state = run(make_task(conversation(4), PASSAGES), context)
     assert len(classify.calls) == 3
     users = [t["text"] for t in state["selected_history"] if t["speaker"] == "user"]

@@ -22,8 +22,9 @@ def classify_relation(state: State, runtime: Runtime[Context]) -> dict[str, Any]
         return {"relation_class": int(RelationClass.NEW_TOPIC), "relation_votes": []}
     # with no older exchange to walk back over, continuation (1) and same-thread subtopic (2) keep the
     # same turns (the last exchange): after a "yes" on the question the answer judgement changes nothing
+    # (recorded as 1); the four classes are told apart when an older exchange is there
     older = runtime.context.history_walk_cap > 0 and len(pairs) > 1
-    settled = True if runtime.context.relation_judge_when_needed and not older else None
+    settled = None if older else True
     relation, vote, fallbacks = judge_relation(
         state["question"], pairs[-1], runtime.context, "classify_relation", settled_by=settled
     )

@@ -30,11 +30,10 @@ def select_history(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if relation != RelationClass.CONTINUATION:
         return {"selected_history": pairs_to_turns(pairs[-1:])}
     kept, votes, fallbacks = [pairs[-1]], [], []
-    # an older exchange not related to the question is no continuation whatever its answer says
-    settled = False if runtime.context.relation_judge_when_needed else None
     for pair in reversed(pairs[-1 - runtime.context.history_walk_cap : -1]):
+        # an older exchange not related to the question is no continuation whatever its answer says
         older, vote, failed = judge_relation(
-            state["question"], pair, runtime.context, "select_history", settled_by=settled
+            state["question"], pair, runtime.context, "select_history", settled_by=False
         )
         votes.append(vote)
         fallbacks.extend(failed)

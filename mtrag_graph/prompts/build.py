@@ -81,8 +81,6 @@ class PromptSettings(Protocol):
     decline_retry_instruction: str
     candidate_judge_instruction: str
     candidate_judge_answer_template: str
-    related_to_question_instruction: str
-    related_to_answer_instruction: str
     clarify_system_prompt: str
 
 
@@ -361,10 +359,10 @@ def relation_messages(
     previous_question, previous_answer = cut(pair[0], QUESTION_CHARS), pair[1]
     question = cut(question, QUESTION_CHARS)
     bodies = {
-        "question": context.related_to_question_instruction.format(
+        "question": rewrite.RELATED_TO_QUESTION.format(
             previous_question=previous_question, question=question
         ),
-        "answer": context.related_to_answer_instruction.format(
+        "answer": rewrite.RELATED_TO_ANSWER.format(
             previous_answer=cut(previous_answer, AGENT_TURN_CHARS) or rewrite.NO_ANSWER, question=question
         ),
     }

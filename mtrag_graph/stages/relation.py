@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mtrag_graph import settings
-from mtrag_graph.prompts import rewrite
 from mtrag_graph.stages import Stage, register, setting
 from mtrag_graph.stages.common import ModelSetting
 
@@ -30,22 +29,4 @@ class RelationSettings:
         stage="relation",
         description="Classify the relation to pick the history by class; off: keep the last "
         "history_pairs_without_classifier exchanges.",
-    )
-    relation_judge_when_needed: bool = setting(
-        True,
-        stage="relation",
-        description="Ask the answer judgement only when its verdict changes the history kept: not after a "
-        "yes on the question when there is no older exchange (classes 1 and 2 then keep the same turns, "
-        "recorded as 1), nor for an older exchange the question is not related to. Off: both "
-        "judgements every time (the four classes told apart).",
-    )
-    related_to_question_instruction: str = setting(
-        rewrite.RELATED_TO_QUESTION,
-        stage="relation",
-        description="Asks whether the question relates to Q(t-1).",
-    )
-    related_to_answer_instruction: str = setting(
-        rewrite.RELATED_TO_ANSWER,
-        stage="relation",
-        description="Asks whether the question relates to A(t-1).",
     )

@@ -69,9 +69,6 @@ def fake_context(
         # a turn without passages is decided by MiniLM cosines (judging/clarify_no_passages.py): tests that
         # switch clarify on decide such turns with the signals unless they set it (tests/judging)
         "clarify_no_passages": None,
-        # the scripts interleave the two relation judgements (question, answer) for every exchange:
-        # both are asked; tests/test_graph_routes.py scripts the order of the default, which skips one
-        "relation_judge_when_needed": False,
     }
     merged = {**defaults, **overrides}
     # the rewrite model itself: no second rewrite unless a test scripts a model for it

@@ -41,8 +41,6 @@ def test_every_prompt_setting_defaults_to_a_text_of_the_prompt_modules():
     ("field", "role"),
     [
         ("grounded_system_prompt", "gate_model"),
-        ("related_to_question_instruction", "classify_model"),
-        ("related_to_answer_instruction", "classify_model"),
         ("grounded_context_template", "gate_model"),
         ("gate_instruction", "gate_model"),
         ("generate_instruction", "generate_model"),
