@@ -26,7 +26,8 @@ from mtrag_graph.judging.clarify_classifier import (
     setting_of,
 )
 from mtrag_graph.judging.clarify_no_passages import load_no_passage_model
-from mtrag_graph.models import get_chat_model
+from mtrag_graph.judging.clarify_options import as_written, modifier_use, sensible_options, user_noun
+from mtrag_graph.models import get_chat_model, get_embedder
 from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.passages import document_source
 from mtrag_graph.prompts.build import clarify_messages
@@ -467,7 +468,7 @@ def is_underspecified(
        something the conversation never named (``untied_pointer``), before the no-passage model.
     0d. ``kinds``: a later turn without passages whose "the <noun>" leaves open which of several kinds
        of it an agent turn named ("the SDK" after "Server-side SDKs, Client-side SDKs, and Admin SDKs";
-       ``rival_kinds``), after ``pointer``.
+       ``rival_kinds``), at least two of them about the question (``sensible_kinds``), after ``pointer``.
     1. ``rule``: a demonstrative or possessive phrase whose word the conversation never mentions
        ("this library" after a conversation about a clinic, "the hurricane's" on a first turn; not a
        time: "this week"), "a specific ...", or a first turn's pronoun, and passages about at least
@@ -515,8 +516,13 @@ def is_underspecified(
     if pointer is not None:  # model-free, as "orphan" for a later turn: its kind was never named
         return True, [f"pointer: '{pointer}' points at something the conversation never named"]
     kinds = rival_kinds(history, question) if not passages and "kinds" in on else None
-    if kinds is not None:  # model-free, as "pointer": the conversation named several kinds of it
-        return True, [f"kinds: 'the {kinds[0]}' after an answer that named {len(kinds[1])} kinds of it"]
+    # as "pointer", and only with two kinds about what the user asked (one embedding call)
+    sensible = sensible_kinds(kinds, question, context) if kinds is not None else []
+    if kinds is not None and len(sensible) >= MIN_KINDS:
+        return True, [
+            f"kinds: 'the {kinds[0]}' after an answer that named {len(kinds[1])} kinds of it, "
+            f"{len(sensible)} about the question"
+        ]
     if not passages and context.clarify_no_passages is not None:
         return without_passages(history, question, context.clarify_no_passages)
     things = passage_things(passages)
@@ -736,10 +742,11 @@ def rival_kinds(history: Sequence[dict[str, str]], question: str) -> tuple[str, 
     which the turn names: "What are the best practices for using the SDK?" after "There are three main
     types of SDKs: Server-side SDKs, Client-side SDKs, and Admin SDKs." -> ("SDK", ["Server-side",
     "Client-side", "Admin"]). The noun is a lower-case word or an acronym, singular, not the first word
-    of a phrase the conversation says ("the cotton gin" after "the single-roller cotton gin"). None
-    otherwise. ``is_underspecified`` calls it for a turn without passages (signal ``kinds``): the
-    no-passage model reads such a turn as on the topic, and ``rival_reference`` looks only at "this
-    <noun>" and the last answer."""
+    of a phrase the conversation says ("the cotton gin" after "the single-roller cotton gin"), not a
+    modifier of a plural noun ("the key aspects": ``clarify_options.modifier_use``). None otherwise.
+    ``is_underspecified`` calls it for a turn without passages (signal ``kinds``): the no-passage model
+    reads such a turn as on the topic, and ``rival_reference`` looks only at "this <noun>" and the last
+    answer."""
     if not history:
         return None
     asked = {stem(w) for w in words(question)}
@@ -751,10 +758,24 @@ def rival_kinds(history: Sequence[dict[str, str]], question: str) -> tuple[str, 
             continue  # "the cyclones": the kind as a whole, not one of its kinds
         if after[:1].isalpha() and after.lower() not in STOPWORDS and _said_together(history, noun, after):
             continue  # "the cotton gin" after an answer on the cotton gin: the noun only begins the phrase
+        if modifier_use(question, noun):
+            continue  # "the key aspects": "key" as in "main", no kind of key is a reading
         kinds = named_kinds(history, noun)
         if len(kinds) >= MIN_KINDS and not asked & {stem(k.lower()) for k in kinds}:
             return noun, kinds
     return None
+
+
+def kind_options(kinds: tuple[str, list[str]]) -> list[str]:
+    """The kinds ``rival_kinds`` found, as a question names them: ("SDK", ["Admin"]) -> ["Admin SDK"]."""
+    noun, named = kinds
+    return [f"{kind} {noun}" for kind in named]
+
+
+def sensible_kinds(kinds: tuple[str, list[str]], question: str, context: Context) -> list[str]:
+    """``kind_options`` that are about the question (``clarify_options.sensible_options`` under
+    ``Context.embedder``)."""
+    return sensible_options(kind_options(kinds), question, get_embedder(context.embedder).embed)
 
 
 def without_passages(history: Sequence[dict[str, str]], question: str, spec: str) -> tuple[bool, list[str]]:
@@ -800,14 +821,16 @@ def _underspecified_over_documents(
 def kind_and_names(
     history: Sequence[dict[str, str]], question: str, passages: Sequence[dict[str, Any]] | None
 ) -> tuple[str, list[str]]:
-    """The reference's noun and the names of that kind in the passages ("clinic", [...]); without two
-    such names, "one" and the passages' titles."""
+    """The reference's noun, as the user wrote it, and the names of that kind in the passages ("clinic",
+    [...]); the head of the user's phrase is tried before the word after its determiner ("this tricolor
+    national flag": "flag", then "tricolor"). Without two such names, "one" and the passages' titles."""
     phrase = unresolved_reference(history, question)
-    nouns = [phrase.split()[-1].removesuffix("'s").lower()] if phrase and " " in phrase else []
+    nouns = [phrase.split()[-1].removesuffix("'s")] if phrase and " " in phrase else []
     for noun in [*nouns, *unresolved_definite(history, question)]:
-        names = alternatives(noun, passages)
-        if len(names) >= 2:
-            return noun, names
+        for word in dict.fromkeys([user_noun(question, noun), as_written(question, noun)]):
+            names = alternatives(word, passages)
+            if len(names) >= 2:
+                return word, names
     return "one", passage_things(passages)
 
 
@@ -816,16 +839,19 @@ _SUBJECT_FORM = {"its": "it", "him": "he", "his": "he", "her": "she", "them": "t
 
 def referring_phrase(history: Sequence[dict[str, str]], question: str) -> tuple[str, str] | None:
     """What the question points at without saying which: ("noun", "program") for "this program", "the
-    program" or "a specific program" that the conversation never names; ("pronoun", "it") for a pronoun
-    the turn does not resolve itself (in its subject form: "its" -> "it"); None when it has neither."""
+    program" or "a specific program" that the conversation never names, the head of the user's phrase as
+    the user wrote it ("this TV sitcom" -> "sitcom", "the SDK" -> "SDK"; ``clarify_options.user_noun``);
+    ("pronoun", "it") for a pronoun the turn does not resolve itself (in its subject form: "its" ->
+    "it"); None when it has neither."""
     phrase = unresolved_reference(history, question)
     if phrase is not None:
         noun = phrase.split()[-1].removesuffix("'s")
-        word = noun.lower()
-        return ("noun", word) if " " in phrase else ("pronoun", _SUBJECT_FORM.get(word, word))
+        if " " in phrase:
+            return "noun", user_noun(question, noun)
+        return "pronoun", _SUBJECT_FORM.get(noun.lower(), noun.lower())
     definite = unresolved_definite(history, question)
     if definite:
-        return "noun", definite[0]
+        return "noun", user_noun(question, definite[0])
     pronoun = untied_pronoun(question)
     if pronoun is None:
         return None

@@ -12,8 +12,9 @@ see turns without passages, which ``evidence_precheck`` would otherwise turn int
 anything else runs. With retrieval (full RAG, the chat over an index) it runs after ``rerank`` on the
 kept passages, the ones the turn would be answered from; a reply in the chat then retrieves again.
 
-The decision and its heuristics are in ``judging/underspecified.py``; this node only calls them, builds the
-question and stores it.
+The decision and its heuristics are in ``judging/underspecified.py``, what the question names (the user's
+own noun, options about what the user asked) in ``judging/clarify_options.py``; this node only calls them,
+builds the question and stores it.
 """
 
 from __future__ import annotations
@@ -24,15 +25,17 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
+from mtrag_graph.judging.clarify_options import sensible_options
 from mtrag_graph.judging.underspecified import (
     is_underspecified,
     kind_and_names,
+    kind_options,
     referring_phrase,
     restates,
     rival_kinds,
     rival_reference,
 )
-from mtrag_graph.models import get_chat_model, invoke_text
+from mtrag_graph.models import get_chat_model, get_embedder, invoke_text
 from mtrag_graph.nodekit.replies import question_message
 from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.prompts.build import clarify_messages
@@ -46,22 +49,40 @@ def _options(names: Sequence[str]) -> str:
     return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
 
 
-def clarifying_question(state: Mapping[str, Any], context: Context) -> str:
-    """Which one? Naming the alternatives the passages hold when they hold some (no model call):
-    names of the reference's kind ("Which clinic do you mean: Hibbing VA Clinic, ...?"), else the
-    passages' titles. Without two alternatives, what the reference is ("Which program do you mean?",
-    "What do you mean by 'it'?"); without a referring phrase either, the model writes the question from
-    the passages (none: ``Context.clarify_fallback_question``), and one that only restates the user's
-    question is replaced by the fallback too."""
-    history, question, passages = state.get("history", []), state["question"], _passages(state)
+def question_options(
+    history: Sequence[dict[str, str]],
+    question: str,
+    passages: Sequence[dict[str, Any]] | None,
+    context: Context,
+) -> tuple[str, list[str]] | None:
+    """What a clarifying question may name before the option check: the kind and its kinds that an
+    earlier answer named, without passages ("SDK", ["Server-side SDK", ...]: ``rival_kinds``); else the
+    reference's noun and the names of that kind in the passages ("clinic", [...]), or "one" and the
+    passages' titles (``kind_and_names``). None without two."""
     kinds = rival_kinds(history, question) if not passages and "kinds" in context.clarify_signals else None
-    if kinds is not None:  # "Which SDK do you mean: Server-side SDK, Client-side SDK or Admin SDK?"
-        noun, named = kinds
-        options = _options([f"{kind} {noun}" for kind in named])
-        return context.clarify_alternatives_question.format(kind=noun, options=options)
+    if kinds is not None:
+        return kinds[0], kind_options(kinds)
     kind, names = kind_and_names(history, question, passages)
-    if len(names) >= 2:
-        return context.clarify_alternatives_question.format(kind=kind, options=_options(names))
+    return (kind, names) if len(names) >= 2 else None
+
+
+def clarifying_question(state: Mapping[str, Any], context: Context) -> str:
+    """Which one? Naming the readings the conversation or the passages offer when at least two are about
+    what the user asked (``question_options``, checked by ``clarify_options.sensible_options``: one
+    embedding call, no model call): "Which clinic do you mean: Hibbing VA Clinic, ...?". With fewer, the
+    thing asked about in the user's words ("Which program do you mean?", "What do you mean by 'it'?");
+    without a referring phrase either, the model writes the question from the passages (none:
+    ``Context.clarify_fallback_question``), and one that only restates the user's question is replaced
+    by the fallback too."""
+    history, question, passages = state.get("history", []), state["question"], _passages(state)
+    offered = question_options(history, question, passages, context)
+    if offered is not None:
+        kind, options = offered
+        kept = sensible_options(options, question, get_embedder(context.embedder).embed)
+        if len(kept) >= 2:  # "Which SDK do you mean: Server-side SDK, Client-side SDK or Admin SDK?"
+            return context.clarify_alternatives_question.format(kind=kind, options=_options(kept))
+        if kind != "one":  # the readings are about something else: asked plainly, in the user's word
+            return context.clarify_noun_question.format(noun=kind)
     reference = referring_phrase(history, question)
     if reference is not None:
         form, word = reference

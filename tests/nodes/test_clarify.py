@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
-from mtrag_graph.judging import underspecified
+from mtrag_graph.judging import clarify_options, underspecified
 from mtrag_graph.judging.underspecified import (
     is_underspecified,
     passage_things,
@@ -41,6 +42,13 @@ EARLIER = ["Which libraries open early?", "The Alameda library and the Monterey 
 
 
 GRAPH = build_graph(output="state")
+
+
+@pytest.fixture(autouse=True)
+def every_option_is_sensible(monkeypatch):
+    """The fake context's hashed words are no semantic space: here the option check keeps every option
+    (it is tested with a scripted embedder in tests/nodes/test_clarify_options.py)."""
+    monkeypatch.setattr(clarify_options, "OPTION_MIN_SIMILARITY", -1.0)
 
 
 def test_a_first_turn_pointing_at_an_unnamed_thing_is_answered_with_a_clarifying_question():
