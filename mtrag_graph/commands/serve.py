@@ -37,7 +37,8 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=None,
         metavar="NAME",
-        help="answer requests whose Host header names NAME (repeat for several; '*': any). Default: "
+        help="answer requests whose Host header names NAME (repeat for several; '*': any; '*.example.org': "
+        "its subdomains). Default: "
         "localhost, 127.0.0.1 and [::1] when --host is a loopback address (a web page cannot reach the "
         "API through DNS rebinding), any otherwise: give the public name behind a proxy",
     )

@@ -9,7 +9,9 @@ graph kept conversations is rewritten as its thread the first time it is read
 ``runtime.streaming.iter_events`` yields: ``step`` (a stage's status line), ``text`` (answer text that
 stands), ``retract`` (rare: withdraw what was shown), ``interrupt`` (a clarifying question: the next
 message is the reply) and ``done`` (the answer cut into cited sentences, the cited passages, whether it
-is an "I don't know": read from the reply's metadata, where ``nodes/finish.py`` put them). A message with ``after`` (the number of turns the client saw) is idempotent: sent
+is an "I don't know": read from the reply's metadata, where ``nodes/finish.py`` put them), and a
+``: keep-alive`` comment each ``KEEPALIVE_S`` the stream is silent. A message with ``after`` (the
+number of turns the client saw) is idempotent: sent
 again, to this or another instance, after a lost connection, it continues or replays the turn it
 started instead of asking twice (the thread's last message only: an earlier one sent again is refused).
 A turn saves one checkpoint when it ends, and the thread keeps only its latest (``serve.storage``); a
@@ -33,16 +35,18 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, HTTPException, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from pydantic import BaseModel, Field, field_validator
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mtrag_graph.citations import CitedAnswer
@@ -63,6 +67,10 @@ BODY_TIMEOUT_S = 30.0
 MAX_MESSAGES_PER_THREAD = 100
 MAX_THREADS_PER_OWNER = 1000
 RETENTION_SWEEP_S = 3600.0
+# An event stream silent this long gets a comment line: proxies and load balancers close a response that
+# sends nothing for their read timeout (nginx: 60 s), and a long answer can think for longer than that.
+KEEPALIVE_S = 15.0
+KEEPALIVE = b": keep-alive\n\n"  # an SSE comment: clients skip it
 ANONYMOUS = "-"  # the owner of every thread when no API key is set
 OWNER_SECRET = "owner-hmac"  # the name of the deployment's secret that API keys are hashed under
 
@@ -87,6 +95,7 @@ class ServeConfig:
     delete_wait_s: float = (
         10.0  # a DELETE waits this long for a running turn to stop (else it deletes the rest)
     )
+    keepalive_s: float = KEEPALIVE_S  # an event stream silent this long sends a keep-alive comment
 
 
 def clean_text(value: Any) -> Any:
@@ -170,38 +179,23 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
-class HostCheck:
-    """Refuses a request whose ``Host`` names none of ``hosts`` with 400: a web page that rebinds its own
-    name to this server's address (DNS rebinding) sends its name, not this server's."""
-
-    def __init__(self, app: ASGIApp, hosts: Sequence[str]) -> None:
-        self.app, self.hosts = app, {h.lower() for h in hosts}
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] == "http"
-            and host_name(dict(scope.get("headers") or []).get(b"host", b"")) not in self.hosts
-        ):
-            hosts = ", ".join(sorted(self.hosts))
-            await _refuse(send, 400, f"this server answers for the hosts {hosts} only (--allowed-host)")
-            return
-        await self.app(scope, receive, send)
-
-
-def host_name(header: bytes) -> str:
-    """The name in a ``Host`` header, without its port: ``localhost``, ``127.0.0.1``, ``[::1]``."""
-    text = header.decode("latin-1").strip().lower()
-    if text.startswith("["):
-        return text[: text.find("]") + 1]
-    return text.split(":", 1)[0]
-
-
 async def _refuse(send: Send, status: int, detail: str) -> None:
     await JSONResponse({"detail": detail}, status_code=status)({"type": "http"}, _nothing, send)
 
 
 async def _nothing() -> Message:
     return {"type": "http.disconnect"}
+
+
+# How a request carries its API key: either header (the page sends the first). Neither refuses by
+# itself: the caller dependency answers 401 with its own message, and only when keys are set.
+KEYS_NEEDED = "needed when the server has API keys (--api-key-file, $MTRAG_API_KEYS)"
+BEARER_KEY = HTTPBearer(
+    auto_error=False, scheme_name="Bearer key", description=f"Authorization: Bearer KEY; {KEYS_NEEDED}"
+)
+HEADER_KEY = APIKeyHeader(
+    name="X-API-Key", auto_error=False, scheme_name="X-API-Key", description=f"X-API-Key: KEY; {KEYS_NEEDED}"
+)
 
 
 def owner_of(key: str | None, secret: str) -> str:
@@ -228,6 +222,29 @@ def _sse(kind: str, data: Any) -> bytes:
         log.exception("event %s could not be written", kind)
         kind, text = ("error", json.dumps(FAILED)) if kind in FINAL_EVENTS else ("step", "{}")
     return f"event: {kind}\ndata: {text}\n\n".encode()
+
+
+async def _with_keepalive(
+    queue: asyncio.Queue[tuple[str, bytes] | None], every_s: float
+) -> AsyncIterator[tuple[str, bytes]]:
+    """The queue's ``(kind, event)`` items up to its ``None`` (the turn's end), with a keep-alive
+    comment each time ``every_s`` passed without one. The pending ``get`` is kept across the waits
+    (a timeout that cancelled it could drop an item)."""
+    getter: asyncio.Task[tuple[str, bytes] | None] | None = None
+    try:
+        while True:
+            getter = getter or asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({getter}, timeout=every_s)
+            if not done:
+                yield "keep-alive", KEEPALIVE
+                continue
+            item, getter = getter.result(), None
+            if item is None:
+                return
+            yield item
+    finally:
+        if getter is not None:  # the client went away: the turn runs on, nobody reads its events
+            getter.cancel()
 
 
 class SafeJSONResponse(JSONResponse):
@@ -538,20 +555,28 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
             allow_headers=["Authorization", "X-API-Key", "Content-Type"],
         )
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, timeout_s=config.body_timeout_s)
-    if config.allowed_hosts and "*" not in config.allowed_hosts:
-        app.add_middleware(HostCheck, hosts=config.allowed_hosts)
+    if config.allowed_hosts:
+        # A web page that rebinds its own name to this server's address (DNS rebinding) sends its name,
+        # not this server's: 400. No www. redirect: only the names given are answered.
+        app.add_middleware(
+            TrustedHostMiddleware, allowed_hosts=list(config.allowed_hosts), www_redirect=False
+        )
     keys = [k for k in config.api_keys if k]
 
-    def caller(request: Request) -> str:
+    def caller(
+        bearer: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER_KEY)],
+        header_key: Annotated[str | None, Security(HEADER_KEY)],
+    ) -> str:
         """The caller's owner id; 401 when keys are set and the request has none of them."""
         if not keys:
             return ANONYMOUS
-        given = request.headers.get("x-api-key") or ""
-        authorization = request.headers.get("authorization") or ""
-        if authorization.lower().startswith("bearer "):
-            given = authorization[7:].strip()
+        given = bearer.credentials.strip() if bearer is not None else header_key or ""
         if not any(hmac.compare_digest(given.encode(), k.encode()) for k in keys):
-            raise HTTPException(401, "missing or wrong API key (Authorization: Bearer KEY, or X-API-Key)")
+            raise HTTPException(
+                401,
+                "missing or wrong API key (Authorization: Bearer KEY, or X-API-Key)",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
         return service().owner(given)
 
     def service() -> Service:
@@ -583,15 +608,14 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
         return {"status": "ok", "checkpointer": "postgres" if is_postgres(config.checkpointer) else "sqlite"}
 
     @app.get("/api/threads", tags=["threads"])
-    def list_threads(request: Request) -> dict[str, Any]:
+    def list_threads(owner: str = Depends(caller)) -> dict[str, Any]:
         """The caller's conversations, the most recently used first."""
-        return {"threads": service().store.owned_by(caller(request))}
+        return {"threads": service().store.owned_by(owner)}
 
     @app.post("/api/threads", tags=["threads"], status_code=201, dependencies=[Depends(json_body)])
-    def create_thread(request: Request, body: NewThread) -> dict[str, Any]:
+    def create_thread(body: NewThread, owner: str = Depends(caller)) -> dict[str, Any]:
         """A new, empty conversation (the body may be ``{}``); 409 when the caller has as many as the
         service allows (``--max-threads-per-key``)."""
-        owner = caller(request)
         try:
             return service().store.create(uuid.uuid4().hex, owner, body.title, limit=config.max_threads)
         except ThreadLimit:
@@ -600,15 +624,15 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
             ) from None
 
     @app.get("/api/threads/{thread_id}", tags=["threads"])
-    def get_thread(thread_id: str, request: Request) -> dict[str, Any]:
+    def get_thread(thread_id: str, owner: str = Depends(caller)) -> dict[str, Any]:
         """The conversation: its turns, the clarifying question it waits on, the last answer with its sources."""
-        row = service().owned(thread_id, caller(request))
+        row = service().owned(thread_id, owner)
         return {"thread_id": thread_id, "title": row["title"], **service().snapshot(thread_id)}
 
     @app.delete("/api/threads/{thread_id}", tags=["threads"], status_code=204)
-    def delete_thread(thread_id: str, request: Request) -> None:
+    def delete_thread(thread_id: str, owner: str = Depends(caller)) -> None:
         """Delete the conversation and all its checkpoints (a turn of it that runs is stopped first)."""
-        service().owned(thread_id, caller(request))
+        service().owned(thread_id, owner)
         service().delete(thread_id)
 
     @app.post(
@@ -618,10 +642,13 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
         responses={200: {"content": {"text/event-stream": {}}, "description": "server-sent events"}},
         dependencies=[Depends(json_body)],
     )
-    async def post_message(thread_id: str, message: NewMessage, request: Request) -> StreamingResponse:
+    async def post_message(
+        thread_id: str, message: NewMessage, owner: str = Depends(caller)
+    ) -> StreamingResponse:
         """Send a message (or the reply to a clarifying question); the answer streams as server-sent
-        events: ``step``, ``text``, ``retract``, then ``interrupt`` or ``done`` (or ``error``)."""
-        owner = caller(request)
+        events: ``step``, ``text``, ``retract``, then ``interrupt`` or ``done`` (or ``error``); while the
+        answer is waited for, a comment line (``: keep-alive``) that clients skip keeps proxies from
+        closing the stream."""
         if len(message.text) > config.max_message_chars:
             raise HTTPException(413, f"message above {config.max_message_chars} characters")
         svc = service()
@@ -674,7 +701,7 @@ def create_app(config: ServeConfig, context: Context | None = None) -> FastAPI:
 
         async def events() -> AsyncIterator[bytes]:
             ended = False
-            while (item := await queue.get()) is not None:
+            async for item in _with_keepalive(queue, config.keepalive_s):
                 ended = ended or item[0] in FINAL_EVENTS
                 yield item[1]
             if not ended:  # every stream ends with done, interrupt or error

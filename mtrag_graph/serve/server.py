@@ -36,6 +36,12 @@ LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 def allowed_hosts(options: argparse.Namespace) -> list[str]:
     """The Host header names to answer: as given, else the loopback names for a loopback bind."""
     if options.allowed_host:
+        for name in options.allowed_host:
+            # Starlette's TrustedHostMiddleware takes '*' or '*.domain' as wildcards, and asserts the rest
+            if "*" in name[1:] or (name.startswith("*") and name != "*" and not name.startswith("*.")):
+                raise SystemExit(
+                    f"mtrag-graph serve: --allowed-host {name}: a wildcard is '*' (any) or '*.example.org'"
+                )
         return list(options.allowed_host)
     try:
         loopback = ipaddress.ip_address(options.host.strip("[]")).is_loopback

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import time
 
+from mtrag_graph.models.fake import ScriptedChatModel
 from tests.serve.client import events, served, user_message
-from tests.serve.fakes import ANSWERS
+from tests.serve.fakes import ANSWERS, generate, serve_context
 
 
 def thread(client, **headers) -> str:
@@ -22,6 +23,37 @@ def test_health_and_the_openapi_document_are_served(tmp_path):
         paths = client.get("/openapi.json").json()["paths"]
         assert {"/api/threads", "/api/threads/{thread_id}", "/api/threads/{thread_id}/messages"} <= set(paths)
         assert client.get("/docs").status_code == 200
+
+
+def test_the_openapi_document_declares_both_api_key_forms_on_the_api_operations_only(tmp_path):
+    with served(str(tmp_path / "c.sqlite"), api_keys=["alice-key"]) as client:
+        document = client.get("/openapi.json").json()
+    schemes = document["components"]["securitySchemes"]
+    assert {"type": "http", "scheme": "bearer"}.items() <= schemes["Bearer key"].items()
+    assert {"type": "apiKey", "in": "header", "name": "X-API-Key"}.items() <= schemes["X-API-Key"].items()
+    operations = {(path, method): operation for path, item in document["paths"].items()
+                  for method, operation in item.items()}  # fmt: skip
+    api = {key: operation for key, operation in operations.items() if key[0].startswith("/api/")}
+    assert len(api) == 5  # list, create, read, delete, message
+    for operation in api.values():  # either header will do: two alternatives, not both at once
+        assert operation["security"] == [{"Bearer key": []}, {"X-API-Key": []}]
+    assert "security" not in operations[("/health", "get")]
+
+
+def test_a_slow_answer_streams_keep_alive_comments_while_it_is_waited_for(tmp_path):
+    def slow_generate(messages, options):
+        time.sleep(0.5)  # a long answer being written: nothing to send meanwhile
+        return generate(messages, options)
+
+    context = serve_context(generate_model=ScriptedChatModel(responder=slow_generate))
+    with served(str(tmp_path / "c.sqlite"), context, keepalive_s=0.05) as client:
+        thread_id = thread(client)
+        body = {"text": "Why do bees dance?", "after": 0}
+        with client.stream("POST", f"/api/threads/{thread_id}/messages", json=body) as response:
+            raw = "".join(response.iter_text())
+    assert raw.count(": keep-alive\n\n") >= 3
+    assert raw.index(": keep-alive") < raw.index("event: done")
+    assert raw.endswith("\n\n") and raw.rsplit("event: ", 1)[1].startswith("done")
 
 
 def test_an_answer_streams_its_steps_then_its_text_then_its_citations(tmp_path):
