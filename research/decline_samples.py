@@ -39,6 +39,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.judging.decline import decline_probability, sample_disagreements
 from mtrag_graph.models import get_chat_model, get_embedder
 from mtrag_graph.models.calls import invoke_text
+from mtrag_graph.prompts.budget import PASSAGE_MAX_CHARS
 from mtrag_graph.prompts.build import (
     decline_messages,
     format_passages,
@@ -71,7 +72,7 @@ def task_state(record: Mapping[str, Any], context: Context, embed: Any) -> dict[
 
 def plain_messages(state: Mapping[str, Any], context: Context, instruction: str = "") -> list[Any]:
     """The rewritten question and the kept passages whole, with the instruction that offers a decline."""
-    documents = format_passages(whole_passages(state["kept_passages"]), context.passage_max_chars)
+    documents = format_passages(whole_passages(state["kept_passages"]), PASSAGE_MAX_CHARS)
     tail = (instruction or context.decline_instruction).format(
         question=question_for_answering(state), idk=context.idk_answer
     )

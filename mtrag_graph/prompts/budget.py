@@ -6,7 +6,7 @@ The rule (documented in the README):
   tokenizers, which average about 4).
 - The conversation gets at most ``HISTORY_SHARE`` of that; turns are dropped oldest first, and a
   single turn longer than the whole share is cut.
-- Passages share the rest equally: each is cut (at a word boundary) to ``passage_max_chars`` or to its
+- Passages share the rest equally: each is cut (at a word boundary) to ``PASSAGE_MAX_CHARS`` or to its
   equal share, whichever is smaller. The order of passages (best first) is kept.
 """
 
@@ -23,6 +23,7 @@ MIN_PROMPT_CHARS = 2000  # a window too small for this still gets a usable promp
 TURN_OVERHEAD_CHARS = 8  # "Agent: " and the line break around each turn
 MIN_PASSAGE_CHARS = 200  # a passage's equal share never drops below this
 TITLE_CHARS = 200
+PASSAGE_MAX_CHARS = 2000  # each passage is cut to this in the grounded prompts
 
 
 def prompt_char_budget(context_window_tokens: int, answer_max_tokens: int) -> int:

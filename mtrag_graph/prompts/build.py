@@ -18,8 +18,15 @@ from typing import Any, Literal, Protocol
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from mtrag_graph.prompts import answer_variants, rewrite
-from mtrag_graph.prompts.budget import HISTORY_SHARE, cut, fit_passages, prompt_char_budget, trim_history
+from mtrag_graph.prompts import answer_variants, grounded, rewrite
+from mtrag_graph.prompts.budget import (
+    HISTORY_SHARE,
+    PASSAGE_MAX_CHARS,
+    cut,
+    fit_passages,
+    prompt_char_budget,
+    trim_history,
+)
 from mtrag_graph.prompts.exemplars import load_exemplars
 from mtrag_graph.state import RetryReason
 from mtrag_graph.text import words
@@ -54,19 +61,14 @@ class PromptSettings(Protocol):
 
     context_window_tokens: int
     answer_max_tokens: int
-    passage_max_chars: int
     exemplars_file: str | None
     answer_mode: Literal["direct", "evidence_first"]
     first_draft: Literal["may_decline", "answer"]
     answer_question: Literal["rewrite", "both", "doubtful"]
     answer_conversation: Literal["selected", "questions", "none"]
     idk_answer: str
-    no_conversation_text: str
     no_passages_text: str
     grounded_system_prompt: str
-    grounded_context_template: str
-    follow_up_context_template: str | None
-    passage_order: Literal["rank", "best_last"]
     gate_instruction: str
     decline_instruction: str
     sample_instruction: str
@@ -107,15 +109,12 @@ def format_conversation(turns: Sequence[Turn], agent_chars: int | None = None) -
     return "\n".join(lines)
 
 
-def format_passages(
-    passages: Sequence[Mapping[str, Any]], max_chars: int, *, numbered: bool = True, best_last: bool = False
-) -> str:
+def format_passages(passages: Sequence[Mapping[str, Any]], max_chars: int, *, numbered: bool = True) -> str:
     """Passages as prompt text, each cut to ``max_chars`` at a word boundary.
 
     ``numbered``: delimited ``[Document i] title`` blocks (the grounded prompt, where answers and
     citations refer to documents by number). Otherwise one ``- title: text`` line each (the clarify
-    prompt, which only needs the start of each passage). ``best_last``: the numbered blocks in reverse,
-    so that the first passage (the best ranked) comes last; each keeps its number.
+    prompt, which only needs the start of each passage).
     """
     if not numbered:
         lines = []
@@ -134,7 +133,7 @@ def format_passages(
         heading = " - ".join(str(x) for x in (passage.get("title"), passage.get("section")) if x)
         header = f"[Document {i}]" + (f" {heading}" if heading else "")
         blocks.append(f"{header}\n{body}\n[End of document {i}]")
-    return "\n\n".join(reversed(blocks) if best_last else blocks)
+    return "\n\n".join(blocks)
 
 
 def whole_passages(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -190,13 +189,10 @@ def grounded_messages(state: Mapping[str, Any], context: PromptSettings, tail: s
     budget = prompt_char_budget(context.context_window_tokens, context.answer_max_tokens)
     history = trim_history(answering_history(state, context), int(budget * HISTORY_SHARE))
     used = sum(len(turn["text"]) for turn in history) + len(tail) + len(context.grounded_system_prompt)
-    passages = fit_passages(state.get("kept_passages") or [], context.passage_max_chars, budget - used)
-    template = (history and context.follow_up_context_template) or context.grounded_context_template
-    prefix = template.format(
-        documents=format_passages(
-            passages, context.passage_max_chars, best_last=context.passage_order == "best_last"
-        ),
-        conversation=format_conversation(history) or context.no_conversation_text,
+    passages = fit_passages(state.get("kept_passages") or [], PASSAGE_MAX_CHARS, budget - used)
+    prefix = grounded.CONTEXT.format(
+        documents=format_passages(passages, PASSAGE_MAX_CHARS),
+        conversation=format_conversation(history) or grounded.NO_CONVERSATION,
     )
     return _chat(context.grounded_system_prompt, prefix + tail)
 
@@ -384,7 +380,7 @@ def clarify_messages(
     conversation = format_conversation(list(history)[-CLARIFY_HISTORY_TURNS:], CLARIFY_AGENT_CHARS)
     shown = list(passages or [])[:CLARIFY_MAX_PASSAGES]
     body = instruction.format(
-        conversation=conversation or context.no_conversation_text,
+        conversation=conversation or grounded.NO_CONVERSATION,
         passages=format_passages(shown, CLARIFY_PASSAGE_CHARS, numbered=False) or context.no_passages_text,
         question=" ".join(question.split()),
         phrase=phrase,

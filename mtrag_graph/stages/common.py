@@ -4,7 +4,7 @@ grounded prompts' frame, the embedder; and the type of a model setting."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import WithJsonSchema
 
@@ -40,9 +40,6 @@ class CommonSettings:
         stage="common",
         description="Re-asks after a yes/no or JSON reply that does not parse, before the recorded safe default.",
     )
-    passage_max_chars: int = setting(
-        2000, stage="common", description="Each passage is cut to this many characters in prompts."
-    )
     context_window_tokens: int = setting(
         factory=settings.n_ctx,
         stage="common",
@@ -53,31 +50,6 @@ class CommonSettings:
         grounded.SYSTEM,
         stage="common",
         description="System text of the large model's gate, answer and judge prompts (they share it).",
-    )
-    grounded_context_template: str = setting(
-        grounded.CONTEXT,
-        stage="common",
-        description="The documents-and-conversation prefix those prompts share ({documents}, {conversation}).",
-    )
-    follow_up_context_template: str | None = setting(
-        None,
-        stage="common",
-        description="The prefix of those prompts on a turn whose conversation they show ({documents}, "
-        "{conversation}; None: grounded_context_template). The conversation before the documents lost "
-        "follow-ups on the real-documents fresh split (9 -> 7 of 21; benchmarks/results/follow-ups.md).",
-    )
-    passage_order: Literal["rank", "best_last"] = setting(
-        "rank",
-        stage="common",
-        description="The order of the documents in those prompts: 'rank' (the best passage first) or "
-        "'best_last' (the best passage last, next to the conversation and the question; documents keep "
-        "their numbers). 'best_last' lost on both real-documents splits (tuning 42 -> 38 of 51, fresh 23 -> 21 "
-        "of 43; benchmarks/results/rereading.md).",
-    )
-    no_conversation_text: str = setting(
-        grounded.NO_CONVERSATION,
-        stage="common",
-        description="What the prompts say in place of the conversation on a first turn.",
     )
     embedder: str = setting(
         factory=settings.embedder,

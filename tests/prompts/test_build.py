@@ -34,14 +34,13 @@ def test_every_prompt_setting_defaults_to_a_text_of_the_prompt_modules():
     }
     prompt_settings = [f for f in dataclasses.fields(Context) if f.name.endswith(PROMPT_SETTING)]
     assert prompt_settings, "no prompt setting found: the suffixes no longer name them"
-    assert [f.name for f in prompt_settings if f.default not in texts | {None}] == []
+    assert [f.name for f in prompt_settings if f.default not in texts] == []
 
 
 @pytest.mark.parametrize(
     ("field", "role"),
     [
         ("grounded_system_prompt", "gate_model"),
-        ("grounded_context_template", "gate_model"),
         ("gate_instruction", "gate_model"),
         ("generate_instruction", "generate_model"),
     ],
@@ -124,32 +123,5 @@ def test_answer_conversation_leaves_the_agents_answers_or_the_whole_conversation
         "questions"
     )
     none = prompt("none")
-    assert "How do I show help" not in none and Context().no_conversation_text in none
+    assert "How do I show help" not in none and grounded.NO_CONVERSATION in none
     assert "Suggestions are shown by default." in none  # the documents stay
-
-
-def test_a_follow_up_prefix_puts_the_conversation_first_and_a_first_turn_keeps_its_prefix():
-    template = "Conversation so far:\n{conversation}\n\nDocuments:\n{documents}\n\n"
-    conversation_first = Context(follow_up_context_template=template)
-    passages = [{"title": "Readme", "text": "Suggestions are shown by default."}]
-    turns = [{"speaker": "user", "text": "How do I show help after an error?"},
-             {"speaker": "agent", "text": "Call program.showHelpAfterError()."}]  # fmt: skip
-    follow_up = {"question": "Does it suggest spellings?", "history": turns, "selected_history": turns,
-                 "kept_passages": passages}  # fmt: skip
-    text = str(grounded_messages(follow_up, conversation_first, "Q?")[1].content)
-    assert text.index("showHelpAfterError") < text.index("Suggestions are shown") < text.index("Q?")
-    default = str(grounded_messages(follow_up, Context(), "Q?")[1].content)
-    assert default.index("Suggestions are shown") < default.index("showHelpAfterError")
-    first = {"question": "Does it suggest spellings?", "kept_passages": passages}
-    assert grounded_messages(first, conversation_first, "Q?") == grounded_messages(first, Context(), "Q?")
-
-
-def test_best_last_shows_the_best_ranked_passage_last_and_every_document_keeps_its_number():
-    passages = [{"title": "Fit", "text": "FIT_LIMIT defaults to 1e-5."},
-                {"title": "Plot", "text": "The plot command draws a function."}]  # fmt: skip
-    state = {"question": "What is the default fit limit?", "kept_passages": passages}
-    best_last = str(grounded_messages(state, Context(passage_order="best_last"), "Q?")[1].content)
-    assert best_last.index("[Document 2] Plot") < best_last.index("[Document 1] Fit") < best_last.index("Q?")
-    assert "[Document 1] Fit\nFIT_LIMIT defaults to 1e-5.\n[End of document 1]" in best_last
-    rank = str(grounded_messages(state, Context(), "Q?")[1].content)
-    assert rank.index("[Document 1] Fit") < rank.index("[Document 2] Plot")
