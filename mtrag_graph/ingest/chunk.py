@@ -53,7 +53,7 @@ def splitter(chunk_tokens: int = CHUNK_TOKENS, overlap: int = CHUNK_OVERLAP) -> 
         raise ValueError(f"overlap ({overlap}) must be below the chunk size ({chunk_tokens})")
     with _LOCK:
         if (chunk_tokens, overlap) not in _SPLITTERS:
-            from langchain_text_splitters import RecursiveCharacterTextSplitter  # noqa: PLC0415 - optional (the documents extra): indexing documents only
+            from langchain_text_splitters import RecursiveCharacterTextSplitter  # noqa: PLC0415 - loaded when documents are indexed
 
             _SPLITTERS[(chunk_tokens, overlap)] = RecursiveCharacterTextSplitter.from_huggingface_tokenizer(
                 _tokenizer(),

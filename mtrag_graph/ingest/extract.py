@@ -280,7 +280,7 @@ def _has_class(name: str) -> str:
 def _normalise_doxygen(tree: Any) -> None:
     """Doxygen's page title and code fragments in the tags an article reader knows (an ``h1``, a ``pre``),
     and its header, path bar and footer dropped."""
-    import lxml.html  # noqa: PLC0415 - optional (lxml comes with trafilatura): HTML files only
+    import lxml.html  # noqa: PLC0415 - loaded for HTML files only
 
     for fragment in tree.xpath(f"//div[{_has_class('fragment')}]"):
         code = lxml.html.Element("pre")
@@ -377,8 +377,8 @@ def _generator_markdown(tree: Any) -> tuple[str, str]:
     An article reader (trafilatura) guesses the main text by its look, which on such pages loses
     headings nested in sections and flattens code blocks inside list items; these pages say where
     their text is."""
-    import lxml.html  # noqa: PLC0415 - optional (lxml comes with trafilatura): HTML files only
-    from markdownify import markdownify  # noqa: PLC0415 - optional (the documents extra): HTML files only
+    import lxml.html  # noqa: PLC0415 - loaded for HTML files only
+    from markdownify import markdownify  # noqa: PLC0415 - loaded for HTML files only
 
     main = _main_region(tree)
     for furniture in main.xpath(_FURNITURE):
@@ -440,7 +440,7 @@ def _lost_headings(headings: list[str], markdown: str) -> bool:
 
 
 def _html(path: Path, size: int) -> Document:
-    import trafilatura  # noqa: PLC0415 - optional (the documents extra): HTML files only
+    import trafilatura  # noqa: PLC0415 - loaded for HTML files only
     from trafilatura.utils import load_html  # noqa: PLC0415 - as above
 
     if size > HTML_MAX_BYTES:
@@ -625,7 +625,7 @@ class _Pypdf(_PdfPages):
     reader = "pypdf"
 
     def __init__(self, path: Path):
-        import pypdf  # noqa: PLC0415 - optional (the documents extra): PDF files only
+        import pypdf  # noqa: PLC0415 - loaded for PDF files only
         from pypdf.errors import PyPdfError  # noqa: PLC0415 - as above
 
         self.errors = (PyPdfError, ValueError, KeyError, TypeError)
@@ -734,7 +734,7 @@ def _pdf(path: Path, reader: str = PDF_READERS[0]) -> Document:
 
 
 def _docx(path: Path) -> Document:
-    import docx  # noqa: PLC0415 - optional (the documents extra): Word files only
+    import docx  # noqa: PLC0415 - loaded for Word files only
     from docx.opc.exceptions import PackageNotFoundError  # noqa: PLC0415 - as above
 
     try:

@@ -289,7 +289,7 @@ def test_a_heading_wrapped_in_a_named_anchor_keeps_its_text(tmp_path: Path):
 def test_a_page_whose_headings_the_article_reader_drops_is_read_as_it_stands(tmp_path: Path, monkeypatch):
     # on the Asymptote FAQ's 2D graphs page (questions, each followed by a code block) the article
     # reader kept the code and dropped every question; here it is made to do the same
-    import trafilatura  # noqa: PLC0415 - the documents extra, as in the reader
+    import trafilatura  # noqa: PLC0415 - loaded where it is used, as in the reader
 
     blocks = "".join(
         f'<h2><A name="q{n}">\nQuestion 6.{n}.  How can I draw the {what} of a graph?\n</A></h2>\n'
