@@ -16,11 +16,8 @@ if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
 fi
 
 if ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
-  flags="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
-  flags="$flags -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
-  if grep -q avx512f /proc/cpuinfo 2>/dev/null; then flags="$flags -DGGML_AVX512=ON"; fi
   echo "building llama-cpp-python (3-6 minutes the first time; pip caches the wheel)"
-  CMAKE_ARGS="$flags" pip install "llama-cpp-python>=0.3.2,<0.4"
+  CMAKE_ARGS="$(bash scripts/llama_cmake_args.sh)" pip install "llama-cpp-python>=0.3.2,<0.4"
 fi
 
 # measure: the evaluation side (BERTScore, ROUGE, pytrec_eval, plots, scikit-learn); a serving install
