@@ -1,19 +1,15 @@
 """One answer candidate (model x prompt variant), run as a ``Send`` branch after the gate.
 
-A failing candidate (an error, a timeout, an empty or unusable reply) is recorded in its entry and
+A failing candidate (an error, an empty or unusable reply) is recorded in its entry and
 dropped by the judge; it never stops the run. Requests to one remote endpoint are capped with every
 other call's (``models.endpoints``); local llama.cpp models serialise their own calls (a lock per model).
 """
 
 from __future__ import annotations
 
-import contextvars
 import time
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-from langchain_core.language_models.chat_models import BaseChatModel
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
@@ -27,22 +23,6 @@ from mtrag_graph.text.answers import answer_problems, clean_answer
 # Replies the judge cannot use at all; other flaws are for the judge and check_answer to weigh.
 UNUSABLE = {"empty answer", "echoes the prompt"}
 REPLY_EXCERPT_CHARS = 80  # of an unusable reply, recorded in its error
-
-
-def _call(model: BaseChatModel, messages, context: Context):
-    def call():
-        return invoke_text(model, messages, max_tokens=context.answer_max_tokens)
-
-    if context.candidate_timeout_s is None:
-        return call()
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="candidate")
-    try:
-        # the copied context carries the run's callbacks (tracing, the node's CallLog) into the thread
-        return pool.submit(contextvars.copy_context().run, call).result(timeout=context.candidate_timeout_s)
-    except FutureTimeout:
-        raise TimeoutError(f"no reply within {context.candidate_timeout_s:g} s") from None
-    finally:
-        pool.shutdown(wait=False)  # a timed-out call finishes in the background; its reply is dropped
 
 
 class CandidateBranch(State, total=False):
@@ -67,7 +47,9 @@ def generate_candidate(state: CandidateBranch, runtime: Runtime[Context]) -> dic
     started = time.perf_counter()
     try:
         model = get_chat_model(candidate.model)
-        reply = _call(model, answer_messages(state, context, candidate), context)
+        reply = invoke_text(
+            model, answer_messages(state, context, candidate), max_tokens=context.answer_max_tokens
+        )
         raw = str(reply.content)
         text = clean_answer(candidate.finish(raw, context.citation_markers))
         entry.update(raw=raw, finish_reason=(reply.response_metadata or {}).get("finish_reason"))

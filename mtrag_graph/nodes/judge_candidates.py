@@ -37,6 +37,8 @@ from mtrag_graph.text import content_stems, declines, sentences
 
 SUPPORTED_SHARE = 0.6  # a sentence is supported when this share of its content words is in the documents
 REPLY_EXCERPT_CHARS = 200  # of a judge reply that failed, recorded in the reason
+JUDGE_MAX_TOKENS = 320  # the llm judge's verdicts (JSON, one per candidate)
+JUDGE_SEED = 0  # seeds the per-task shuffle of the candidates shown to the llm judge
 
 
 class Verdict(BaseModel):
@@ -64,10 +66,10 @@ def lexical_support(answer: str, passages: list[dict[str, Any]]) -> float:
     return supported / counted if counted else 1.0
 
 
-def shown_order(entries: list[dict[str, Any]], seed: int, task_id: str | None) -> list[dict[str, Any]]:
-    """The candidates in the order the judge sees them: shuffled, reproducibly per (seed, task)."""
+def shown_order(entries: list[dict[str, Any]], task_id: str | None) -> list[dict[str, Any]]:
+    """The candidates in the order the judge sees them: shuffled, reproducibly per task."""
     order = sorted(entries, key=lambda e: e["index"])
-    random.Random(f"{seed}:{task_id}").shuffle(order)
+    random.Random(f"{JUDGE_SEED}:{task_id}").shuffle(order)
     return order
 
 
@@ -87,7 +89,7 @@ def _judge(state, context, shown, labels) -> tuple[dict[str, Verdict] | None, st
             candidate_judge_messages(state, context, labelled),
             JudgeReply,
             retries=context.parse_retries,
-            max_tokens=context.judge_max_tokens,
+            max_tokens=JUDGE_MAX_TOKENS,
         )
     except Exception as error:  # noqa: BLE001 - a failing judge falls back to the prior order
         return None, f"{type(error).__name__}: {error}"
@@ -170,7 +172,7 @@ def judge_candidates(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     elif context.judge_method == "answer":
         chosen = _pick_by_answer_judge(state, context, usable, judgement)
     else:
-        shown = shown_order(usable, context.judge_seed, state.get("task_id"))
+        shown = shown_order(usable, state.get("task_id"))
         labels = list(string.ascii_uppercase[: len(shown)])
         verdicts, problem = _judge(state, context, shown, labels)
         gate_said_yes = state.get("gate") == "yes"

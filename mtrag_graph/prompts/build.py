@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from mtrag_graph.prompts import answer_variants, grounded, rewrite
+from mtrag_graph.prompts import answer_variants, candidate_judge, grounded, rewrite
 from mtrag_graph.prompts.budget import (
     HISTORY_SHARE,
     PASSAGE_MAX_CHARS,
@@ -81,8 +81,6 @@ class PromptSettings(Protocol):
     fewshot_example_template: str
     strict_generate_instruction: str
     decline_retry_instruction: str
-    candidate_judge_instruction: str
-    candidate_judge_answer_template: str
     clarify_system_prompt: str
 
 
@@ -297,10 +295,9 @@ def candidate_judge_messages(
 ) -> list[BaseMessage]:
     """The candidate judge's prompt: the labelled answers after the shared prefix."""
     answers = "\n\n".join(
-        context.candidate_judge_answer_template.format(label=label, text=text)
-        for label, text in labelled_answers
+        candidate_judge.ANSWER.format(label=label, text=text) for label, text in labelled_answers
     )
-    tail = context.candidate_judge_instruction.format(
+    tail = candidate_judge.JUDGE.format(
         question=prompted_question(state, context),
         labels=", ".join(label for label, _ in labelled_answers),
         answers=answers,

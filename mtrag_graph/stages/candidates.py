@@ -17,7 +17,6 @@ from pydantic import WithJsonSchema
 from mtrag_graph import settings
 from mtrag_graph.models.factory import ModelSpec, model_name
 from mtrag_graph.presets import CANDIDATES, read_preset
-from mtrag_graph.prompts import candidate_judge
 from mtrag_graph.stages import Stage, register, setting
 from mtrag_graph.stages.common import ModelSetting
 from mtrag_graph.text.answers import strip_citations
@@ -121,23 +120,6 @@ class CandidatesSettings:
         factory=lambda: dict(DEFAULT_JUDGE_WEIGHTS),
         stage="candidates",
         description="Weights of the llm judge's signals (faithfulness, completeness, support; declined is subtracted).",
-    )
-    judge_seed: int = setting(
-        0, stage="candidates", description="Seeds the per-task shuffle of the candidates shown to the judge."
-    )
-    judge_max_tokens: int = setting(
-        320, stage="candidates", description="Token limit of the llm judge's verdict."
-    )
-    candidate_judge_instruction: str = setting(
-        candidate_judge.JUDGE, stage="candidates", description="Asks the llm judge for its verdicts."
-    )
-    candidate_judge_answer_template: str = setting(
-        candidate_judge.ANSWER, stage="candidates", description="How one candidate is shown to the llm judge."
-    )
-    candidate_timeout_s: float | None = setting(
-        None,
-        stage="candidates",
-        description="A candidate slower than this many seconds is dropped (None: no limit).",
     )
 
     def __post_init__(self) -> None:

@@ -105,27 +105,6 @@ def test_an_empty_reply_counts_as_a_failed_candidate():
     assert context.judge_model.calls == []
 
 
-def test_a_slow_candidate_times_out_and_is_dropped():
-    release = threading.Event()
-
-    def slow(messages, options):
-        release.wait(30)  # answers only after the run is over: late however fast the machine is
-        return GOOD
-
-    context = ensemble_context([GOOD, GOOD], candidate_timeout_s=0.2)
-    context.candidates = (
-        context.candidates[0],
-        Candidate(model=ScriptedChatModel(responder=slow), name="slow"),
-    )
-    try:
-        state = run(context)
-    finally:
-        release.set()
-    slow_entry = next(e for e in state["candidate_answers"] if e["index"] == 1)
-    assert "TimeoutError" in slow_entry["error"]
-    assert state["chosen_candidate"] == 0
-
-
 def test_all_candidates_failing_abstains_with_the_reason():
     context = ensemble_context([ValueError("a"), TimeoutError("b")])
     state = run(context)
@@ -136,9 +115,9 @@ def test_all_candidates_failing_abstains_with_the_reason():
 
 
 def test_equal_scores_go_to_the_prior_order():
-    for seed in range(5):  # whatever order the judge sees them in
-        context = ensemble_context([GOOD, GOOD, GOOD], judge_seed=seed)
-        state = run(context)
+    for n in range(5):  # whatever order the judge sees them in (shuffled per task)
+        context = ensemble_context([GOOD, GOOD, GOOD])
+        state = run(context, {**TASK, "task_id": f"t{n}<::>1"})
         assert state["chosen_candidate"] == 0
         assert "tie" in state["judgement"]["reason"]
 
@@ -165,11 +144,11 @@ def test_a_declining_candidate_loses_when_the_gate_said_yes():
     assert state["chosen_candidate"] == 1 and state["answer"] != context_idk
 
 
-def test_the_shuffle_is_fixed_per_seed_and_task_and_varies_across_seeds():
+def test_the_shuffle_is_fixed_per_task_and_varies_across_tasks():
     entries = [{"index": i} for i in range(4)]
-    first = [e["index"] for e in shown_order(entries, 7, "t<::>1")]
-    assert first == [e["index"] for e in shown_order(entries, 7, "t<::>1")]
-    orders = {tuple(e["index"] for e in shown_order(entries, seed, "t<::>1")) for seed in range(10)}
+    first = [e["index"] for e in shown_order(entries, "t<::>1")]
+    assert first == [e["index"] for e in shown_order(entries, "t<::>1")]
+    orders = {tuple(e["index"] for e in shown_order(entries, f"t{n}<::>1")) for n in range(10)}
     assert len(orders) > 1
 
 
