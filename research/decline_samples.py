@@ -5,7 +5,7 @@ passages, the answer prompt is rebuilt as the run saw it (its standalone questio
 passages and their evidence excerpts recomputed at the default budget), in two forms:
 
 - ``grounded``: the graph's prompt with the instruction that offers "I don't know"
-  (``prompts.build.decline_messages``, what ``Context.decline_threshold`` reads);
+  (``prompts.build.decline_messages``, the probability the decision benchmark records at the gate);
 - ``plain``: the rewritten question and the kept passages whole, no conversation (issue 47's probe);
 - ``grounded-neutral``: the graph's prompt with that plain instruction;
 - ``sample``: the graph's prompt with the answer samples' instruction and token limit
@@ -26,7 +26,6 @@ unanswerable declined against right answers lost.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -48,6 +47,7 @@ from mtrag_graph.prompts.build import (
     whole_passages,
 )
 from mtrag_graph.prompts.excerpts import select_evidence
+from mtrag_graph.prompts.grounded import DECLINE_PROBE
 from mtrag_graph.text import declines
 
 SAMPLE_MAX_TOKENS = 24  # the graph's former sample_max_tokens: a reply long enough to tell a decline
@@ -73,7 +73,7 @@ def task_state(record: Mapping[str, Any], context: Context, embed: Any) -> dict[
 def plain_messages(state: Mapping[str, Any], context: Context, instruction: str = "") -> list[Any]:
     """The rewritten question and the kept passages whole, with the instruction that offers a decline."""
     documents = format_passages(whole_passages(state["kept_passages"]), PASSAGE_MAX_CHARS)
-    tail = (instruction or context.decline_instruction).format(
+    tail = (instruction or DECLINE_PROBE).format(
         question=question_for_answering(state), idk=context.idk_answer
     )
     return [SystemMessage(context.grounded_system_prompt), HumanMessage(f"Documents:\n{documents}\n\n{tail}")]
@@ -85,8 +85,9 @@ def probe(
     if prompt == "sample":  # the graph's samples (Context.sample_instruction, sample_max_tokens)
         messages = sample_messages(state, context)
     elif prompt.startswith("grounded"):
-        instruction = NEUTRAL if prompt == "grounded-neutral" else context.decline_instruction
-        messages = decline_messages(state, dataclasses.replace(context, decline_instruction=instruction))
+        messages = decline_messages(
+            state, context, NEUTRAL if prompt == "grounded-neutral" else DECLINE_PROBE
+        )
     else:
         messages = plain_messages(state, context, NEUTRAL if prompt == "neutral" else "")
     model = get_chat_model(context.generate_model)

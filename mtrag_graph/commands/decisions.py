@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="FIELD=JSON",
-        help="a Context override, e.g. --set gate_threshold=0.3 (value parsed as JSON, else a string)",
+        help="a Context override, e.g. --set gate_classifier=null (value parsed as JSON, else a string)",
     )
     parser.add_argument("--label", default="", help="a name for this run in the tables")
     parser.add_argument(

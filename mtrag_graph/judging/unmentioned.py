@@ -4,9 +4,9 @@
 answer model wrote a quote about libraries, a "yes" in all but name. A question that names a thing (a
 capitalised word inside the sentence, a token with a digit, a hyphen or an underscore, an option) that
 none of the passages the turn would be answered from says, in any case, is declined before the answer
-is written (``Context.gate_unmentioned``, ``nodes/answerability_gate.py``).
+is written (``nodes/answerability_gate.py``).
 
-Over a user's documents only, by default: on the real-documents tuning split it fired on 2 of 8
+Over a user's documents only: on the real-documents tuning split it fired on 2 of 8
 unanswerable questions and on none of 51 answerable ones; on MTRAG's reference tasks it fires on 7.8% of
 ANSWERABLE turns with their own gold passages (55 of 709: "When was the Byzantine Empire founded?" over
 passages that say "Byzantine" nowhere but answer it), so there the passages' wording is too loose a

@@ -1,22 +1,22 @@
 """Do the kept passages, as a whole, hold what the user asks? One calibrated yes/no.
 
-Three ways to decide, from the Context:
+Two ways to decide, from the Context:
 
 - ``gate_classifier`` (a JSON file, or ``"default"`` for the one shipped in ``mtrag_graph/data``):
   a logistic regression over the features below, with its threshold; trained on the tuning split by
   ``mtrag-graph decisions --split tuning --only gate --fit-gate FILE`` (data card: docs/decisions.md);
-- ``gate_threshold``: "yes" when the model's yes-probability reaches it;
-- neither: the model's constrained reply (the argmax).
+- None: the model's constrained reply (the argmax).
 
 Features (all cheap: the yes-probability comes with the gate's one call, the rest is MiniLM and word
 overlap): ``logit_p_yes``, ``cos_max`` / ``cos_mean`` (question vs each passage), ``overlap_max`` /
 ``overlap_all`` (share of the question's content words found in the best passage / in all of them).
 What the decision rests on is written to ``gate_evidence``; ``mtrag-graph decisions`` measures it.
 
-``decline_threshold`` (off): after a "yes", "no" when the answering model's first-token probability of
-declining (``judging.decline.decline_probability``, ``decline_instruction``) reaches it. Measured on the
-real-documents tuning split, it did not separate invented answers from right ones under the graph's
-prompt; the answer samples (``judging.verdict``) read the same probability on their own prompt.
+Before either, over a user's documents, a question naming something no kept passage says is declined
+(``judging.unmentioned``). With every feature asked for (the decision benchmark), the answering
+model's first-token probability of declining on the gate's prefix is recorded too (``p_decline``); a
+gate rule on it did not separate invented answers from right ones on the real-documents tuning split,
+and the verdict (``judging.verdict``) reads that probability on its own prompt.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from mtrag_graph.state import AbstainReason, State
 from mtrag_graph.text import content_words
 
 FEATURES = ("logit_p_yes", "cos_max", "cos_mean", "overlap_max", "overlap_all")
+FALLBACK = "yes"  # the verdict when the gate's reply never parses (recorded in fallbacks): the run answers
 LOGIT_CLIP = 12.0
 
 
@@ -109,7 +110,7 @@ def gate_decision(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     A classifier whose features leave out ``logit_p_yes`` decides without any model call.
     ``Context.gate_all_features``: ask the model and compute every feature even when the rule needs
     fewer (to train). Without it, a model-free classifier still gets its features (and the model is
-    not asked). An unparseable reply without log-probabilities falls back to ``Context.gate_fallback``.
+    not asked). An unparseable reply without log-probabilities falls back to ``FALLBACK`` ("yes").
     """
     question = question_for_answering(state)
     classifier = load_classifier(context.gate_classifier) if context.gate_classifier else None
@@ -132,24 +133,18 @@ def gate_decision(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     if classifier is not None and all(f in features for f in classifier.features):
         result["score"] = classifier.probability(features)
         decision = "yes" if result["score"] >= classifier.threshold else "no"
-    elif context.gate_threshold is not None and result["p_yes"] is not None:
-        result["score"] = result["p_yes"]
-        decision = "yes" if result["p_yes"] >= float(context.gate_threshold) else "no"
     else:
-        decision = result["gate_argmax"] or context.gate_fallback
+        decision = result["gate_argmax"] or FALLBACK
     result["fallback"] = result["gate_argmax"] is None and "score" not in result
-    threshold = context.decline_threshold
-    if (decision == "yes" and threshold is not None) or every_feature:
+    if every_feature:
         result["p_decline"] = decline_probability(get_chat_model(context.generate_model),
                                                   decline_messages(state, context))  # fmt: skip
-        if decision == "yes" and threshold is not None and (result["p_decline"] or 0.0) >= threshold:
-            decision, result["declined"] = "no", True
     result["gate"] = decision
     return result
 
 
 # what the decision rests on, kept in gate_evidence when there (the decision benchmark reads them all)
-EVIDENCE_KEYS = ("p_yes", "score", "features", "gate_argmax", "raw", "p_decline", "declined")
+EVIDENCE_KEYS = ("p_yes", "score", "features", "gate_argmax", "raw", "p_decline")
 # "unmentioned": the question's names no kept passage says (judging/unmentioned.py), when they decided
 
 
@@ -161,9 +156,7 @@ def answerability_gate(state: State, runtime: Runtime[Context]) -> dict[str, Any
     if not context.use_gate:
         return {"gate": "skipped"}
     kept = state["kept_passages"]
-    if context.gate_unmentioned == "always" or (
-        context.gate_unmentioned == "documents" and from_documents(kept)
-    ):
+    if from_documents(kept):
         missing = unmentioned_names(question_for_answering(state), kept)
         if missing:
             return {
@@ -180,6 +173,6 @@ def answerability_gate(state: State, runtime: Runtime[Context]) -> dict[str, Any
         update["fallbacks"] = [
             {"node": "answerability_gate", "used": decision["gate"], "raw": decision["raw"]}
         ]
-    if decision.get("declined") or decision["gate"] == "no":  # gate_evidence says which
+    if decision["gate"] == "no":
         update["abstain_reason"] = AbstainReason.GATE_NO
     return update

@@ -70,7 +70,6 @@ class PromptSettings(Protocol):
     no_passages_text: str
     grounded_system_prompt: str
     gate_instruction: str
-    decline_instruction: str
     sample_instruction: str
     generate_instruction: str
     evidence_first_instruction: str
@@ -201,11 +200,12 @@ def gate_messages(state: Mapping[str, Any], context: PromptSettings) -> list[Bas
     )
 
 
-def decline_messages(state: Mapping[str, Any], context: PromptSettings) -> list[BaseMessage]:
-    """The gate's prefix, then an answer instruction that offers "I don't know" (the decline probability)."""
-    tail = context.decline_instruction.format(
-        question=prompted_question(state, context), idk=context.idk_answer
-    )
+def decline_messages(
+    state: Mapping[str, Any], context: PromptSettings, instruction: str = grounded.DECLINE_PROBE
+) -> list[BaseMessage]:
+    """The gate's prefix, then an answer ``instruction`` that offers "I don't know" (the decline
+    probability; ``research.decline_samples`` tries other instructions)."""
+    tail = instruction.format(question=prompted_question(state, context), idk=context.idk_answer)
     return grounded_messages(state, context, tail)
 
 

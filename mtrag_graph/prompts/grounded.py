@@ -30,7 +30,7 @@ GENERATE = (
     "Only if no sentence in the documents answers any part of the question, reply exactly: {idk}"
 )
 
-# the decline probe's instruction (Context.decline_instruction): a plain request with a plain way out. Under
+# the decline probe's instruction (prompts.build.decline_messages): a plain request with a plain way out. Under
 # GENERATE's "only if no sentence ... reply exactly: {idk}" the 1.5B model puts 0.2-0.85 of its first token
 # on "I" for questions it then answers right (research/decline_samples.py, real-documents tuning split)
 DECLINE_PROBE = (

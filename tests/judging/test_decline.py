@@ -4,7 +4,6 @@ before, and the answering model's probability of declining as a gate rule (judgi
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -75,30 +74,6 @@ def test_the_decline_mass_sums_every_decline_opening_among_the_first_tokens():
 
 def test_decline_probability_is_none_on_a_backend_without_log_probabilities():
     assert decline_probability(ScriptedChatModel(responses=["I"]), [HumanMessage("q")]) is None
-
-
-def _gate_run(first_tokens: list[tuple[str, float]], threshold: float | None) -> dict[str, Any]:
-    model = FirstTokenModel(responses=["Bees dance to show where flowers are."], first_tokens=first_tokens)
-    context = fake_context(generate_model=model, decline_threshold=threshold)
-    task = make_task(["How do bees show where flowers are?"], ["Bees dance to show where flowers are."])
-    return build_graph(output="state").invoke({"task": task}, context=context)
-
-
-def test_the_gate_abstains_when_the_answering_model_would_decline_too_often():
-    out = _gate_run([("I", 0.4), ("Bees", 0.6)], threshold=0.2)
-    assert out["abstain_reason"] == AbstainReason.GATE_NO and out["gate_evidence"]["declined"]
-    assert out["gate_evidence"]["p_decline"] == pytest.approx(0.4)
-
-
-def test_the_gate_lets_a_sure_answer_through():
-    out = _gate_run([("Bees", 0.95), ("I", 0.05)], threshold=0.2)
-    assert out.get("abstain_reason") is None
-    assert out["answer"].startswith("Bees dance")
-
-
-def test_without_a_threshold_the_decline_probability_is_not_asked():
-    out = _gate_run([("I", 0.9), ("Bees", 0.1)], threshold=None)
-    assert out.get("abstain_reason") is None and "p_decline" not in out.get("gate_evidence", {})
 
 
 def test_a_sample_that_declines_or_names_other_facts_disagrees():

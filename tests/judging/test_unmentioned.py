@@ -75,13 +75,6 @@ def test_a_question_whose_names_the_passages_say_goes_to_the_gate():
     assert state["gate"] == "yes" and state["abstain_reason"] is None
 
 
-def test_benchmark_passages_are_left_to_the_gate_unless_always_is_set():
+def test_benchmark_passages_are_left_to_the_gate():
     task = make_task(["Does 4ti2 offer bindings for Python?"], MANUAL)  # ids "d0", "d1": a corpus
     assert GRAPH.invoke({"task": task}, context=fake_context(gate=["yes"]))["gate"] == "yes"
-    always = fake_context(gate=["yes"], gate_unmentioned="always")
-    assert GRAPH.invoke({"task": task}, context=always)["abstain_reason"] == "gate_no"
-    off = fake_context(gate=["yes"], gate_unmentioned="off")
-    assert (
-        GRAPH.invoke({"task": _documents_task("Does 4ti2 offer bindings for Python?")}, context=off)["gate"]
-        == "yes"
-    )

@@ -7,7 +7,6 @@ import pytest
 from mtrag_graph.cli import main
 from mtrag_graph.measure.decisions import run, sets
 from mtrag_graph.models.fake import ScriptedChatModel
-from mtrag_graph.nodes import answerability_gate as gate
 from mtrag_graph.testing import fake_context
 from tests.measure.decisions.conftest import fake_retriever
 
@@ -63,15 +62,6 @@ def test_an_answer_the_passages_do_not_back_is_declined_by_the_grounding_check(g
 def test_gate_without_log_probabilities_reports_the_parsed_choice_as_certain(gate_set):
     outcome = run.decide_gate(gate_set[0], fake_context(gate=["no"]))
     assert outcome["gate"] == "no" and outcome["p_yes"] == 0.0
-
-
-def test_a_gate_threshold_overrides_the_argmax(gate_set, monkeypatch):
-
-    monkeypatch.setattr(gate, "score_choice", lambda *a, **k: ("no", {"yes": 0.3, "no": 0.7}, ["no"]))
-    context = fake_context()
-    assert gate.gate_decision(run.grounded_state(gate_set[0]), context)["gate"] == "no"
-    context.gate_threshold = 0.2  # type: ignore[attr-defined]
-    assert gate.gate_decision(run.grounded_state(gate_set[0]), context)["gate"] == "yes"
 
 
 def test_run_decision_resumes_from_its_cache(tmp_path, gate_set):
