@@ -140,7 +140,6 @@ class State(InputState, total=False):
     answer_problems: list[str]
     retries: int
     retry_reason: RetryReason  # why the last check asked for another draft
-    evidence_quotes: dict[str, Any]  # answer_mode "evidence_first": the quotes, those not found, the outcome
     decline_retried: bool  # the verdict asked once more after a whole-answer decline
     decline_offered: bool  # the last draft's prompt offered "I don't know" (first_draft "may_decline")
     # the drafts the verdict did not take, in order: {"draft" (cut), "problems", "outcome" (the retry's

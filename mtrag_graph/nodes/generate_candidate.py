@@ -51,7 +51,7 @@ def generate_candidate(state: CandidateBranch, runtime: Runtime[Context]) -> dic
             model, answer_messages(state, context, candidate), max_tokens=context.answer_max_tokens
         )
         raw = str(reply.content)
-        text = clean_answer(candidate.finish(raw, context.citation_markers))
+        text = clean_answer(candidate.finish(raw))
         entry.update(raw=raw, finish_reason=(reply.response_metadata or {}).get("finish_reason"))
         unusable = set(answer_problems(text, state["question"], False, 1)) & UNUSABLE
         if unusable:

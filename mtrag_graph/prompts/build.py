@@ -61,8 +61,6 @@ class PromptSettings(Protocol):
 
     context_window_tokens: int
     answer_max_tokens: int
-    exemplars_file: str | None
-    answer_mode: Literal["direct", "evidence_first"]
     first_draft: Literal["may_decline", "answer"]
     answer_question: Literal["rewrite", "both", "doubtful"]
     answer_conversation: Literal["selected", "questions", "none"]
@@ -72,12 +70,6 @@ class PromptSettings(Protocol):
     gate_instruction: str
     sample_instruction: str
     generate_instruction: str
-    evidence_first_instruction: str
-    extractive_instruction: str
-    citation_instruction: str
-    fewshot_instruction: str
-    fewshot_rules_instruction: str
-    fewshot_example_template: str
     strict_generate_instruction: str
     decline_retry_instruction: str
     clarify_system_prompt: str
@@ -219,10 +211,10 @@ def sample_messages(state: Mapping[str, Any], context: PromptSettings) -> list[B
 
 def _examples(context: PromptSettings) -> str:
     rendered = []
-    for n, example in enumerate(load_exemplars(context.exemplars_file), start=1):
+    for n, example in enumerate(load_exemplars(), start=1):
         answer = example["answer"] if example["passage"] else context.idk_answer
         rendered.append(
-            context.fewshot_example_template.format(
+            answer_variants.EXAMPLE.format(
                 n=n,
                 documents=example["passage"] or answer_variants.EXAMPLE_NO_DOCUMENTS,
                 conversation=format_conversation(example["history"]) or answer_variants.EXAMPLE_FIRST_TURN,
@@ -237,17 +229,13 @@ def answer_instruction(candidate: AnswerVariant, question: str, context: PromptS
     """The instruction after the shared prefix for a first answer with ``candidate``'s prompt variant."""
     idk = context.idk_answer
     if candidate.variant == "extractive":
-        return context.extractive_instruction.format(question=question, idk=idk)
+        return answer_variants.EXTRACTIVE.format(question=question, idk=idk)
     if candidate.variant == "fewshot":
-        return context.fewshot_instruction.format(
-            examples=_examples(context),
-            base=context.fewshot_rules_instruction.format(idk=idk),
-            question=question,
+        return answer_variants.FEWSHOT.format(
+            examples=_examples(context), base=answer_variants.FEWSHOT_BASE.format(idk=idk), question=question
         )
     if candidate.variant == "citation":
-        return context.citation_instruction.format(question=question, idk=idk)
-    if context.answer_mode == "evidence_first":
-        return context.evidence_first_instruction.format(question=question, idk=idk)
+        return answer_variants.CITATION.format(question=question, idk=idk)
     return context.generate_instruction.format(question=question, idk=idk)
 
 
@@ -265,7 +253,6 @@ def offers_decline(
         return None
     first_answers = (
         context.first_draft == "answer" and state.get("gate") == "yes" and candidate.variant == "default"
-        and context.answer_mode == "direct"
     )  # fmt: skip
     return not first_answers
 

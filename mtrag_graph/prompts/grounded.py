@@ -62,15 +62,4 @@ GENERATE_AFTER_DECLINE = (
     "do not mention the documents."
 )
 
-# evidence first (Context.answer_mode="evidence_first"): quotes copied from the documents, then the answer
-# from them only; a quote the documents do not hold, or none, is taken as a decline (answers.py)
-GENERATE_EVIDENCE_FIRST = (
-    "Question: {question}\n\n"
-    "First copy, word for word, the one to three sentences of the documents above that answer this "
-    'question, each on its own line starting with "Quote: ". Then write "Answer: " followed by the '
-    "answer in one to three complete sentences that use only what the quotes say. If no sentence in the "
-    "documents answers the question, reply exactly: {idk}"
-)
-
-
 NO_CONVERSATION = "(this is the first turn)"

@@ -40,9 +40,9 @@ class Candidate:
     def label(self) -> str:
         return self.name or f"{model_name(self.model)}/{self.variant}"
 
-    def finish(self, text: str, citation_markers: str) -> str:
-        """The reply as an answer: citation markers stripped unless configured to keep them."""
-        if self.variant == "citation" and citation_markers == "strip":
+    def finish(self, text: str) -> str:
+        """The reply as an answer: the citation variant's [Passage N] markers stripped."""
+        if self.variant == "citation":
             return strip_citations(text)
         return text
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mtrag_graph import settings
-from mtrag_graph.prompts import answer_variants, grounded
+from mtrag_graph.prompts import grounded
 from mtrag_graph.stages import Stage, register, setting
 from mtrag_graph.stages.common import ModelSetting
 
@@ -26,12 +26,6 @@ class GenerateSettings:
         description="Model that writes the answer (default: MTRAG_LARGE_MODEL).",
     )
     answer_max_tokens: int = setting(220, stage="generate", description="Token limit of an answer.")
-    answer_mode: Literal["direct", "evidence_first"] = setting(
-        "direct",
-        stage="generate",
-        description="'direct': answer at once; 'evidence_first': quote the answering passage sentences, "
-        "then answer from them (a quote the passages do not hold makes it a decline).",
-    )
     first_draft: Literal["may_decline", "answer"] = setting(
         "answer",
         stage="generate",
@@ -70,40 +64,8 @@ class GenerateSettings:
         stage="generate",
         description="Asks again after a draft with problems ({problems}).",
     )
-    evidence_first_instruction: str = setting(
-        grounded.GENERATE_EVIDENCE_FIRST,
-        stage="generate",
-        description="The answer_mode 'evidence_first' instruction.",
-    )
     decline_retry_instruction: str = setting(
         grounded.GENERATE_AFTER_DECLINE,
         stage="generate",
         description="Asks again after a decline that followed a gate 'yes' ('': the strict instruction).",
-    )
-    extractive_instruction: str = setting(
-        answer_variants.EXTRACTIVE,
-        stage="generate",
-        description="The 'extractive' prompt variant of a candidate.",
-    )
-    fewshot_instruction: str = setting(
-        answer_variants.FEWSHOT, stage="generate", description="The 'fewshot' prompt variant of a candidate."
-    )
-    fewshot_rules_instruction: str = setting(
-        answer_variants.FEWSHOT_BASE, stage="generate", description="The rules before the few-shot examples."
-    )
-    fewshot_example_template: str = setting(
-        answer_variants.EXAMPLE, stage="generate", description="How one few-shot example is shown."
-    )
-    citation_instruction: str = setting(
-        answer_variants.CITATION,
-        stage="generate",
-        description="The 'citation' prompt variant of a candidate.",
-    )
-    citation_markers: Literal["strip", "keep"] = setting(
-        "strip",
-        stage="generate",
-        description="The citation variant's [Passage N] markers: 'strip' or 'keep'.",
-    )
-    exemplars_file: str | None = setting(
-        None, stage="generate", description="Few-shot exemplars (None: the file shipped in the package)."
     )

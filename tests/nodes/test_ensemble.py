@@ -240,14 +240,10 @@ def test_candidates_run_concurrently():
     assert all(e["error"] is None for e in state["candidate_answers"])
 
 
-def test_citation_markers_are_stripped_by_default_and_kept_on_request():
+def test_the_citation_variant_s_markers_are_stripped():
     cited = "Bees use the waggle dance to show the direction of flowers [Passage 1]."
-    for markers, expected in (("strip", GOOD), ("keep", cited)):
-        model = ScriptedChatModel(responses=[cited])
-        context = fake_context(
-            candidates=(Candidate(model=model, variant="citation"),), citation_markers=markers
-        )
-        assert run(context)["answer"] == expected
+    model = ScriptedChatModel(responses=[cited])
+    assert run(fake_context(candidates=(Candidate(model=model, variant="citation"),)))["answer"] == GOOD
 
 
 def test_fewshot_prompt_holds_the_four_shipped_exemplars():
