@@ -156,7 +156,7 @@ def run_task(graph: Any, task: dict[str, Any], base: Any) -> dict[str, Any]:
     kind = reply_kind(state)
     return {
         "task_id": task["task_id"],
-        "answerability": (task.get("answerability") or task.get("Answerability"))[0],
+        "answerability": (task.get("answerability") or task.get("Answerability") or ["?"])[0],
         "reference": reference,
         "reply": reply,
         "kind": kind,
@@ -181,7 +181,9 @@ def table(records: Sequence[Mapping[str, Any]]) -> str:
         if counts[outcome] or outcome in ("whole", "whole+quote", "turned_over", "declined", "asked_back"):
             lines.append(f"| {outcome} | {counts[outcome]} | {100 * counts[outcome] / total:.1f}% |")
     kept = counts["whole"] + counts["whole+quote"]
-    lines.append(f"| **whole or whole+quote** | **{kept} of {len(records)}** | **{100 * kept / total:.1f}%** |")
+    lines.append(
+        f"| **whole or whole+quote** | **{kept} of {len(records)}** | **{100 * kept / total:.1f}%** |"
+    )
     reasons = collections.Counter(
         r["changes"].get("abstain_reason") or "?" for r in records if r["outcome"] == "declined"
     )
@@ -220,10 +222,15 @@ def damaged(records: Sequence[Mapping[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.reference_writer", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.reference_writer", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("tasks", help="a tasks file (MTRAG or MTRAG-UN, reference passages)")
     parser.add_argument("-o", "--output", required=True, help="run folder (records.jsonl, table.md)")
-    parser.add_argument("--sample", type=int, default=None, help="only this many eligible tasks (by task-id hash)")
+    parser.add_argument(
+        "--sample", type=int, default=None, help="only this many eligible tasks (by task-id hash)"
+    )
+    parser.add_argument("--limit", type=int, default=None, help="only the first N of the chosen tasks")
     parser.add_argument("--preset", default=None, help="a preset instead of the default pipeline")
     parser.add_argument("--score-only", action="store_true", help="print the table of what is recorded")
     args = parser.parse_args(argv)
@@ -237,11 +244,13 @@ def main(argv: list[str] | None = None) -> int:
         from mtrag_graph.tasks import read_jsonl
 
         try:
-            rows = [raw for _, raw, error in read_jsonl(args.tasks) if error is None]
+            rows = [
+                raw for _, raw, error in read_jsonl(args.tasks) if error is None and isinstance(raw, dict)
+            ]
         except OSError as error:
             print(f"error: {args.tasks}: {error}", file=sys.stderr)
             return 2
-        tasks = sample_tasks(rows, args.sample)
+        tasks = sample_tasks(rows, args.sample)[: args.limit]
         base = Context.from_preset(args.preset)
         graph = build_graph(output="state")
         done = {r["task_id"] for r in read_records(records_path)}

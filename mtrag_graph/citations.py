@@ -1,6 +1,6 @@
 """Which passages back which sentence of the answer.
 
-The grounding check (``nodes/ground_answer.py``) writes, for each answer sentence, whether the kept
+The verdict (``judging/verdict.py``, applied by ``nodes/accept_answer.py``) writes, for each answer sentence, whether the kept
 passages back it and which ones (``state["grounding"]["sentences"]``). Where a state has no grounding
 (``Context(grounding="off")``), ``grounding_sentences`` computes the same list with the same measure
 (``judging.grounding.sentence_support``, no model call). ``answer_citations`` picks the one that

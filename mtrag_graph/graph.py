@@ -90,9 +90,9 @@ def _answered_or(next_node: str) -> Choose:
     return lambda state, runtime: FINISH if state.get("answer") else next_node
 
 
-def _answered_or_retry(state: State, runtime: Runtime[Context]) -> str:
-    """After the verdict: a kept answer ends the run, a retried draft goes back to generate."""
-    return FINISH if state.get("answer") else "generate"
+def _kept_or_retry(next_node: str) -> Choose:
+    """After the verdict: a kept answer goes on to ``next_node``, a retried draft back to generate."""
+    return lambda state, runtime: next_node if state.get("answer") else "generate"
 
 
 def _clarify_on(runtime: Runtime[Context]) -> bool:
@@ -178,7 +178,7 @@ ROUTES: dict[str, Route] = {
     "answerability_gate": next_or_abstain("generate", "generate_candidate", choose=_answer_or_fan_out),
     "judge_candidates": next_or_abstain("accept_answer"),
     "generate": next_or_abstain("accept_answer"),
-    "accept_answer": next_or_abstain("generate", FINISH, choose=_answered_or_retry),
+    "accept_answer": next_or_abstain("generate", FINISH, choose=_kept_or_retry(FINISH)),
 }
 # Every destination each router can return (for the drawn graph and for insertions).
 DESTINATIONS: dict[str, tuple[str, ...]] = {

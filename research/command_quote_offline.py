@@ -28,7 +28,7 @@ from research.trust_variants import kept_passages
 
 def quoted_record(record: dict[str, Any], context: Context) -> tuple[dict[str, Any], bool]:
     """The record with its how-to answer's command quoted (and whether it changed), by the graph's own
-    ``judging.answer_check.quote_command`` on the recorded draft and kept answer."""
+    ``judging.verdict.quote_command`` on the recorded draft and kept answer."""
     route = record.get("route") or {}
     clarification = route.get("clarification") or {}
     if route.get("abstained") or (clarification.get("asked") and not clarification.get("reply")):

@@ -4,7 +4,7 @@
 
 One ensemble run per task yields every candidate's answer, the judge's pick and timings, so the
 single-candidate rows are derived from the same run: a candidate's answer is its reply as generated
-(a failed or declining candidate counts as an abstention; no check_answer retry), and its seconds per
+(a failed or declining candidate counts as an abstention; no verdict retry), and its seconds per
 task are the run's time without the other candidates and the judge. ROUGE-L is ``rouge_score``'s
 RougeScorer(["rougeL"]) F-measure against the task's target; an abstention is scored with the
 configured "I don't know" answer.

@@ -134,13 +134,14 @@ def test_a_new_stage_touches_three_files_and_reaches_every_surface(tmp_path):
     )
     _edit(
         package / "graph.py",
-        "    ground_answer,\n    abstain,",
-        "    ground_answer,\n    tone_check,\n    abstain,",
+        "    accept_answer,\n    abstain,",
+        "    accept_answer,\n    tone_check,\n    abstain,",
     )
     _edit(
         package / "graph.py",
-        '    "ground_answer": next_or_abstain(FINISH),',
-        '    "ground_answer": next_or_abstain("tone_check"),\n    "tone_check": next_or_abstain(FINISH),',
+        '    "accept_answer": next_or_abstain("generate", FINISH, choose=_kept_or_retry(FINISH)),',
+        '    "accept_answer": next_or_abstain("generate", "tone_check", choose=_kept_or_retry("tone_check")),\n'
+        '    "tone_check": next_or_abstain(FINISH),',
     )
 
     touched = _changed_files(REPO / "mtrag_graph", package)

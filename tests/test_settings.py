@@ -165,7 +165,7 @@ def test_changing_any_setting_a_decision_reads_changes_its_cache_key(decision):
 
 def test_every_stage_has_its_settings_in_some_decision_key_or_none_to_key():
     keyed = {stage_of(_field(name)) for names in run.READS.values() for name in names}
-    assert {"gate", "generate", "check", "ground", "candidates", "clarify", "relation", "common"} <= keyed
+    assert {"gate", "generate", "accept", "candidates", "clarify", "relation", "common"} <= keyed
     assert settings_of(Context, "clarify") == run.READS["clarify"]
 
 
@@ -189,7 +189,7 @@ def test_the_context_schema_offers_the_choices_of_every_choice_setting():
     schema = build_graph().get_context_jsonschema()["properties"]
     choices = choices_of(Context)
     # the settings whose descriptions name their values: each is typed as a choice
-    assert {"answer_question", "rewrite_retry_on", "grounding", "verify_retried_answers", "judge_method",
+    assert {"answer_question", "rewrite_retry_on", "grounding", "general_terms", "judge_method",
             "first_draft", "clarify_signals"} <= set(choices)  # fmt: skip
     for name, one_of in choices.items():
         offered = schema[name]["items"]["enum"] if one_of.many else schema[name]["enum"]

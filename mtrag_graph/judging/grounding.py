@@ -176,7 +176,7 @@ def verbatim_pattern(token: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w]){re.escape(verbatim_key(token))}(?![\w])")
 
 
-_QUOTES = str.maketrans({c: '"' for c in "'`\u2018\u2019\u201c\u201d"})
+_QUOTES = str.maketrans(dict.fromkeys("'`‘’“”", '"'))
 _AROUND_SYMBOL = re.compile(r"\s*([^\w\s])\s*")
 
 
@@ -312,12 +312,17 @@ def sentence_support(
     """Each sentence of ``answer`` with its support by ``passages``. ``conversation`` (the turns before
     the question) may supply words and facts, ``question`` facts only; neither is ever cited."""
     evidence = _Evidence(passages, conversation, question)
-    return orphans_dropped([evidence.support(answer[s:e], s, e, min_support) for s, e in sentence_spans(answer)])
+    return orphans_dropped(
+        [evidence.support(answer[s:e], s, e, min_support) for s, e in sentence_spans(answer)]
+    )
 
 
 # a sentence that opens by pointing back ("This command changes ...", "It also ...", "These are ..."): its
 # subject is the sentence before it
-_POINTER = re.compile(r"^\W*(?:this|that|these|those|such|it|its|they|their|them)\b(?!\s*(?:is|was)\s+(?:why|because|how)\b)", re.IGNORECASE)
+_POINTER = re.compile(
+    r"^\W*(?:this|that|these|those|such|it|its|they|their|them)\b(?!\s*(?:is|was)\s+(?:why|because|how)\b)",
+    re.IGNORECASE,
+)
 ORPHANED = "points back to a sentence that was dropped"
 
 
@@ -375,8 +380,8 @@ def keep_supported(answer: str, support: Sequence[SentenceSupport]) -> str:
     for sentence in sorted((s for s in support if not s.supported), key=lambda s: -s.start):
         # a leading yes or no is the answer itself: it stays when the sentence that opens with it goes
         lead = _LEADING_YES_NO.match(sentence.text) if sentence.start == support[0].start else None
-        kept = f"{lead.group(1)}." if lead else ""
-        text = text[: sentence.start] + kept + text[sentence.end :]
+        left = f"{lead.group(1)}." if lead else ""
+        text = text[: sentence.start] + left + text[sentence.end :]
     lines = [re.sub(r"[ \t]{2,}", " ", line).rstrip() for line in text.splitlines()]
     kept = [line for line in lines if not _EMPTY_ITEM.fullmatch(line)]
     return "\n".join(kept).strip()

@@ -25,14 +25,15 @@ written, so the stream shows only text that will stand (``nodekit.release``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from mtrag_graph.judging import commands, yes_no
+from mtrag_graph.judging.combiner import load_combiner
 from mtrag_graph.judging.decline import decline_probability
 from mtrag_graph.judging.grounding import (
+    anchored_support,
     facts_in,
     grounded_answer,
     sentence_support,
@@ -74,7 +75,8 @@ if TYPE_CHECKING:
 DRAFT_DECLINED = "draft_declined"  # the writer said it does not know (after the one retry, if any)
 FAILED_RETRY = "failed_retry"  # the draft had a problem, and so had the retry
 UNSUPPORTED = "unsupported"  # none of the answer's claims is backed by the passages
-UNSURE = "unsure"  # the writer would decline too often (the decline probability), or the combiner says so
+UNSURE = "unsure"  # the writer would decline too often (the decline probability)
+MISSING_CAP = 6  # the combiner's missing_facts signal counts facts found nowhere up to this
 MIN_ANSWER_WORDS = 3  # a shorter answer (not a yes or no) is "too short"
 # the probability a verdict on a yes/no quote needs to count as the model's reading (the signal)
 YES_NO_MIN_CONFIDENCE = 0.9
@@ -267,18 +269,38 @@ def read_decline_probability(state: Mapping[str, Any], context: Context) -> floa
     return decline_probability(get_chat_model(context.generate_model), sample_messages(state, context))
 
 
-def support_signals(grounding: Mapping[str, Any]) -> dict[str, Any]:
-    """The sentence-support signals of a grounding record: claims, claims backed, the lowest and mean
-    content-word support of a claim, facts found nowhere."""
+def support_signals(grounding: Mapping[str, Any], anchored: list[float] | None = None) -> dict[str, Any]:
+    """The sentence-support signals of a grounding record: claims, the share of them backed, the lowest
+    and mean content-word support of a claim, facts found nowhere; with ``anchored``
+    (``grounding.anchored_support``), the lowest and mean support by one passage's stretch of sentences."""
     claims = [s for s in grounding.get("sentences") or [] if s.get("claim", True)]
     scores = [float(s.get("score", 1.0)) for s in claims]
-    return {
+    signals: dict[str, Any] = {
         "claims": len(claims),
-        "supported_share": round(sum(bool(s.get("supported")) for s in claims) / len(claims), 4) if claims else 1.0,
+        "supported_share": round(sum(bool(s.get("supported")) for s in claims) / len(claims), 4)
+        if claims
+        else 1.0,
         "support_min": round(min(scores), 4) if scores else 1.0,
         "support_mean": round(sum(scores) / len(scores), 4) if scores else 1.0,
-        "missing_facts": sum(len(s.get("unsupported_facts") or []) for s in claims),
+        # counted up to MISSING_CAP: one long answer with many names is not that many times as wrong
+        "missing_facts": min(sum(len(s.get("unsupported_facts") or []) for s in claims), MISSING_CAP),
     }
+    if anchored is not None:
+        signals["anchored_min"] = round(min(anchored), 4) if anchored else 1.0
+        signals["anchored_mean"] = round(sum(anchored) / len(anchored), 4) if anchored else 1.0
+    return signals
+
+
+def draft_signals(answer: str, state: Mapping[str, Any], context: Context) -> dict[str, Any]:
+    """The support signals of ``answer`` as written (before any quote is added): what the combiner reads."""
+    _, grounding = ground(answer, state, context)
+    anchored = anchored_support(
+        answer,
+        [str(p.get("text", "")) for p in state.get("kept_passages") or []],
+        format_conversation(state.get("history") or []),
+        question=str(state.get("question") or ""),
+    )
+    return support_signals(grounding, anchored)
 
 
 def verdict(state: Mapping[str, Any], context: Context) -> Verdict:
@@ -287,7 +309,11 @@ def verdict(state: Mapping[str, Any], context: Context) -> Verdict:
     signals: dict[str, Any] = {"problems": list(checked.get("answer_problems") or []),
                                "retries": state.get("retries", 0)}  # fmt: skip
     if "retry_reason" in checked:
-        retry = {k: checked[k] for k in ("answer_problems", "retries", "retry_reason", "decline_retried") if k in checked}
+        retry: dict[str, Any] = {
+            k: checked[k]
+            for k in ("answer_problems", "retries", "retry_reason", "decline_retried")
+            if k in checked
+        }
         return Verdict("retry", "", str(checked["retry_reason"]), signals=signals, retry=retry)
     if checked.get("declined"):
         signals["draft_declined"] = checked["declined"] == DRAFT_DECLINED
@@ -303,11 +329,19 @@ def verdict(state: Mapping[str, Any], context: Context) -> Verdict:
     kept, grounding = ground(quoted, state, context)
     if settled is not None:
         grounding["yes_no"] = settled
-    signals.update(support_signals(grounding))
+    signals.update(draft_signals(answer, state, context))
     gate_score = (state.get("gate_evidence") or {}).get("score")
     if gate_score is not None:
         signals["gate_score"] = gate_score
-    if kept is None:
+    if context.verdict_combiner is not None:
+        # the fitted combiner decides whether the passages hold the answer; what it keeps is shown less the
+        # sentences the passages do not back, or, when none is backed on its own, as it was written
+        declined, p_unsupported = load_combiner(context.verdict_combiner).declines(signals)
+        signals["p_unsupported"] = round(p_unsupported, 4)
+        if declined:
+            return Verdict("decline", context.idk_answer, UNSUPPORTED, grounding, signals)
+        kept = kept if kept is not None else quoted
+    elif kept is None:  # the hand rule: no claim backed
         return Verdict("decline", context.idk_answer, UNSUPPORTED, grounding, signals)
     if decline_checked(state, context):
         p_decline = read_decline_probability(state, context)
@@ -332,4 +366,8 @@ def standing_text(draft: str, state: Mapping[str, Any], context: Context) -> str
     if context.grounding == "off":
         return answer
     kept, _ = ground(answer, state, context)
+    if kept and context.verdict_combiner is not None:
+        declined, _ = load_combiner(context.verdict_combiner).declines(draft_signals(answer, state, context))
+        if declined:  # what is written so far the combiner would decline: nothing stands yet
+            return ""
     return kept or ""

@@ -20,7 +20,7 @@ from mtrag_graph.state import State
 from mtrag_graph.text import declines
 from mtrag_graph.text.answers import answer_problems, clean_answer
 
-# Replies the judge cannot use at all; other flaws are for the judge and check_answer to weigh.
+# Replies the judge cannot use at all; other flaws are for the judge and the verdict to weigh.
 UNUSABLE = {"empty answer", "echoes the prompt"}
 REPLY_EXCERPT_CHARS = 80  # of an unusable reply, recorded in its error
 

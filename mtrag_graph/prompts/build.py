@@ -40,7 +40,7 @@ QUESTION_CHARS = 2000  # a question longer than this is cut in prompts
 # The clarify check runs on every turn, so its prompt is kept small: the start of a passage is enough
 # to tell referents apart.
 CLARIFY_PASSAGE_CHARS = 120
-# check_answer's problem for a decline after a gate "yes" (its retry_reason is RetryReason.DECLINED,
+# the verdict's problem for a decline after a gate "yes" (its retry_reason is RetryReason.DECLINED,
 # and answer_messages asks with Context.decline_retry_instruction; without one, this is the problem the
 # strict retry names)
 DECLINED_DESPITE_EVIDENCE = (

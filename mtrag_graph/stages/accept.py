@@ -58,6 +58,13 @@ class AcceptSettings:
     grounding_min_support: float = setting(
         DEFAULT_MIN_SUPPORT, stage="accept", description="Content-word support a sentence needs (0-1)."
     )
+    verdict_combiner: str | None = setting(
+        None,
+        stage="accept",
+        description="The fitted combiner that declines an answer the passages do not hold, from its support "
+        "signals (judging.combiner; 'default': the shipped one, or a JSON file research.verdict_fit wrote); "
+        "None: only an answer none of whose claims is backed is declined.",
+    )
     sample_decline_threshold: float | None = setting(
         0.05,
         stage="accept",

@@ -1,6 +1,6 @@
 """The one text layer: words, stopwords, content stems, sentences, and whether an answer declines.
 
-The graph (rewrite, clarify, the gate's evidence features, the candidates, check_answer, the grounding
+The graph (rewrite, clarify, the gate's evidence features, the candidates, the verdict, the grounding
 check), the fitted judges and the evaluation harness all read text through this module, so they agree
 on what a word, a content word, a sentence and a refusal are.
 """

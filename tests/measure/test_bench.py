@@ -123,7 +123,7 @@ def bench_one_streamed_task(tmp_path, **settings):
     )
     overrides = {"rewrite_model": fake, "classify_model": fake, "gate_model": fake, "generate_model": fake,
                  "reranker": "lexical", "embedder": "hashing:64", "gate_classifier": None,
-                 "answer_samples": 0, **settings}  # fmt: skip
+                 **settings}  # fmt: skip
     return run_bench(tasks, ["ncl"], tmp_path / "out", limit=1, overrides=overrides)
 
 
@@ -138,9 +138,8 @@ def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path)
     assert "| 1 of 1 | 0 |" in render(results)
 
 
-def test_with_answer_samples_nothing_is_shown_before_they_agree(tmp_path):
-    stats = bench_one_streamed_task(tmp_path, answer_samples=2, sample_scope="always")["ncl"]
-    assert stats["early_shown_tasks"] == 0 and stats["retracted_tasks"] == 0
+def test_with_retrieved_passages_nothing_is_shown_before_the_decline_probability_is_read(tmp_path):
+    stats = bench_one_streamed_task(tmp_path, sample_decline_threshold=0.05, general_terms="off")["ncl"]
     assert stats["first_shown_p50"] <= stats["seconds_p50"]
 
 
@@ -215,6 +214,6 @@ def test_a_call_that_starts_in_the_millisecond_its_text_is_shown_counts_before_i
     route = {"first_shown_seconds": 0.004, "calls": [
         {"node": "rerank", "start": 0.001, "seconds": 0.001},
         {"node": "generate", "start": 0.004, "seconds": 0.002},
-        {"node": "ground_answer", "start": 0.005, "seconds": 0.001},
+        {"node": "accept_answer", "start": 0.005, "seconds": 0.001},
     ]}  # fmt: skip
     assert [c["node"] for c in bench.calls_before_shown(route)] == ["rerank", "generate"]

@@ -125,9 +125,7 @@ def test_the_token_limit_goes_under_both_names(endpoint, streamed):
 
 def test_graph_runs_end_to_end_against_an_openai_compatible_server(endpoint):
     spec = f"vllm:stand-in@{endpoint}"
-    context = endpoint_context(
-        spec, answer_samples=0
-    )  # every call greedy (samples: tests/judging/test_decline.py)
+    context = endpoint_context(spec)
     task = make_task(
         ["How do bees find flowers?", "They dance.", "What do they do when food is close?"],
         ["The round dance means food is close to the hive."],

@@ -108,7 +108,7 @@ def test_an_empty_reply_counts_as_a_failed_candidate():
 def test_all_candidates_failing_abstains_with_the_reason():
     context = ensemble_context([ValueError("a"), TimeoutError("b")])
     state = run(context)
-    assert state["abstain_reason"] == "candidates_failed"
+    assert state["abstain_reason"] == "error"
     assert state["answer"] == context.idk_answer
     assert "all 2 candidates failed" in state["judgement"]["reason"]
     assert context.judge_model.calls == []

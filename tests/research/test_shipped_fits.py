@@ -19,7 +19,7 @@ import pytest
 
 from mtrag_graph.measure.decisions.sets import load_split
 from mtrag_graph.prompts.excerpts import EVIDENCE_TOKENS
-from mtrag_graph.stages.ground import DEFAULT_MIN_SUPPORT
+from mtrag_graph.stages.accept import DEFAULT_MIN_SUPPORT
 from research import grounding_fit
 from research.evidence_budget import BUDGETS, RULE_KEPT
 from research.fit_gate import fit_gate_classifier

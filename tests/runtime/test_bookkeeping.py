@@ -32,7 +32,7 @@ def test_every_model_call_of_a_run_is_recorded_against_its_node():
     assert by_node["classify_relation"] == 1 and by_node["answerability_gate"] == 1 and by_node["rerank"] == 1
     gate = next(c for c in state["model_calls"] if c["node"] == "answerability_gate")
     assert gate["model"] == "scripted" and gate["prompt_tokens"] > 0 and gate["seconds"] >= 0
-    assert {e["node"] for e in state["node_seconds"]} >= {"load_task", "rerank", "check_answer"}
+    assert {e["node"] for e in state["node_seconds"]} >= {"load_task", "rerank", "accept_answer"}
 
 
 def test_a_failed_attempt_is_recorded_with_its_error_and_the_retry_after_it():

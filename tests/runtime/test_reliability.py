@@ -87,7 +87,7 @@ def test_answer_repeating_an_injected_instruction_is_rejected():
     state = build_graph(output="state").invoke(
         {"task": make_task(["How do bees find flowers?"], [PASSAGES[0] + " " + injected])}, context=context
     )
-    assert state["abstain_reason"] == "failed_retry"
+    assert state["abstain_reason"] == "verdict" and state["verdict"]["why"] == "failed_retry"
     assert "robots" not in state["answer"]
 
 

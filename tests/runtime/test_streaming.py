@@ -68,7 +68,7 @@ def test_a_decline_and_an_invented_fee_after_it_are_never_shown():
         first_draft="may_decline",
     )
     seen, state = shown(FEE, context)
-    assert state["answer"] == IDK and state["abstain_reason"] == "ungrounded"
+    assert state["answer"] == IDK and state["abstain_reason"] == "verdict"
     assert seen == [IDK]
 
 

@@ -16,7 +16,7 @@ PASSAGES = [
 TASK = make_task(["How do bees talk?", "They dance.", "How do they find flowers?"], PASSAGES)
 NODE_ORDER = [
     "load_task", "evidence_precheck", "global_rewrite", "classify_relation", "select_history",
-    "local_rewrite", "rerank", "answerability_gate", "generate", "check_answer", "ground_answer", "finish",
+    "local_rewrite", "rerank", "answerability_gate", "generate", "accept_answer", "finish",
 ]  # fmt: skip
 GRAPH = build_graph(output="state")
 
@@ -37,12 +37,12 @@ def test_each_node_is_a_named_run_in_order_with_its_decisions(tmp_path):
     assert meta["answerability_gate"]["models"] == ["scripted"]
     assert meta["answerability_gate"]["prompt_tokens"] > 0
     assert meta["rerank"]["passages"] == 2 and len(meta["rerank"]["picked"]) == 2
-    assert meta["check_answer"]["answer"] == "The answer is stated in the passage."
+    assert meta["accept_answer"]["answer"] == "The answer is stated in the passage."
 
 
-def test_retries_are_recorded_on_the_check_answer_run(tmp_path):
+def test_retries_are_recorded_on_the_accept_answer_run(tmp_path):
     context = fake_context(generate=["Waggle", "Bees perform the waggle dance to show direction."])
-    checks = [run for run in trace(tmp_path, context)["children"] if run["name"] == "check_answer"]
+    checks = [run for run in trace(tmp_path, context)["children"] if run["name"] == "accept_answer"]
     assert [run["metadata"].get("retries") for run in checks] == [1, None]
 
 

@@ -29,7 +29,7 @@ PROJECT = "mtrag-graph-test"
 STARTUP_S = 180  # a cold start migrates its SQLite database; slow on a busy 2-core machine
 NODE_ORDER = [
     "load_task", "evidence_precheck", "global_rewrite", "classify_relation", "select_history",
-    "local_rewrite", "rerank", "answerability_gate", "generate", "check_answer",
+    "local_rewrite", "rerank", "answerability_gate", "generate", "accept_answer",
 ]  # fmt: skip
 
 

@@ -22,7 +22,7 @@ def test_gate_yes_then_a_generator_decline_is_recorded_as_declined(gate_set):
     )
     outcome = run.decide_gate(gate_set[0], context)
     assert outcome["gate"] == "yes" and outcome["declined"] is True
-    assert outcome["abstain_reason"] == "generator_declined"
+    assert outcome["abstain_reason"] == "verdict" and outcome["declined_why"] == "draft_declined"
 
 
 def test_a_decline_after_a_gate_yes_is_retried_as_in_the_graph(gate_set):
@@ -54,7 +54,11 @@ def test_an_answer_the_passages_do_not_back_is_declined_by_the_grounding_check(g
         gate=["yes"], generate=["Bees perform the round dance since 1921 in Ohio."], grounding="facts"
     )
     outcome = run.decide_gate(gate_set[0], context)
-    assert outcome["declined"] is True and outcome["abstain_reason"] == "ungrounded"
+    assert (
+        outcome["declined"] is True
+        and outcome["abstain_reason"] == "verdict"
+        and outcome["declined_why"] == "unsupported"
+    )
     assert outcome["unsupported_facts"] == []  # the answer given is the "I don't know"
     assert outcome["unsupported_facts_before_grounding"] == ["1921", "ohio"]
 
