@@ -196,7 +196,13 @@ print(json.dumps({
 def test_a_new_setting_of_a_stage_touches_that_stage_s_module_only(tmp_path):
     package = tmp_path / "mtrag_graph"
     shutil.copytree(REPO / "mtrag_graph", package, ignore=shutil.ignore_patterns("__pycache__"))
-    _edit(package / "stages" / "gate.py", "class GateSettings:\n", "class GateSettings:\n" + SETTING[1:])
+    gate = package / "stages" / "gate.py"
+    _edit(
+        gate,
+        "from dataclasses import dataclass\n",
+        "from dataclasses import dataclass\nfrom typing import Literal\n",
+    )
+    _edit(gate, "class GateSettings:\n", "class GateSettings:\n" + SETTING[1:])
 
     assert _changed_files(REPO / "mtrag_graph", package) == ["stages/gate.py"]
 
