@@ -33,8 +33,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mtrag_graph.context import Context
 from mtrag_graph.judging.clarify_options import OPTION_MIN_SIMILARITY, Embed, option_similarities
+from mtrag_graph.prompts import clarify as prompts
 from mtrag_graph.tasks import answerability_of, read_jsonl
 from mtrag_graph.text import STOPWORDS, stem, words
 
@@ -69,25 +69,23 @@ def conversation_of(
     return [{"speaker": str(t.get("speaker")), "text": str(t.get("text") or "")} for t in turns]
 
 
-def named_words(question: str, context: Context | None = None) -> list[str]:
+def named_words(question: str) -> list[str]:
     """The content words of what the question names: the thing asked about and the options of the
     clarify node's templates, the quoted word of its pronoun question, else the question's content
     words beyond the asking words; none for the fallback question."""
-    context = context or Context()
-    if question.strip() == context.clarify_fallback_question.strip():
+    if question.strip() == prompts.FALLBACK:
         return []
     quoted = _QUOTED.findall(question)
-    if quoted and question == context.clarify_pronoun_question.format(pronoun=quoted[0]):
+    if quoted and question == prompts.WHICH_PRONOUN.format(pronoun=quoted[0]):
         return words(quoted[0])
     return [w for w in words(question) if w not in STOPWORDS and w not in ASKING]
 
 
-def options_of(question: str, context: Context | None = None) -> list[str]:
+def options_of(question: str) -> list[str]:
     """The options of a question of the alternatives form ("Which eclipse do you mean: lunar eclipse or
     solar eclipse?" -> ["lunar eclipse", "solar eclipse"]); [] for any other. A comma inside brackets
     ("Veterans Resources (Sierra County, CA)") separates nothing."""
-    context = context or Context()
-    before, _, after = context.clarify_alternatives_question.partition("{options}")
+    before, _, after = prompts.WHICH_OPTION.partition("{options}")
     head = re.escape(before).replace(re.escape("{kind}"), ".+?")
     found = re.fullmatch(rf"{head}(.+){re.escape(after)}", question.strip())
     if found is None:
@@ -114,7 +112,6 @@ def rows_of(
     """One row per question asked: task id, class, the user's turn, the question, the words of it found
     in the user's turn or the conversation; with ``embed``, the options far from the user's turn
     (``far``: option and cosine)."""
-    context = Context()
     rows = []
     for record in records:
         question = asked_question(record)
@@ -128,10 +125,10 @@ def rows_of(
             "class": answerability_of(dict(task)) or str(record.get("label") or "?"),
             "turn": user,
             "question": question,
-            "found": found_in(named_words(question, context), turns),
+            "found": found_in(named_words(question), turns),
         }
         if embed is not None:
-            options = options_of(question, context)
+            options = options_of(question)
             cosines = option_similarities(options, user, embed)
             row["far"] = [(o, c) for o, c in zip(options, cosines, strict=True) if c < OPTION_MIN_SIMILARITY]
         rows.append(row)

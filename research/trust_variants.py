@@ -26,6 +26,7 @@ from mtrag_graph.context import Context
 from mtrag_graph.judging.grounding import SentenceSupport, grounded_answer, sentence_support, support_entries
 from mtrag_graph.judging.underspecified import is_underspecified
 from mtrag_graph.nodes.clarify import clarifying_question
+from mtrag_graph.prompts import clarify as clarify_prompts
 from mtrag_graph.prompts.build import format_conversation
 from mtrag_graph.tasks import parse_task
 
@@ -131,7 +132,7 @@ def reclarified(record: dict, context: Context) -> dict:
         return record
     state = {"history": history, "question": task.question, "passages": passages}
     question = clarifying_question(state, context)
-    if question == context.clarify_fallback_question:  # the scripted model's reply was used
+    if question == clarify_prompts.FALLBACK:  # the scripted model's reply was used
         raise ValueError(
             f"task {record['task_id']}: the question needs the clarify model; run with --clarify"
         )

@@ -83,7 +83,7 @@ def ask_back_judgement(
     if not capabilities_of(model).logprobs:
         return None, "no log-probabilities from this model"
     template = context.clarify_ask_back_instruction if instruction is None else instruction
-    messages = clarify_messages(template, history, question, None, context)
+    messages = clarify_messages(template, history, question, None)
     reply = invoke_text(model, messages, max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
     mass = yes_no_mass((reply.response_metadata or {}).get("logprobs"))
     if mass is None:

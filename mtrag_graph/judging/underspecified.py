@@ -422,7 +422,7 @@ def unclear_probability(
 ) -> tuple[float | None, str]:
     """The model's probability that the message points at something nobody named, and its raw reply."""
     messages = clarify_messages(
-        context.clarify_instruction, list(history)[-LAST_EXCHANGE_TURNS:], question, None, context
+        context.clarify_instruction, list(history)[-LAST_EXCHANGE_TURNS:], question, None
     )
     _, probabilities, raws = score_choice(
         get_chat_model(context.clarify_model), messages, ["yes", "no"], retries=context.parse_retries

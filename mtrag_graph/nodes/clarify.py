@@ -38,10 +38,12 @@ from mtrag_graph.judging.underspecified import (
 from mtrag_graph.models import get_chat_model, get_embedder, invoke_text
 from mtrag_graph.nodekit.replies import question_message
 from mtrag_graph.nodekit.wrapper import guarded
+from mtrag_graph.prompts import clarify as prompts
 from mtrag_graph.prompts.build import clarify_messages
 from mtrag_graph.state import State
 
 MAX_OPTIONS = 3
+QUESTION_MAX_TOKENS = 60  # a model-written clarifying question is one short sentence
 
 
 def _options(names: Sequence[str]) -> str:
@@ -72,7 +74,7 @@ def clarifying_question(state: Mapping[str, Any], context: Context) -> str:
     embedding call, no model call): "Which clinic do you mean: Hibbing VA Clinic, ...?". With fewer, the
     thing asked about in the user's words ("Which program do you mean?", "What do you mean by 'it'?");
     without a referring phrase either, the model writes the question from the passages (none:
-    ``Context.clarify_fallback_question``), and one that only restates the user's question is replaced
+    ``prompts.clarify.FALLBACK``), and one that only restates the user's question is replaced
     by the fallback too."""
     history, question, passages = state.get("history", []), state["question"], _passages(state)
     offered = question_options(history, question, passages, context)
@@ -80,27 +82,25 @@ def clarifying_question(state: Mapping[str, Any], context: Context) -> str:
         kind, options = offered
         kept = sensible_options(options, question, get_embedder(context.embedder).embed)
         if len(kept) >= 2:  # "Which SDK do you mean: Server-side SDK, Client-side SDK or Admin SDK?"
-            return context.clarify_alternatives_question.format(kind=kind, options=_options(kept))
+            return prompts.WHICH_OPTION.format(kind=kind, options=_options(kept))
         if kind != "one":  # the readings are about something else: asked plainly, in the user's word
-            return context.clarify_noun_question.format(noun=kind)
+            return prompts.WHICH_NOUN.format(noun=kind)
     reference = referring_phrase(history, question)
     if reference is not None:
         form, word = reference
         if form == "noun":
-            return context.clarify_noun_question.format(noun=word)
-        return context.clarify_pronoun_question.format(pronoun=word)
+            return prompts.WHICH_NOUN.format(noun=word)
+        return prompts.WHICH_PRONOUN.format(pronoun=word)
     if not passages:  # nothing for the model to name the readings from
         rival = rival_reference(history, question) if context.clarify_rivals else None
         if rival is not None:  # "Which charge do you mean?"
-            return context.clarify_noun_question.format(noun=rival)
-        return context.clarify_fallback_question
-    messages = clarify_messages(context.clarify_question_instruction, history, question, passages, context)
-    reply = invoke_text(
-        get_chat_model(context.clarify_model), messages, max_tokens=context.clarify_max_tokens
-    )
+            return prompts.WHICH_NOUN.format(noun=rival)
+        return prompts.FALLBACK
+    messages = clarify_messages(prompts.ASK, history, question, passages)
+    reply = invoke_text(get_chat_model(context.clarify_model), messages, max_tokens=QUESTION_MAX_TOKENS)
     text = " ".join(str(reply.content).split()).strip("\"' ")
     if not text.endswith("?") or restates(text, question):
-        return context.clarify_fallback_question
+        return prompts.FALLBACK
     return text
 
 

@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from mtrag_graph.prompts import answer_variants, candidate_judge, grounded, rewrite
+from mtrag_graph.prompts import answer_variants, candidate_judge, clarify, grounded, rewrite
 from mtrag_graph.prompts.budget import (
     HISTORY_SHARE,
     PASSAGE_MAX_CHARS,
@@ -65,14 +65,12 @@ class PromptSettings(Protocol):
     answer_question: Literal["rewrite", "both", "doubtful"]
     answer_conversation: Literal["selected", "questions", "none"]
     idk_answer: str
-    no_passages_text: str
     grounded_system_prompt: str
     gate_instruction: str
     sample_instruction: str
     generate_instruction: str
     strict_generate_instruction: str
     decline_retry_instruction: str
-    clarify_system_prompt: str
 
 
 class AnswerVariant(Protocol):
@@ -357,16 +355,13 @@ def clarify_messages(
     history: Sequence[Turn],
     question: str,
     passages: Sequence[Mapping[str, Any]] | None,
-    context: PromptSettings,
-    phrase: str = "",
 ) -> list[BaseMessage]:
     """The clarify prompts (``instruction`` is the referent check or the question to ask)."""
     conversation = format_conversation(list(history)[-CLARIFY_HISTORY_TURNS:], CLARIFY_AGENT_CHARS)
     shown = list(passages or [])[:CLARIFY_MAX_PASSAGES]
     body = instruction.format(
         conversation=conversation or grounded.NO_CONVERSATION,
-        passages=format_passages(shown, CLARIFY_PASSAGE_CHARS, numbered=False) or context.no_passages_text,
+        passages=format_passages(shown, CLARIFY_PASSAGE_CHARS, numbered=False) or clarify.NO_PASSAGES,
         question=" ".join(question.split()),
-        phrase=phrase,
     )
-    return _chat(context.clarify_system_prompt, body)
+    return _chat(clarify.SYSTEM, body)

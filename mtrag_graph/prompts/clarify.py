@@ -25,12 +25,19 @@ ASK = (
     "question."
 )
 
-NO_PASSAGES = "(none)"
+NO_PASSAGES = "(none)"  # what the prompts show in place of passages when there are none
 
+# The questions asked without a model call. With readings to name (kinds an earlier answer named, names
+# of the reference's kind in the passages, or the passages' titles): {kind} is the reference's noun, or
+# "one", and {options} up to three of them.
+WHICH_OPTION = "Which {kind} do you mean: {options}?"
 # Without readings to name (no passages, or passages about one thing), the question asks what the
 # reference is: short, and no model call.
 WHICH_NOUN = "Which {noun} do you mean?"
 WHICH_PRONOUN = "What do you mean by '{pronoun}'?"
+# When no better question can be written (no reference to name, no passages, or a model question that
+# only restates the user's).
+FALLBACK = "Could you say more precisely what you are asking about?"
 
 # Whether the last question can be answered as it stands, from the conversation and the question alone
 # (no passages): one reply token, whose yes/no probabilities give the ask-back log-odds ("no" means ask

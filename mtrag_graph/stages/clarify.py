@@ -44,20 +44,6 @@ class ClarifySettings:
         description="Ask the user with interrupt() and resume with the reply; off: the clarifying question "
         "is the answer; None: ask when the run answers a conversation (messages), answer with it for a task.",
     )
-    clarify_max_tokens: int = setting(
-        60, stage="clarify", description="Token limit of a model-written clarifying question."
-    )
-    clarify_fallback_question: str = setting(
-        "Could you say more precisely what you are asking about?",
-        stage="clarify",
-        description="The question asked when no better one can be written.",
-    )
-    clarify_alternatives_question: str = setting(
-        "Which {kind} do you mean: {options}?",
-        stage="clarify",
-        description="The question when the passages hold alternatives: {kind} (the reference's noun, or "
-        "'one'), {options}.",
-    )
     clarify_classifier: str | None = setting(
         None,
         stage="clarify",
@@ -94,18 +80,6 @@ class ClarifySettings:
         description="Asks the clarify model whether the last question can be answered without asking which "
         "one the user means (clarify_ask_back): a reply 'no' means ask back.",
     )
-    clarify_noun_question: str = setting(
-        clarify_prompts.WHICH_NOUN,
-        stage="clarify",
-        description="The question when the passages name no alternatives and the turn says 'this/the <noun>' "
-        "the conversation never names: {noun}.",
-    )
-    clarify_pronoun_question: str = setting(
-        clarify_prompts.WHICH_PRONOUN,
-        stage="clarify",
-        description="The question when the passages name no alternatives and the turn's pronoun points at "
-        "nothing named: {pronoun}.",
-    )
     clarify_threshold: float | None = setting(
         None,
         stage="clarify",
@@ -124,19 +98,8 @@ class ClarifySettings:
         description="The model-free signals that may call a turn underspecified "
         "(mtrag_graph.judging.underspecified.SIGNALS); drop one to switch it off.",
     )
-    clarify_system_prompt: str = setting(
-        clarify_prompts.SYSTEM, stage="clarify", description="System text of the clarify prompts."
-    )
     clarify_instruction: str = setting(
         clarify_prompts.UNCLEAR,
         stage="clarify",
         description="Asks the model whether the turn is unclear (yes/no).",
-    )
-    clarify_question_instruction: str = setting(
-        clarify_prompts.ASK, stage="clarify", description="Asks the model for one clarifying question."
-    )
-    no_passages_text: str = setting(
-        clarify_prompts.NO_PASSAGES,
-        stage="clarify",
-        description="What the clarify prompts say when there are no passages.",
     )

@@ -18,6 +18,7 @@ from mtrag_graph.judging.underspecified import (
 )
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.nodes.clarify import clarifying_question
+from mtrag_graph.prompts import clarify as clarify_prompts
 from mtrag_graph.testing import fake_context, make_task
 
 LIBRARIES = ["The Alameda library opens at 9 am.", "The Monterey library opens at 10 am."]
@@ -179,7 +180,7 @@ def test_a_model_question_that_restates_the_users_is_replaced_by_the_fallback():
     # no referring phrase to ask about and passages about one thing: the model writes the question
     asked = "Do outpatient clinics provide mental health services to veterans in Minneapolis?"
     state = {"history": [], "question": asked, "passages": [{"title": "VA clinics", "text": LIBRARIES[0]}]}
-    assert clarifying_question(state, context) == context.clarify_fallback_question
+    assert clarifying_question(state, context) == clarify_prompts.FALLBACK
 
 
 def test_a_first_turn_pronoun_is_unresolved_unless_the_question_names_someone():
