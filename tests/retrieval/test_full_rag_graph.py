@@ -10,6 +10,7 @@ from langgraph.types import Command
 
 from mtrag_graph.context import Context
 from mtrag_graph.graph import build_graph
+from mtrag_graph.judging import clarify_options
 from mtrag_graph.retrieval.index import build_index
 from mtrag_graph.testing import fake_context
 from tests.retrieval.conftest import write_corpus
@@ -50,6 +51,14 @@ def test_real_embedder_index_and_real_model_answer_end_to_end(tmp_path: Path):
     assert "json" in state["answer"].lower() or "document" in state["answer"].lower()
 
 
+@pytest.fixture
+def every_option_is_sensible(monkeypatch):
+    """The fake context's hashed words are no semantic space: the clarify option check keeps every option
+    here (it is tested with a scripted embedder in tests/nodes/test_clarify_options.py)."""
+    monkeypatch.setattr(clarify_options, "OPTION_MIN_SIMILARITY", -1.0)
+
+
+@pytest.mark.usefixtures("every_option_is_sensible")
 def test_clarify_in_full_rag_sees_the_retrieved_passages(tiny_index: Path):
     # "this team": the conversation never names one; the kept passages speak of several things
     task = {**TASK, "input": [{"speaker": "user", "text": "Where does this team play its NFL games?"}]}
@@ -78,6 +87,7 @@ def test_clarify_in_full_rag_ignores_the_tasks_own_passages(tiny_index: Path):
     assert state["answer"] == "Cloudant is a JSON document database."
 
 
+@pytest.mark.usefixtures("every_option_is_sensible")
 def test_in_chat_the_reply_to_a_full_rag_clarification_retrieves_again(tiny_index: Path):
     graph = build_graph(checkpointer=InMemorySaver(), output="state")
     task = {**TASK, "input": [{"speaker": "user", "text": "Where does this team play its NFL games?"}]}
