@@ -3,8 +3,8 @@ feed the trained classifier (``judging/clarify_classifier.py``) and decide alone
 
 Does the user's turn point at one specific thing ("this library", "her") that the conversation never
 named? ``is_underspecified`` decides: the trained classifier when one is set (``classified``, its
-features ``reference_features`` and ``classifier_row``), else (the default) each signal in turn (``SIGNALS``; the model's
-probability only with ``Context.clarify_threshold`` set). ``kind_and_names`` finds the options a
+features ``reference_features`` and ``classifier_row``), else (the default) each signal in turn (``SIGNALS``).
+``kind_and_names`` finds the options a
 clarifying question names, ``referring_phrase`` what it asks about when there are none. The node that decides and asks is
 ``nodes/clarify.py``; the decision benchmark (``measure/decisions``) and the research tree call these
 functions directly. What tuning these moved: ``benchmarks/results/clarify.md``.
@@ -28,9 +28,7 @@ from mtrag_graph.judging.clarify_classifier import (
 from mtrag_graph.judging.clarify_no_passages import load_no_passage_model
 from mtrag_graph.judging.clarify_options import as_written, modifier_use, sensible_options, user_noun
 from mtrag_graph.models import get_chat_model, get_embedder
-from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.passages import document_source
-from mtrag_graph.prompts.build import clarify_messages
 from mtrag_graph.stages.clarify import ClarifySignal
 from mtrag_graph.text import STOPWORDS, stem, words
 
@@ -44,15 +42,11 @@ _NAMES_ONE = re.compile(r"(?<=[a-z,] )[A-Z]")  # a capitalised word inside the s
 _PRONOUN = re.compile(r"\b(it|its|he|him|his|she|her|they|them|their)\b", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"\bthe\s+([a-z][\w-]*)'s\b", re.IGNORECASE)
 _A_SPECIFIC = re.compile(r"\ba specific\s+[a-z]+", re.IGNORECASE)
-LAST_EXCHANGE_TURNS = 2  # what the model signal is shown of the conversation
 # "this week", "these days": a demonstrative of time points at now, not at a thing to choose
 _TIME_WORDS = frozenset(
     "time times moment day days week weeks weekend month months year years season morning evening night".split()
 )
 _NOT_A_NOUN = STOPWORDS | _TIME_WORDS | {"means", "mean", "be", "been"}
-REFERRING_WORD = re.compile(
-    r"\b(the|this|that|these|those|it|its|they|them|their|he|him|his|she|her|one|a specific)\b", re.IGNORECASE
-)
 
 
 def _unnamed_possessive(question: str, named: set[str]) -> str | None:
@@ -417,21 +411,6 @@ def _is_same(a: str, b: str) -> bool:
     return a in b or b in a
 
 
-def unclear_probability(
-    history: Sequence[dict[str, str]], question: str, context: Context
-) -> tuple[float | None, str]:
-    """The model's probability that the message points at something nobody named, and its raw reply."""
-    messages = clarify_messages(
-        context.clarify_instruction, list(history)[-LAST_EXCHANGE_TURNS:], question, None
-    )
-    _, probabilities, raws = score_choice(
-        get_chat_model(context.clarify_model), messages, ["yes", "no"], retries=context.parse_retries
-    )
-    if probabilities is None:
-        return None, raws[-1] if raws else ""
-    return probabilities["yes"], raws[-1]
-
-
 SIGNALS: tuple[ClarifySignal, ...] = get_args(ClarifySignal)
 
 
@@ -487,11 +466,8 @@ def is_underspecified(
     5. ``definite``: "the <noun>" that the conversation never names, over at least
        ``clarify_min_things`` titled things none of which the conversation or the turn names ("the
        country" after an exchange about Cahokia, passages about Israel and Egypt).
-    ``Context.clarify_signals`` says which of these may decide (all by default).
-    6. ``model``: only with ``Context.clarify_threshold`` set, one yes/no ("does it point at something
-       neither it nor the conversation identifies?") on a message with a determiner or pronoun. Off
-       by default: on the 1.5B model that probability did not separate the classes
-       (benchmarks/results/decisions.md).
+    ``Context.clarify_signals`` says which of these may decide (all by default). No model judges the
+    turn: the 1.5B's "unclear" probability did not separate the classes (benchmarks/results/decisions.md).
     Returns the decision and the evidence.
     """
     on = set(context.clarify_signals)
@@ -562,12 +538,7 @@ def is_underspecified(
             said = _said(history, question) - {stem(definite[0])}
             if not any(_mentioned(thing, said) for thing in titled):
                 return True, [f"definite: 'the {definite[0]}', none of the {len(titled)} titled things named"]
-    if context.clarify_threshold is None or not REFERRING_WORD.search(question):
-        return False, ["no unresolved reference" if phrase is None else f"'{phrase}', too few things"]
-    probability, raw = unclear_probability(history, question, context)
-    if probability is None:
-        return None, [raw]
-    return probability >= context.clarify_threshold, [f"model: p_unclear={probability:.3f}"]
+    return False, ["no unresolved reference" if phrase is None else f"'{phrase}', too few things"]
 
 
 MAX_FEATURE_WORDS = 30

@@ -35,8 +35,7 @@ class ClarifySettings:
         stage="clarify",
         model=True,
         flag=True,
-        description="Model that writes a clarifying question the passages' alternatives cannot (and judges "
-        "'unclear' when clarify_threshold is set).",
+        description="Model that writes a clarifying question the passages' alternatives cannot.",
     )
     clarify_interrupt: bool | None = setting(
         None,
@@ -80,12 +79,6 @@ class ClarifySettings:
         description="Asks the clarify model whether the last question can be answered without asking which "
         "one the user means (clarify_ask_back): a reply 'no' means ask back.",
     )
-    clarify_threshold: float | None = setting(
-        None,
-        stage="clarify",
-        description="With clarify_classifier None and a value, also ask the model and call a turn "
-        "underspecified when its 'unclear' probability reaches it; None: the model-free signals alone.",
-    )
     clarify_min_things: int = setting(
         2,
         stage="clarify",
@@ -97,9 +90,4 @@ class ClarifySettings:
         stage="clarify",
         description="The model-free signals that may call a turn underspecified "
         "(mtrag_graph.judging.underspecified.SIGNALS); drop one to switch it off.",
-    )
-    clarify_instruction: str = setting(
-        clarify_prompts.UNCLEAR,
-        stage="clarify",
-        description="Asks the model whether the turn is unclear (yes/no).",
     )

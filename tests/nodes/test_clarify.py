@@ -94,24 +94,6 @@ def test_unresolved_reference_uses_no_list_of_nouns():
     assert unresolved_reference([], "Tell me about a specific lighthouse.") == "a specific lighthouse"
 
 
-def test_with_a_threshold_the_model_judges_the_remaining_turns(monkeypatch):
-
-    monkeypatch.setattr(
-        underspecified, "score_choice", lambda *a, **k: ("no", {"yes": 0.3, "no": 0.7}, ["no"])
-    )
-    history = [{"speaker": "user", "text": EARLIER[0]}, {"speaker": "agent", "text": EARLIER[1]}]
-    question = "When does it open?"
-    assert (
-        underspecified.is_underspecified(history, question, None, fake_context(clarify_threshold=0.2))[0]
-        is True
-    )
-    assert (
-        underspecified.is_underspecified(history, question, None, fake_context(clarify_threshold=0.5))[0]
-        is False
-    )
-    assert underspecified.is_underspecified(history, question, None, fake_context())[0] is False
-
-
 def test_a_turn_without_an_unresolved_reference_costs_no_model_call():
     model = judge()
     GRAPH.invoke(
@@ -203,15 +185,6 @@ def test_a_clear_turn_without_passages_still_abstains():
     context = fake_context(clarify=True, clarify_model=judge())
     state = GRAPH.invoke({"task": make_task(["When does the Alameda library open?"], [])}, context=context)
     assert state["abstain_reason"] == "no_evidence"
-
-
-def test_an_empty_judgement_answers_and_is_recorded():
-    context = fake_context(
-        clarify=True, clarify_threshold=0.5, clarify_model=ScriptedChatModel(responses=[""])
-    )
-    state = GRAPH.invoke({"task": make_task([*EARLIER, "When does it open?"], LIBRARIES)}, context=context)
-    assert state["clarification"] == {"asked": False}
-    assert state["fallbacks"][0]["node"] == "clarify"
 
 
 def test_in_chat_mode_the_reply_resumes_the_graph_with_the_disambiguated_question():

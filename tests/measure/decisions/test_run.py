@@ -114,7 +114,7 @@ def test_decisions_command_asks_for_an_index_for_unanswerable_turns(data_folder,
 
 def test_a_decision_fingerprint_ignores_settings_the_decision_does_not_read():
     context = fake_context()
-    other = fake_context(top_k=9, clarify_threshold=0.9)
+    other = fake_context(top_k=9, clarify_interrupt=True)
     assert run.fingerprint(context, "gate") == run.fingerprint(other, "gate")
     assert run.fingerprint(context, "clarify") != run.fingerprint(other, "clarify")
 
@@ -128,5 +128,5 @@ def test_set_null_reaches_the_context(data_folder, tmp_path, monkeypatch):
 
     monkeypatch.setattr("mtrag_graph.measure.decisions.bench.run_benchmark", fake_run_benchmark)
     assert main(["decisions", "--data", str(data_folder), "-o", str(tmp_path), "--set", "gate_classifier=null",
-                 "--set", "clarify_threshold=0.7"]) == 0  # fmt: skip
-    assert seen["context"].gate_classifier is None and seen["context"].clarify_threshold == 0.7
+                 "--set", "clarify_interrupt=false"]) == 0  # fmt: skip
+    assert seen["context"].gate_classifier is None and seen["context"].clarify_interrupt is False
