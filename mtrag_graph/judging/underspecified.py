@@ -412,6 +412,9 @@ def _is_same(a: str, b: str) -> bool:
 
 
 SIGNALS: tuple[ClarifySignal, ...] = get_args(ClarifySignal)
+# how many different things (titles; for "the <noun>", names of that kind) the passages must speak of
+# before an unresolved reference is asked about: with one, there is nothing to choose from
+MIN_THINGS = 2
 
 
 def is_underspecified(
@@ -451,20 +454,20 @@ def is_underspecified(
     1. ``rule``: a demonstrative or possessive phrase whose word the conversation never mentions
        ("this library" after a conversation about a clinic, "the hurricane's" on a first turn; not a
        time: "this week"), "a specific ...", or a first turn's pronoun, and passages about at least
-       ``Context.clarify_min_things`` different things (distinct titles; an untitled passage by the
+       ``MIN_THINGS`` different things (distinct titles; an untitled passage by the
        name it uses most). Without such passages the turn is answered (or declined) as usual: a
        question with nothing to choose from helps no one, and an UNANSWERABLE turn has no passages.
     2. ``pronoun``: a later turn's pronoun ("Did it air abroad?") when neither the turn nor the
        conversation names a word of any title of the passages, which speak of at least
-       ``clarify_min_things`` different titled things.
+       ``MIN_THINGS`` different titled things.
     3. ``passages``: "the <noun>" that the conversation never names, and passages naming at least
-       ``clarify_min_things`` different things of that kind ("the clinic" with "Hibbing VA Clinic",
+       ``MIN_THINGS`` different things of that kind ("the clinic" with "Hibbing VA Clinic",
        "Hayward VA Clinic"), none of which the conversation names in full.
     4. ``person``: a later turn's "she"/"his" with nobody of that gender before it (no name earlier in
-       the turn, no pronoun of that gender in the conversation), over at least ``clarify_min_things``
+       the turn, no pronoun of that gender in the conversation), over at least ``MIN_THINGS``
        titled things.
     5. ``definite``: "the <noun>" that the conversation never names, over at least
-       ``clarify_min_things`` titled things none of which the conversation or the turn names ("the
+       ``MIN_THINGS`` titled things none of which the conversation or the turn names ("the
        country" after an exchange about Cahokia, passages about Israel and Egypt).
     ``Context.clarify_signals`` says which of these may decide (all by default). No model judges the
     turn: the 1.5B's "unclear" probability did not separate the classes (benchmarks/results/decisions.md).
@@ -474,7 +477,7 @@ def is_underspecified(
     if on - set(SIGNALS):
         raise ValueError(f"clarify_signals: unknown {sorted(on - set(SIGNALS))}; known: {', '.join(SIGNALS)}")
     if passages and all(document_of(p) is not None for p in passages):
-        return _underspecified_over_documents(history, question, passages, context, on)
+        return _underspecified_over_documents(history, question, passages, on)
     rival = rival_reference(history, question) if not passages and context.clarify_rivals else None
     if rival is not None:  # model-free, before any decision for turns without passages
         return True, [f"rivals: '{rival}' after an answer that named several of that kind"]
@@ -506,7 +509,7 @@ def is_underspecified(
     if (
         "rule" in on
         and phrase is not None
-        and len(things) >= context.clarify_min_things
+        and len(things) >= MIN_THINGS
         and not (document_groups(passages) and names_one_of(phrase, things))
     ):
         return True, [f"rule: unresolved reference '{phrase}', {len(things)} things in the passages"]
@@ -517,7 +520,7 @@ def is_underspecified(
     # ("Roth IRA" three times) says what it speaks of as a title would
     named = titled if retrieved else [*titled, *_strongly_named(passages)]
     pronoun = unresolved_pronoun(history, question, named) if history and "pronoun" in on else None
-    if pronoun is not None and len(named) >= context.clarify_min_things:
+    if pronoun is not None and len(named) >= MIN_THINGS:
         return True, [f"pronoun: '{pronoun}', none of the {len(named)} titled or often-named things named"]
     definite = unresolved_definite(history, question)
     # names of one kind inside one manual ("the server": "REST API Server", "Patroni Server") are its
@@ -525,9 +528,9 @@ def is_underspecified(
     one_document = len(document_groups(passages)) == 1 and all(document_of(p) for p in passages or [])
     for noun in definite if "passages" in on and not one_document else []:
         found = alternatives(noun, passages)
-        if len(found) >= context.clarify_min_things and named_in_full(history, question, found) is None:
+        if len(found) >= MIN_THINGS and named_in_full(history, question, found) is None:
             return True, [f"passages: 'the {noun}' with {len(found)} of that kind: {'; '.join(found[:3])}"]
-    if len(titled) >= context.clarify_min_things:
+    if len(titled) >= MIN_THINGS:
         person = unresolved_person(history, question) if history and "person" in on else None
         if person is not None:
             return True, [
@@ -765,7 +768,6 @@ def _underspecified_over_documents(
     history: Sequence[dict[str, str]],
     question: str,
     passages: Sequence[dict[str, Any]],
-    context: Context,
     on: Set[str],
 ) -> tuple[bool, list[str]]:
     """Over a user's documents (every passage cut by ``mtrag-graph index``) the titles are documents,
@@ -782,7 +784,7 @@ def _underspecified_over_documents(
         documents = [doc for doc, found in by_document.items() if found]
         if (
             len(documents) >= 2
-            and len(names) >= context.clarify_min_things
+            and len(names) >= MIN_THINGS
             and named_in_full(history, question, names) is None
         ):
             return True, [f"documents: '{noun}' names {len(names)} things in {len(documents)} documents"]

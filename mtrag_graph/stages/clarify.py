@@ -79,12 +79,6 @@ class ClarifySettings:
         description="Asks the clarify model whether the last question can be answered without asking which "
         "one the user means (clarify_ask_back): a reply 'no' means ask back.",
     )
-    clarify_min_things: int = setting(
-        2,
-        stage="clarify",
-        description="How many different things (titles; for 'the <noun>', names of that kind) the passages "
-        "must speak of before an unresolved reference is asked about.",
-    )
     clarify_signals: tuple[ClarifySignal, ...] = setting(
         ("bare", "orphan", "pointer", "kinds", "rule", "pronoun", "passages", "person", "definite"),
         stage="clarify",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mtrag_graph.judging import underspecified
 from mtrag_graph.models.fake import ScriptedChatModel
 from mtrag_graph.testing import fake_context, make_task
 from research.trust_variants import reclarified
@@ -43,8 +44,10 @@ def test_a_clear_turn_keeps_the_runs_answer():
     assert reclarified(record, fake_context(clarify_model=_no_model())) == record
 
 
-def test_one_thing_in_the_passages_asks_what_the_reference_is_without_the_model():
-    # no two alternatives to name: the question asks which library, and no model writes it
+def test_one_thing_in_the_passages_asks_what_the_reference_is_without_the_model(monkeypatch):
+    # no two alternatives to name: the question asks which library, and no model writes it (one thing
+    # is asked about only when the decision's minimum is lowered to one)
+    monkeypatch.setattr(underspecified, "MIN_THINGS", 1)
     record = _record("When does this library open?", ["Alameda Free Library", "Alameda Free Library"])
-    context = fake_context(clarify_min_things=1, clarify_model=_no_model())
+    context = fake_context(clarify_model=_no_model())
     assert reclarified(record, context)["predictions"] == [{"text": "Which library do you mean?"}]
