@@ -1,5 +1,5 @@
 """Turns that stay on the topic and leave open which of several things the last answer named: a
-hand-written tuning set, and the model-free test the clarify node runs on them (``Context.clarify_rivals``).
+hand-written tuning set, and the model-free test the clarify node runs on them (signal ``rivals``).
 
     python -m research.clarify_rivals --data $MTRAG_DATA [--dev]
 
@@ -31,7 +31,7 @@ SET = Path(__file__).resolve().parent / "data" / "clarify_rivals.jsonl"
 
 def main(argv: list[str] | None = None) -> int:
     from mtrag_graph.context import Context
-    from mtrag_graph.judging.underspecified import is_underspecified
+    from mtrag_graph.judging.underspecified import SIGNALS, is_underspecified
     from mtrag_graph.measure.decisions.sets import load_split
     from research.clarify_fit import turn_of
 
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     tuning = load_split(args.data, "tuning")
     by_id = {t["task_id"]: t for t in tuning}
     rows = [json.loads(line) for line in SET.read_text().splitlines() if line.strip()]
-    context = Context(clarify_rivals=False)
+    context = Context(clarify_signals=tuple(s for s in SIGNALS if s != "rivals"))
     print(
         f"## the hand-written set ({len(rows)} pairs)\n\n| | the decision before (no-passage model) | rival_reference |\n|---|---|---|"
     )

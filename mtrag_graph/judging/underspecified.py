@@ -437,8 +437,11 @@ def is_underspecified(
 
     A reference the conversation does not resolve, and passages that speak of several different
     things, is the sign that the user must say which. Each evidence line starts with the signal that
-    decided (``rule``, ``passages``, ``model``), so the benchmark can report each signal's share:
+    decided (``rivals``, ``rule``, ``passages``, ...), so the benchmark can report each signal's share:
 
+    ``rivals``, first: a turn without passages that points by its kind at one of several things the
+       last answer named ("How is this type of charge calculated?" after "The types of charges are
+       Fixed, Metered, Tiered, and Reserved."; ``rival_reference``).
     0. ``bare``: a first turn without passages, with at most ``BARE_MAX_CONTENT`` content words and no
        name, number or quoted term ("What are the steps?", "Is there a cure?"): nothing says what it is
        about (``bare_first_turn``); before the no-passage model, after the options that replace it. With
@@ -478,7 +481,7 @@ def is_underspecified(
         raise ValueError(f"clarify_signals: unknown {sorted(on - set(SIGNALS))}; known: {', '.join(SIGNALS)}")
     if passages and all(document_of(p) is not None for p in passages):
         return _underspecified_over_documents(history, question, passages, on)
-    rival = rival_reference(history, question) if not passages and context.clarify_rivals else None
+    rival = rival_reference(history, question) if not passages and "rivals" in on else None
     if rival is not None:  # model-free, before any decision for turns without passages
         return True, [f"rivals: '{rival}' after an answer that named several of that kind"]
     if not passages and context.clarify_ask_back is not None:

@@ -92,7 +92,7 @@ def clarifying_question(state: Mapping[str, Any], context: Context) -> str:
             return prompts.WHICH_NOUN.format(noun=word)
         return prompts.WHICH_PRONOUN.format(pronoun=word)
     if not passages:  # nothing for the model to name the readings from
-        rival = rival_reference(history, question) if context.clarify_rivals else None
+        rival = rival_reference(history, question) if "rivals" in context.clarify_signals else None
         if rival is not None:  # "Which charge do you mean?"
             return prompts.WHICH_NOUN.format(noun=rival)
         return prompts.FALLBACK

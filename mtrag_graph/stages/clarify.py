@@ -12,7 +12,7 @@ from mtrag_graph.stages.common import ModelSetting
 
 # The model-free signals that may call a turn underspecified (``judging/underspecified.py``).
 ClarifySignal = Literal[
-    "bare", "orphan", "pointer", "kinds", "rule", "pronoun", "passages", "person", "definite"
+    "bare", "orphan", "pointer", "kinds", "rule", "pronoun", "passages", "person", "definite", "rivals"
 ]
 
 register(
@@ -66,13 +66,6 @@ class ClarifySettings:
         "exchange, no model call ('default': mtrag_graph/data/clarify_no_passages.json, or a JSON file); "
         "None: such a turn is never asked back (the signals need passages).",
     )
-    clarify_rivals: bool = setting(
-        True,
-        stage="clarify",
-        description="A turn without passages that points at something by its kind ('this type of charge') "
-        "after an answer that named several of that kind is asked back, before the no-passage model "
-        "(judging.underspecified.rival_reference).",
-    )
     clarify_ask_back_instruction: str = setting(
         clarify_prompts.ASK_BACK,
         stage="clarify",
@@ -80,8 +73,9 @@ class ClarifySettings:
         "one the user means (clarify_ask_back): a reply 'no' means ask back.",
     )
     clarify_signals: tuple[ClarifySignal, ...] = setting(
-        ("bare", "orphan", "pointer", "kinds", "rule", "pronoun", "passages", "person", "definite"),
+        ("bare", "orphan", "pointer", "kinds", "rule", "pronoun", "passages", "person", "definite", "rivals"),
         stage="clarify",
         description="The model-free signals that may call a turn underspecified "
-        "(mtrag_graph.judging.underspecified.SIGNALS); drop one to switch it off.",
+        "(mtrag_graph.judging.underspecified.SIGNALS, docs/clarify.md); drop one that asks back too often "
+        "on your conversations to switch it off.",
     )

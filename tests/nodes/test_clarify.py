@@ -496,7 +496,8 @@ def test_a_rival_reference_without_passages_is_asked_back_by_its_kind():
     assert state["clarification"]["asked"] is True
     assert state["answer"] == "Which charge do you mean?"
     assert state["clarification"]["evidence"].startswith("rivals: 'charge'")
-    off = fake_context(clarify=True, clarify_model=judge(), clarify_rivals=False)
+    signals = tuple(s for s in Context().clarify_signals if s != "rivals")
+    off = fake_context(clarify=True, clarify_model=judge(), clarify_signals=signals)
     assert GRAPH.invoke({"task": task}, context=off)["clarification"]["asked"] is False
 
 
