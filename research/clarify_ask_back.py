@@ -1,11 +1,11 @@
-"""The model's ask-back judgement for turns without passages (``judging/clarify_ask_back.py``): score a
-stratified sample of the generated data, fit the two-input decision, measure it.
+"""The model's ask-back judgement for turns without passages, tried and not kept: score a stratified
+sample of the generated data, fit the two-input decision, measure it.
 
     python -m research.clarify_ask_back score --split tuning --size 120 --model qwen2.5-coder-0.5b \
         --variant which -o runs/ask-back/tuning-0.5b-which.jsonl
     python -m research.clarify_ask_back screen runs/ask-back/tuning-*.jsonl
     python -m research.clarify_ask_back fit --scores runs/ask-back/tuning-1.5b-which.jsonl \
-        --classifier-scores runs/clarify-scores.jsonl -o mtrag_graph/data/clarify_ask_back.json
+        --classifier-scores runs/clarify-scores.jsonl -o research/data/clarify_ask_back.json
     python -m research.clarify_ask_back report --scores runs/ask-back/held-out-1.5b-which.jsonl ...
 
 Every item is judged as the no-passage decision sees it: the conversation and the question, its
@@ -14,35 +14,181 @@ already in its output, so a stopped run goes on where it stopped. The sample is 
 label), seeded, in a fixed order: a smaller sample is a prefix of a larger one, so the screening's
 scores are reused by the fit. The classifier's scores (``research.clarify_fit --scores``) give the
 no-passage model's out-of-fold scores on the tuning split and its scores on the held-out split.
+
+The judgement: one reply token of a yes/no question ("Can this last question be answered without asking
+the user which ... they mean?") whose yes/no log-probabilities give the probability that the turn must
+be asked back; its log-odds join the classifier's no-passage score (``research/clarify_classifier.py``)
+in a two-input logistic regression (``research/data/clarify_ask_back.json`` with its card). LLM output is
+untrusted: a reply whose first token puts too little probability on yes or no gives None. On the
+MTRAG-UN dev slice it asked none of the 5 underspecified turns without passages, so the product decides
+such turns with the no-passage model (``judging/clarify_no_passages.py``; benchmarks/results/clarify.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from langchain_core.language_models.chat_models import BaseChatModel
 
-from mtrag_graph.context import Context
-from mtrag_graph.judging.clarify_ask_back import ask_back_judgement, log_odds
 from mtrag_graph.measure.decisions.sets import load_split
 from mtrag_graph.models import get_chat_model
-from mtrag_graph.prompts.clarify import ASK_BACK
+from mtrag_graph.models.calls import invoke_text
+from mtrag_graph.models.capabilities import capabilities_of
+from mtrag_graph.prompts.build import clarify_messages
 from mtrag_graph.tasks import answerability_of
 from research.clarify_data import VARIANTS, generated_set, tuning_documents
 from research.clarify_fit import fit_logistic, group_of, out_of_fold, threshold_for, turn_of
 from research.twins import file_sha256
 
-# the prompts screened: name -> (template, the reply that means ask back); "examples" is the package's
-# Context.clarify_ask_back_instruction
+DEFAULT = Path(__file__).resolve().parent / "data" / "clarify_ask_back.json"
+
+# Whether the last question can be answered as it stands, from the conversation and the question alone
+# (no passages): one reply token, whose yes/no probabilities give the ask-back log-odds ("no" means ask
+# back), chosen on the generated data's tuning split against a plain question ("which" below;
+# benchmarks/results/clarify.md).
+# worked examples first (a prefix every call shares, processed once), written for the forms of issue 50;
+# the Mars one paraphrases a dev-slice turn that docs/clarify.md quotes ("How can we enhance its
+# performance?"), so the dev report counts that turn apart (benchmarks/results/clarify.md)
+ASK_BACK = (
+    "Decide whether the last question can be answered without asking the user which person, place, thing "
+    'or topic they mean. Answer no when it points at something ("it", "she", "this ...", "the ...") that '
+    "neither it nor the conversation names, or is too broad for one answer; else yes.\n\n"
+    "Conversation so far:\nUser: How do I renew my passport?\nAgent: Fill in form DS-82 and mail it.\n"
+    "Last question: What are the opening hours of the clinic?\nAnswer: no\n\n"
+    "Conversation so far:\n(this is the first turn)\nLast question: How many seasons did the show run?\n"
+    "Answer: no\n\n"
+    "Conversation so far:\nUser: Who was Marie Curie?\nAgent: A physicist and chemist who studied "
+    "radioactivity.\nLast question: When did she win her second Nobel prize?\nAnswer: yes\n\n"
+    "Conversation so far:\n(this is the first turn)\nLast question: What are the steps?\nAnswer: no\n\n"
+    "Conversation so far:\n(this is the first turn)\nLast question: What is the boiling point of water at "
+    "sea level?\nAnswer: yes\n\n"
+    "Conversation so far:\nUser: What is the weather like on Mars?\nAgent: Cold and dry, with dust "
+    "storms.\nLast question: How can we improve its performance?\nAnswer: no\n\n"
+    "Conversation so far:\nUser: How do I make a list in Python?\nAgent: Use square brackets: [1, 2, 3].\n"
+    "Last question: How do I sort it in reverse order?\nAnswer: yes\n\n"
+    "Conversation so far:\n{conversation}\nLast question: {question}\nAnswer (yes or no):"
+)
+
+TOP_LOGPROBS = 20
+# the share of the first token's top alternatives that must be a yes or a no for the reply to count: a
+# reply that opens otherwise ("The question ...") says nothing on the yes/no
+MIN_CHOICE_MASS = 0.5
+MAX_LOG_ODDS = 12.0  # a probability of 0 or 1 read as this many nats
+
+
+def yes_no_mass(logprobs: Any) -> dict[str, float] | None:
+    """The probability of "yes" and of "no" (any case, quotes stripped) among the first reply token's
+    top alternatives (OpenAI logprobs format), or None when the format is wrong or they hold less than
+    ``MIN_CHOICE_MASS``."""
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not isinstance(content, list) or not content or not isinstance(content[0], dict):
+        return None
+    first = content[0]
+    alternatives = first.get("top_logprobs") or [first]
+    mass = {"yes": 0.0, "no": 0.0}
+    for alternative in alternatives:
+        if not isinstance(alternative, dict):
+            return None
+        token = str(alternative.get("token", "")).strip().strip("\"'`*.").lower()
+        try:
+            logprob = float(alternative["logprob"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        if token in mass and math.isfinite(logprob):
+            mass[token] += math.exp(logprob)
+    return mass if sum(mass.values()) >= MIN_CHOICE_MASS else None
+
+
+def ask_back_log_odds(mass: Mapping[str, float], ask_reply: str) -> float:
+    """log(P(ask) / P(answer)) from the yes/no mass, bounded by ``MAX_LOG_ODDS``."""
+    ask, answer = mass[ask_reply], mass["no" if ask_reply == "yes" else "yes"]
+    if ask <= 0 or answer <= 0:
+        return MAX_LOG_ODDS if ask > 0 else -MAX_LOG_ODDS
+    return max(-MAX_LOG_ODDS, min(MAX_LOG_ODDS, math.log(ask / answer)))
+
+
+def ask_back_judgement(
+    model: BaseChatModel,
+    history: Sequence[dict[str, str]],
+    question: str,
+    instruction: str = ASK_BACK,
+    ask_reply: str = "no",
+) -> tuple[float | None, str]:
+    """The model's ask-back log-odds for the turn, from the conversation and the question alone
+    (``instruction``, whose reply ``ask_reply`` means ask back); None (and why) when the backend gives no
+    log-probabilities or the reply names neither yes nor no."""
+    if ask_reply not in ("yes", "no"):
+        raise ValueError(f"ask_reply must be 'yes' or 'no', got {ask_reply!r}")
+    if not capabilities_of(model).logprobs:
+        return None, "no log-probabilities from this model"
+    messages = clarify_messages(instruction, history, question, None)
+    reply = invoke_text(model, messages, max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
+    mass = yes_no_mass((reply.response_metadata or {}).get("logprobs"))
+    if mass is None:
+        return None, f"unparsed reply {str(reply.content)[:40]!r}"
+    return ask_back_log_odds(mass, ask_reply), f"yes {mass['yes']:.3f} no {mass['no']:.3f}"
+
+
+@dataclass(frozen=True)
+class AskBackModel:
+    """The no-passage decision: a logistic regression over the model's ask-back log-odds and the trained
+    classifier's no-passage log-odds, its threshold, the model and prompt it was fitted with, its card."""
+
+    model: str
+    variant: str  # the prompt it was fitted with (``ASK_BACK_VARIANTS``: "examples")
+    classifier: str  # the clarify classifier whose no-passage score is the second input
+    coef: tuple[float, float]  # model log-odds, classifier log-odds
+    intercept: float
+    threshold: float
+    card: Mapping[str, Any]
+
+    def probability(self, model_log_odds: float, classifier_log_odds: float) -> float:
+        z = self.intercept + self.coef[0] * model_log_odds + self.coef[1] * classifier_log_odds
+        return 1 / (1 + math.exp(-max(min(z, 50.0), -50.0)))
+
+
+def parse_ask_back(text: str) -> AskBackModel:
+    data = json.loads(text)
+    coef = tuple(float(c) for c in data["coef"])
+    if len(coef) != 2:
+        raise ValueError(f"ask-back model: two coefficients expected, got {len(coef)}")
+    return AskBackModel(
+        model=str(data["model"]),
+        variant=str(data["variant"]),
+        classifier=str(data.get("classifier", "default")),
+        coef=(coef[0], coef[1]),
+        intercept=float(data["intercept"]),
+        threshold=float(data["threshold"]),
+        card=data.get("card", {}),
+    )
+
+
+@cache
+def load_ask_back(spec: str = "default") -> AskBackModel:
+    """``"default"`` (``research/data/clarify_ask_back.json``) or a path to a JSON file."""
+    return parse_ask_back((DEFAULT if spec == "default" else Path(spec)).read_text(encoding="utf-8"))
+
+
+def log_odds(probability: float) -> float:
+    p = min(max(probability, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+# the prompts screened: name -> (template, the reply that means ask back); "examples" (``ASK_BACK``) is
+# the one the decision file was fitted with
 ASK_BACK_VARIANTS = {
     "which": (
         "Conversation so far:\n{conversation}\n\nLast question: {question}\n\nCan this last question be "
@@ -113,7 +259,6 @@ def score(args: argparse.Namespace) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     done = {json.loads(line)["task_id"] for line in out.read_text().splitlines()} if out.exists() else set()
     model = get_chat_model(args.model)
-    context = Context()
     with out.open("a", encoding="utf-8") as sink:
         for item in items:
             if item["task_id"] in done:
@@ -121,7 +266,7 @@ def score(args: argparse.Namespace) -> None:
             history, question, _ = turn_of(item)
             started = time.perf_counter()
             template, ask_reply = ASK_BACK_VARIANTS[args.variant]
-            value, evidence = ask_back_judgement(model, history, question, context, template, ask_reply)
+            value, evidence = ask_back_judgement(model, history, question, template, ask_reply)
             row = {
                 "task_id": item["task_id"],
                 "split": args.split,
@@ -242,8 +387,7 @@ def fit(args: argparse.Namespace) -> None:
 def live_classifier_scores(data: str, seed: int, task_ids: set[str]) -> dict[str, float]:
     """task id -> the shipped classifier's no-passage probability, the item's passages left out (one
     MiniLM embedding each, cached)."""
-    from mtrag_graph.judging.clarify_classifier import load_clarify_classifier
-    from mtrag_graph.judging.underspecified import classifier_row
+    from research.clarify_classifier import classifier_row, load_clarify_classifier
 
     classifier = load_clarify_classifier("default")
     found = {}
@@ -271,8 +415,7 @@ def report(args: argparse.Namespace) -> None:
     """Asked / total by label on a scored sample, every turn without its passages: the fitted decision
     (``--ask-back``) and the shipped classifier's no-passage model alone (the model-free signals ask no
     turn without passages)."""
-    from mtrag_graph.judging.clarify_ask_back import load_ask_back
-    from mtrag_graph.judging.clarify_classifier import load_clarify_classifier
+    from research.clarify_classifier import load_clarify_classifier
 
     decision = load_ask_back(args.ask_back)
     rows = read_rows(args.scores)

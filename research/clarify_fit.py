@@ -1,7 +1,7 @@
-"""Fit the clarify classifier (mtrag_graph/data/clarify_classifier.json) on the tuning part of the
+"""Fit the clarify classifier (research/data/clarify_classifier.json) on the tuning part of the
 generated data, and measure it on the held-out part.
 
-    python -m research.clarify_fit --data $MTRAG_DATA --seed 0 -o mtrag_graph/data/clarify_classifier.json
+    python -m research.clarify_fit --data $MTRAG_DATA --seed 0 -o research/data/clarify_classifier.json
 
 One command: it builds the generated set (``research.clarify_data``, the same seed gives the same set)
 and embeds its texts with the bundled MiniLM. The no-passage model trains on every tuning turn with its
@@ -28,19 +28,19 @@ from typing import Any
 import numpy as np
 
 from mtrag_graph import settings
-from mtrag_graph.judging.clarify_classifier import (
+from mtrag_graph.judging.embedding_cache import CachedEmbedder, default_embedding_cache
+from mtrag_graph.measure.decisions.sets import load_split, split_path
+from mtrag_graph.models import get_embedder
+from mtrag_graph.tasks import answerability_of, parse_task
+from research.clarify_classifier import (
     CONVERSATION_FEATURES,
     ClarifyClassifier,
     ClarifyModel,
     feature_names,
     feature_row,
     setting_of,
+    turn_features,
 )
-from mtrag_graph.judging.embedding_cache import CachedEmbedder, default_embedding_cache
-from mtrag_graph.judging.underspecified import reference_features
-from mtrag_graph.measure.decisions.sets import load_split, split_path
-from mtrag_graph.models import get_embedder
-from mtrag_graph.tasks import answerability_of, parse_task
 from research.clarify_data import VARIANTS, generated_set, tuning_documents
 from research.twins import file_sha256
 
@@ -197,9 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     # the question say is the same with or without them
     rows: dict[str, list[np.ndarray | None]] = {
         "passages": [
-            feature_row(reference_features(h, q, p), h, q, p, embedder) if p else None for h, q, p in turns
+            feature_row(turn_features(h, q, p), h, q, p, embedder) if p else None for h, q, p in turns
         ],
-        "none": [feature_row(reference_features(h, q, None), h, q, None, embedder) for h, q, _ in turns],
+        "none": [feature_row(turn_features(h, q, None), h, q, None, embedder) for h, q, _ in turns],
     }
     print(f"{len(items)} items embedded", file=sys.stderr)
     dim = np.asarray(rows["none"][0]).shape[0] - len(CONVERSATION_FEATURES)

@@ -27,8 +27,7 @@ from typing import Any
 import numpy as np
 
 from mtrag_graph import settings
-from mtrag_graph.judging.clarify_classifier import similarity_features
-from mtrag_graph.judging.clarify_no_passages import KNOWN_FEATURES, NoPassageModel
+from mtrag_graph.judging.clarify_no_passages import KNOWN_FEATURES, NoPassageModel, similarity_features
 from mtrag_graph.judging.embedding_cache import CachedEmbedder, default_embedding_cache
 from mtrag_graph.judging.underspecified import reference_features
 from mtrag_graph.measure.decisions.sets import load_split, split_path
@@ -57,8 +56,8 @@ def feature_values(items: list[dict[str, Any]], embedder: Any) -> list[dict[str,
     values = []
     for item in items:
         history, question, _ = turn_of(item)
-        row = reference_features(history, question, None)
-        row.update(similarity_features(history, question, None, embedder)[0])
+        row = reference_features(history, question)
+        row.update(similarity_features(history, question, embedder))
         values.append(row)
     return values
 

@@ -4,12 +4,11 @@ or the conversation said. Reads a run's output; no model call.
     mtrag-graph answer $MTRAG_DATA/tasks/mtragun_tuning.jsonl -o runs/tuning-B.jsonl
     python -m research.clarify_questions runs/tuning-B.jsonl [more runs] [--tasks TASKS.jsonl] [-o FILE.md]
 
-A run is any of: the predictions ``mtrag-graph answer ... -o FILE`` writes (each task with its
+A run is either of: the predictions ``mtrag-graph answer ... -o FILE`` writes (each task with its
 ``route.clarification``: ``asked``, ``question``, ``evidence``); the per-item results of ``mtrag-graph
-decisions`` (``results/clarify-*.jsonl``: ``clarify``, ``question_asked``); the rows of ``python -m
-research.clarify_report dev -o FILE`` (``asked``, ``question_asked``). The last two hold no conversation:
-``--tasks`` gives the task files to find it in, by task id (without, the turn is looked up nowhere and
-shows as "?").
+decisions`` (``results/clarify-*.jsonl``: ``clarify``, ``question_asked``). The last hold no
+conversation: ``--tasks`` gives the task files to find it in, by task id (without, the turn is looked up
+nowhere and shows as "?").
 
 **Names something from the user's turn or the conversation**: a content word of what the question names
 (the thing asked about, "Which **sitcom** do you mean?", its options, "... : **lunar eclipse** or **solar
@@ -49,12 +48,12 @@ _OPTION_SEPARATOR = re.compile(r",\s+(?:or\s+)?|\s+or\s+")
 
 def asked_question(record: Mapping[str, Any]) -> str | None:
     """The clarifying question the record asked, or None: a prediction's ``route.clarification``, or a
-    decision result's ``question_asked`` when it asked (``clarify`` / ``asked``)."""
+    decision result's ``question_asked`` when it asked (``clarify``)."""
     clarification = (record.get("route") or {}).get("clarification")
     if isinstance(clarification, Mapping):
         asked, question = clarification.get("asked"), clarification.get("question")
     else:
-        asked, question = record.get("clarify") or record.get("asked"), record.get("question_asked")
+        asked, question = record.get("clarify"), record.get("question_asked")
     return str(question) if asked and question else None
 
 
@@ -62,7 +61,7 @@ def conversation_of(
     record: Mapping[str, Any], tasks: Mapping[str, Mapping[str, Any]]
 ) -> list[dict[str, str]]:
     """The turns up to the user's, from the record (a prediction holds its task's ``input``) or from the
-    task files by task id; else the record's ``question`` alone (a ``clarify_report`` row), else []."""
+    task files by task id; else the record's ``question`` alone, else []."""
     turns = record.get("input") or (tasks.get(str(record.get("task_id"))) or {}).get("input")
     if not turns:
         turns = [{"speaker": "user", "text": record["question"]}] if record.get("question") else []

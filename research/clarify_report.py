@@ -5,8 +5,8 @@ turns, and (once, at the end) on the MTRAG-UN dev slice in both settings. Model-
     python -m research.clarify_report real-documents
     python -m research.clarify_report dev --data $MTRAG_DATA --index indexes/mini -o runs/clarify-dev.jsonl
 
-Each compares the trained classifier (``clarify_classifier="default"``) with the default decision, the
-model-free signals (``Context()``). ``dev``: Task B is the task's reference passages (none for some turns),
+Each compares the default decision (``Context()``: the model-free signals, and the no-passage model for
+a turn without passages that no signal asks about) with the signals alone. ``dev``: Task B is the task's reference passages (none for some turns),
 Task C the stand-in of ``research.clarify_standin --retrieval hybrid`` (the graph's hybrid search and
 embedding rerank, top 5, for the turn and the previous user turn + the turn; no rewrite model).
 """
@@ -27,20 +27,16 @@ from mtrag_graph.context import Context
 from mtrag_graph.judging.underspecified import is_underspecified
 from mtrag_graph.measure.decisions.sets import load_split
 from mtrag_graph.models.calls import CallLog, recording
-from mtrag_graph.nodes.clarify import clarifying_question
 from mtrag_graph.tasks import answerability_of, domain_of, parse_task
 from research.clarify_data import generated_set
 from research.clarify_fit import turn_of
 
 Turn = tuple[list[dict[str, str]], str, list[dict[str, Any]] | None]
 DECISIONS = {
-    "classifier": Context(clarify_classifier="default"),
-    # the model-free signals alone: no turn without passages is asked (the default before issue 50's third round)
+    # the model-free signals alone: a turn without passages is asked only by a signal
     "signals": Context(clarify_no_passages=None),
-    # the default: the signals with passages, the no-passage model (judging/clarify_no_passages.py) without
+    # the default: the signals, then the no-passage model (judging/clarify_no_passages.py) without passages
     "no-passages": Context(),
-    # the signals with passages, the model's ask-back judgement with the classifier's score without
-    "ask-back": Context(clarify_ask_back="default"),
 }
 
 
@@ -81,18 +77,7 @@ def measure(
             counts[name][label][0] += bool(decision)
             counts[name][label][1] += 1
             if record is not None:
-                asked = clarifying_question(
-                    {"history": history, "question": question, "passages": passages}, context
-                ) if decision and (context.clarify_classifier or context.clarify_ask_back) else None  # fmt: skip
-                record(
-                    {
-                        **raw,
-                        "decision": name,
-                        "asked": bool(decision),
-                        "evidence": evidence[-1],
-                        "question_asked": asked,
-                    }
-                )
+                record({**raw, "decision": name, "asked": bool(decision), "evidence": evidence[-1]})
     return counts, seconds
 
 
@@ -213,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=os.environ.get("MTRAG_DATA"), help="benchmark data")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--index", type=Path, help="dev: the index of the mini corpora (Task C stand-in)")
-    parser.add_argument("-o", "--output", help="dev: every decision and question, JSON lines")
+    parser.add_argument("-o", "--output", help="dev: every decision, JSON lines")
     parser.add_argument(
         "--decisions",
         nargs="+",

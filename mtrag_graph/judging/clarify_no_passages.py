@@ -4,10 +4,11 @@ topic?
 
 The model-free signals of ``judging/underspecified.py`` need rival referents among the passages, so a turn
 that comes without passages was never asked about, and most underspecified MTRAG-UN turns come without
-any (the benchmark's reference setting gives none). The two trained decisions before this one (the
-clarify classifier's no-passage model, the model's ask-back judgement) read the question's wording: a
-384-value sentence embedding, or the 1.5B's yes/no. Both learned what the generated questions look
-like, and neither asked one of the dev slice's underspecified turns without passages.
+any (the benchmark's reference setting gives none). The two trained decisions tried before this one
+(``research/clarify_classifier.py``'s no-passage model, ``research/clarify_ask_back.py``'s yes/no of
+the 1.5B) read the question's wording: a 384-value sentence embedding, or the model's reply. Both learned
+what the generated questions look like, and neither asked one of the dev slice's underspecified turns
+without passages.
 
 This one reads only the turn's structure, never its wording: whether it holds a reference the turn
 does not resolve itself ("it", "this case", "the SDK" that the conversation never names, "a specific
@@ -22,6 +23,7 @@ and the card). No language-model call: one embedding call of up to three texts.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
@@ -29,13 +31,42 @@ from typing import Any
 
 import numpy as np
 
-from mtrag_graph.judging.clarify_classifier import CONVERSATION_FEATURES, ClarifyModel, similarity_features
 from mtrag_graph.models import get_embedder
 from mtrag_graph.settings import data_file_text
 
-# every input the model may name: the conversation features the clarify classifier reads (reference
-# features of ``judging.underspecified.reference_features`` without passages, and the two cosines)
-KNOWN_FEATURES = CONVERSATION_FEATURES
+AGENT_CHARS = 600  # of the last agent turn embedded: its opening says what it is about
+
+# every input the model may name: the reference features of ``judging.underspecified.reference_features``
+# and the two cosines of ``similarity_features``
+KNOWN_FEATURES = (
+    "first_turn",
+    "words",
+    "capitalised_name",
+    "number",
+    "pronoun",
+    "pronoun_first_turn",
+    "unresolved_reference",
+    "unresolved_definite",
+    "unresolved_person",
+    "new_words",
+    "cos_last_user",
+    "cos_last_agent",
+)
+
+
+def similarity_features(history: Sequence[dict[str, str]], question: str, embedder: Any) -> dict[str, float]:
+    """The cosines of the question with the last user turn and the last agent turn (0 without one): one
+    ``embed`` call."""
+    users = [t["text"] for t in history if t.get("speaker") == "user"]
+    agents = [t["text"][:AGENT_CHARS] for t in history if t.get("speaker") == "agent"]
+    vectors = np.asarray(embedder.embed([question, *users[-1:], *agents[-1:]]), dtype=np.float64)
+    q = vectors[0]
+    at = 1
+    features: dict[str, float] = {}
+    for name, present in (("cos_last_user", users), ("cos_last_agent", agents)):
+        features[name] = float(vectors[at] @ q) if present else 0.0
+        at += bool(present)
+    return features
 
 
 @dataclass(frozen=True)
@@ -53,8 +84,9 @@ class NoPassageModel:
 
     def probability(self, values: Mapping[str, float]) -> float:
         """The probability that the turn is underspecified, from its named feature values."""
-        regression = ClarifyModel(self.mean, self.scale, self.coef, self.intercept, self.threshold)
-        return regression.probability(np.array([float(values[name]) for name in self.features]))
+        row = np.array([float(values[name]) for name in self.features])
+        z = self.intercept + float(((row - np.array(self.mean)) / np.array(self.scale)) @ np.array(self.coef))
+        return 1 / (1 + math.exp(-max(min(z, 50.0), -50.0)))
 
     def values(
         self, references: Mapping[str, float], history: Sequence[dict[str, str]], question: str
@@ -63,8 +95,7 @@ class NoPassageModel:
         embedding call)."""
         values = dict(references)
         if any(name.startswith("cos_") for name in self.features):
-            similarities, _ = similarity_features(history, question, None, get_embedder(self.embedder))
-            values.update(similarities)
+            values.update(similarity_features(history, question, get_embedder(self.embedder)))
         return values
 
     def to_json(self) -> str:

@@ -1,11 +1,11 @@
-"""Whether a turn is underspecified: the clarify stage's decision, the English reference heuristics that
-feed the trained classifier (``judging/clarify_classifier.py``) and decide alone without it.
+"""Whether a turn is underspecified: the clarify stage's decision and the English reference heuristics
+it is made of.
 
 Does the user's turn point at one specific thing ("this library", "her") that the conversation never
-named? ``is_underspecified`` decides: the trained classifier when one is set (``classified``, its
-features ``reference_features`` and ``classifier_row``), else (the default) each signal in turn (``SIGNALS``).
-``kind_and_names`` finds the options a
-clarifying question names, ``referring_phrase`` what it asks about when there are none. The node that decides and asks is
+named? ``is_underspecified`` decides, each signal in turn (``SIGNALS``), and a turn without passages that
+none of them asks about by the no-passage model (``judging/clarify_no_passages.py``, which reads
+``reference_features``). ``kind_and_names`` finds the options a clarifying question names,
+``referring_phrase`` what it asks about when there are none. The node that decides and asks is
 ``nodes/clarify.py``; the decision benchmark (``measure/decisions``) and the research tree call these
 functions directly. What tuning these moved: ``benchmarks/results/clarify.md``.
 """
@@ -18,16 +18,9 @@ from os.path import commonprefix
 from typing import Any, get_args
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.clarify_ask_back import ask_back_judgement, load_ask_back, log_odds
-from mtrag_graph.judging.clarify_classifier import (
-    ClarifyClassifier,
-    feature_row,
-    load_clarify_classifier,
-    setting_of,
-)
 from mtrag_graph.judging.clarify_no_passages import load_no_passage_model
 from mtrag_graph.judging.clarify_options import as_written, modifier_use, sensible_options, user_noun
-from mtrag_graph.models import get_chat_model, get_embedder
+from mtrag_graph.models import get_embedder
 from mtrag_graph.passages import document_source
 from mtrag_graph.stages.clarify import ClarifySignal
 from mtrag_graph.text import STOPWORDS, stem, words
@@ -424,16 +417,13 @@ def is_underspecified(
     context: Context,
     *,
     retrieved: bool = False,
-) -> tuple[bool | None, list[str]]:
-    """The clarify decision alone: True = underspecified, None when the model gave no usable reply.
+) -> tuple[bool, list[str]]:
+    """The clarify decision alone: True = underspecified. No language-model call.
 
-    With ``Context.clarify_ask_back`` set, a turn without passages is decided by ``asked_back`` (the
-    clarify model's yes/no with the classifier's no-passage score). With ``Context.clarify_classifier``
-    set, the trained classifier decides (``classified``), from the conversation and the question alone
-    when there are no passages, with the passages when there are; over a user's documents, the documents
-    rule. By default (``None``), a turn without passages is decided by ``without_passages``
-    (``Context.clarify_no_passages``: its reference features and its cosines with the last exchange, no
-    model call), and a turn with passages by the signals below:
+    Over a user's documents the documents rule decides (``_underspecified_over_documents``). Else the
+    signals below, in turn; a turn without passages that none of the model-free ones asks about is
+    decided by ``without_passages`` (``Context.clarify_no_passages``: its reference features and its
+    cosines with the last exchange; None: it is not asked).
 
     A reference the conversation does not resolve, and passages that speak of several different
     things, is the sign that the user must say which. Each evidence line starts with the signal that
@@ -484,10 +474,6 @@ def is_underspecified(
     rival = rival_reference(history, question) if not passages and "rivals" in on else None
     if rival is not None:  # model-free, before any decision for turns without passages
         return True, [f"rivals: '{rival}' after an answer that named several of that kind"]
-    if not passages and context.clarify_ask_back is not None:
-        return asked_back(history, question, context)
-    if context.clarify_classifier is not None:
-        return classified(history, question, passages, context.clarify_classifier)
     bare = bare_first_turn(history, question) if not passages and "bare" in on else None
     if bare is not None:  # model-free, before the no-passage model: nothing else says what it is about
         return True, [f"bare: a first turn with only '{' '.join(bare)}' to say what it is about"]
@@ -548,7 +534,6 @@ def is_underspecified(
 
 
 MAX_FEATURE_WORDS = 30
-MAX_FEATURE_THINGS = 5
 
 
 def _capitalised_inside(question: str) -> bool:
@@ -558,11 +543,9 @@ def _capitalised_inside(question: str) -> bool:
     )
 
 
-def reference_features(
-    history: Sequence[dict[str, str]], question: str, passages: Sequence[Mapping[str, Any]] | None
-) -> dict[str, float]:
-    """The model-free features of a turn (no embedding): what points at something, what the conversation
-    and the passages name."""
+def reference_features(history: Sequence[dict[str, str]], question: str) -> dict[str, float]:
+    """The model-free features of a turn (no embedding) that the no-passage model reads: what points at
+    something, what the conversation names."""
     question_words = words(question)
     history_stems = {stem(w) for turn in history for w in words(turn["text"])}
     content = [stem(w) for w in question_words if w not in STOPWORDS and len(w) > 2]
@@ -579,60 +562,7 @@ def reference_features(
         "unresolved_person": float(bool(history) and unresolved_person(history, question) is not None),
         "new_words": (sum(c not in history_stems for c in content) / len(content)) if content else 0.0,
     }
-    if passages:
-        titled = passage_things([dict(p) for p in passages if str(p.get("title") or "").strip()])
-        things = passage_things([dict(p) for p in passages])
-        nouns = unresolved_definite(history, question)
-        features.update(
-            things=min(len(things), MAX_FEATURE_THINGS) / MAX_FEATURE_THINGS,
-            pronoun_untied=float(bool(history) and unresolved_pronoun(history, question, titled) is not None),
-            definite_alternatives=float(
-                any(len(alternatives(n, [dict(p) for p in passages])) >= 2 for n in nouns)
-            ),
-        )
     return features
-
-
-def classifier_row(
-    history: Sequence[dict[str, str]],
-    question: str,
-    passages: Sequence[dict[str, Any]] | None,
-    classifier: ClarifyClassifier,
-) -> Any:
-    """The classifier's input row for the turn: ``reference_features`` and its embedder's features."""
-    references = reference_features(history, question, passages)
-    return feature_row(references, history, question, passages, classifier.encoder())
-
-
-def classified(
-    history: Sequence[dict[str, str]], question: str, passages: Sequence[dict[str, Any]] | None, spec: str
-) -> tuple[bool, list[str]]:
-    """The trained classifier's decision (``judging/clarify_classifier.py``): its probability against the
-    threshold of the turn's setting, with passages or without."""
-    classifier = load_clarify_classifier(spec)
-    probability = classifier.probability(classifier_row(history, question, passages, classifier), passages)
-    threshold = classifier.threshold(passages)
-    setting = setting_of(passages)
-    return probability >= threshold, [f"classifier-{setting}: p={probability:.3f}, threshold {threshold:.3f}"]
-
-
-def asked_back(
-    history: Sequence[dict[str, str]], question: str, context: Context
-) -> tuple[bool | None, list[str]]:
-    """A turn without passages decided by ``Context.clarify_ask_back`` (``judging/clarify_ask_back.py``):
-    the clarify model's ask-back log-odds and the trained classifier's no-passage score, combined by the
-    file's logistic regression; None when the model's reply names neither yes nor no."""
-    decision = load_ask_back(str(context.clarify_ask_back))
-    model_odds, why = ask_back_judgement(get_chat_model(context.clarify_model), history, question, context)
-    if model_odds is None:
-        return None, [f"ask-back: {why}"]
-    classifier = load_clarify_classifier(decision.classifier)
-    classifier_p = classifier.probability(classifier_row(history, question, None, classifier), None)
-    probability = decision.probability(model_odds, log_odds(classifier_p))
-    return probability >= decision.threshold, [
-        f"ask-back: p={probability:.3f}, threshold {decision.threshold:.3f} (model log-odds "
-        f"{model_odds:+.2f}, classifier p={classifier_p:.3f})"
-    ]
 
 
 # "this type of charge", "that special rule": a demonstrative, then up to two words (an adjective may
@@ -759,7 +689,7 @@ def without_passages(history: Sequence[dict[str, str]], question: str, spec: str
     """A turn without passages decided by ``Context.clarify_no_passages`` (``judging/clarify_no_passages.py``):
     its reference features and its cosines with the last exchange, no model call."""
     model = load_no_passage_model(spec)
-    values = model.values(reference_features(history, question, None), history, question)
+    values = model.values(reference_features(history, question), history, question)
     probability = model.probability(values)
     shown = ", ".join(f"{name}={values[name]:.2f}" for name in model.features if values[name])
     return probability >= model.threshold, [

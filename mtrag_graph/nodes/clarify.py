@@ -125,20 +125,17 @@ def clarify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Decide whether to ask back, and store the question: ``ask_user`` asks it (so a resumed run asks
     the stored question, never one computed again), or it is the run's answer."""
     context = runtime.context
-    decision, raws = is_underspecified(
+    decision, evidence = is_underspecified(
         state.get("history", []),
         state["question"],
         _passages(state),
         context,
         retrieved=state.get("kept_passages") is not None,
     )
-    update: dict[str, Any] = {}
-    if decision is None:  # no usable reply: answering is the safer default
-        update["fallbacks"] = [{"node": "clarify", "used": "clear", "raw": raws[-1]}]
     if not decision:
-        return {**update, "clarification": {"asked": False}}
+        return {"clarification": {"asked": False}}
     asked = clarifying_question(state, context)
-    clarification = {"asked": True, "question": asked, "evidence": raws[-1]}
+    clarification = {"asked": True, "question": asked, "evidence": evidence[-1]}
     if asks_the_user(state, context):  # nodes/ask_user.py asks it
-        return {**update, "clarification": clarification, "messages": [question_message(asked, state)]}
-    return {**update, "clarification": clarification, "answer": asked}
+        return {"clarification": clarification, "messages": [question_message(asked, state)]}
+    return {"clarification": clarification, "answer": asked}

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mtrag_graph import settings
-from mtrag_graph.prompts import clarify as clarify_prompts  # the module; `clarify` is also a setting
 from mtrag_graph.stages import Stage, register, setting
 from mtrag_graph.stages.common import ModelSetting
 
@@ -40,37 +39,17 @@ class ClarifySettings:
     clarify_interrupt: bool | None = setting(
         None,
         stage="clarify",
-        description="Ask the user with interrupt() and resume with the reply; off: the clarifying question "
-        "is the answer; None: ask when the run answers a conversation (messages), answer with it for a task.",
-    )
-    clarify_classifier: str | None = setting(
-        None,
-        stage="clarify",
-        description="A trained classifier that decides from the conversation, the question and the passages "
-        "(a JSON file, or 'default': mtrag_graph/data/clarify_classifier.json; MiniLM embeddings, no model "
-        "call); None (the default: the classifier asked 3 of the dev slice's 18 underspecified turns): the "
-        "model-free signals (clarify_signals, clarify_threshold).",
-    )
-    clarify_ask_back: str | None = setting(
-        None,
-        stage="clarify",
-        description="For a turn without passages: the model's yes/no ask-back judgement (clarify_model, one "
-        "reply token's log-probabilities) combined with the classifier's no-passage score, a JSON file or "
-        "'default' (mtrag_graph/data/clarify_ask_back.json); None: such a turn is decided as with passages.",
+        description="Ask the user with interrupt() and resume with the reply (this needs a checkpointer); "
+        "off: the clarifying question is the answer; None: ask when the run answers a conversation "
+        "(messages), answer with it for a task.",
     )
     clarify_no_passages: str | None = setting(
         "default",
         stage="clarify",
-        description="For a turn without passages (with clarify_ask_back and clarify_classifier None): a "
-        "logistic regression over the turn's reference features and its MiniLM cosines with the last "
-        "exchange, no model call ('default': mtrag_graph/data/clarify_no_passages.json, or a JSON file); "
-        "None: such a turn is never asked back (the signals need passages).",
-    )
-    clarify_ask_back_instruction: str = setting(
-        clarify_prompts.ASK_BACK,
-        stage="clarify",
-        description="Asks the clarify model whether the last question can be answered without asking which "
-        "one the user means (clarify_ask_back): a reply 'no' means ask back.",
+        description="For a turn without passages that no signal asks about: a logistic regression over the "
+        "turn's reference features and its MiniLM cosines with the last exchange, no model call ('default': "
+        "mtrag_graph/data/clarify_no_passages.json, or a JSON file); None: such a turn is asked back only by "
+        "a signal, and the model's MiniLM embedder is never loaded.",
     )
     clarify_signals: tuple[ClarifySignal, ...] = setting(
         ("bare", "orphan", "pointer", "kinds", "rule", "pronoun", "passages", "person", "definite", "rivals"),

@@ -13,7 +13,7 @@ from mtrag_graph.judging.clarify_no_passages import (
     load_no_passage_model,
     parse_no_passage_model,
 )
-from mtrag_graph.judging.underspecified import SIGNALS, is_underspecified
+from mtrag_graph.judging.underspecified import SIGNALS, is_underspecified, reference_features
 from mtrag_graph.testing import fake_context
 from research.clarify_no_passages import FEATURES, WORDING
 
@@ -71,6 +71,13 @@ def test_a_model_without_cosines_embeds_nothing():
         "pronoun": 1.0,
         "first_turn": 1.0,
     }
+
+
+def test_a_first_turn_pronoun_is_a_pronoun_on_a_first_turn():
+    features = reference_features([], "When was it founded?")
+    assert (
+        features["pronoun"] == 1.0 and features["pronoun_first_turn"] == 1.0 and features["first_turn"] == 1.0
+    )
 
 
 NOT_ORPHAN = tuple(s for s in SIGNALS if s != "orphan")

@@ -627,3 +627,27 @@ def test_a_later_turn_pointing_at_a_kind_never_named_without_passages_asks_which
         [],
     )
     _asked_by_the_signal_alone(task, "pointer", "Which library do you mean?", "pointer: 'this library'")
+
+
+def test_without_passages_the_question_asks_which_thing_the_noun_means():
+    state = {"history": [], "question": "What services does the clinic provide?", "passages": None}
+    assert clarifying_question(state, fake_context()) == "Which clinic do you mean?"
+
+
+def test_without_passages_the_question_asks_what_the_pronoun_means():
+    state = {"history": [], "question": "How can we enhance its performance?", "passages": None}
+    assert clarifying_question(state, fake_context()) == "What do you mean by 'it'?"
+
+
+def test_a_question_pointing_at_nothing_has_no_referring_phrase():
+    assert underspecified.referring_phrase([], "How do bees communicate?") is None
+
+
+def test_a_turn_without_passages_costs_no_language_model_call():
+    model = judge()
+    history = [
+        {"speaker": "user", "text": "What is the capital of Peru?"},
+        {"speaker": "agent", "text": "Lima."},
+    ]
+    decided, _ = is_underspecified(history, "How tall is it?", None, fake_context(clarify_model=model))
+    assert decided is False and model.calls == []

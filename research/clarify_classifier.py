@@ -1,15 +1,14 @@
-"""The trained clarify decision (``Context.clarify_classifier``, not the default): a logistic regression
-over the question's sentence embedding and a few reference features, one model for turns with passages
-and one for turns without.
+"""The trained clarify classifier, tried and not kept: a logistic regression over the question's sentence
+embedding and a few reference features, one model for turns with passages and one for turns without.
 
-The rules of ``judging/underspecified.py`` need rival referents among the passages, so a turn with no passages
-was never asked about, and on conversations nobody on the team had seen they asked none of 12
+The rules of ``judging/underspecified.py`` need rival referents among the passages, so a turn with no
+passages was never asked about, and on conversations nobody on the team had seen they asked none of 12
 underspecified turns. This classifier is trained on generated data (``research/clarify_data.py``: MTRAG
 reference turns made underspecified, their answerable twins and the natural turns, never the MTRAG-UN
-dev slice) by ``research/clarify_fit.py``, which writes ``mtrag_graph/data/clarify_classifier.json``
-with its card. No language-model call: one embedding of the question (and of the last exchange), the
-rest is arithmetic. On the MTRAG-UN dev slice it asked 3 of 18 underspecified turns, so the model-free
-signals stay the default (``benchmarks/results/clarify.md``).
+dev slice) by ``research/clarify_fit.py``, which writes ``research/data/clarify_classifier.json`` with
+its card. No language-model call: one embedding of the question (and of the last exchange), the rest is
+arithmetic. On the MTRAG-UN dev slice it asked 3 of 18 underspecified turns, so the product decides with
+the model-free signals and, without passages, the no-passage model (``benchmarks/results/clarify.md``).
 """
 
 from __future__ import annotations
@@ -19,39 +18,53 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from mtrag_graph.judging.clarify_no_passages import AGENT_CHARS, KNOWN_FEATURES
+from mtrag_graph.judging.underspecified import (
+    alternatives,
+    passage_things,
+    reference_features,
+    unresolved_definite,
+    unresolved_pronoun,
+)
 from mtrag_graph.models import get_embedder
-from mtrag_graph.settings import data_file_text
 
-MAX_WORDS = 30
-MAX_THINGS = 5
-AGENT_CHARS = 600  # of the last agent turn embedded: its opening says what it is about
+DEFAULT = Path(__file__).resolve().parent / "data" / "clarify_classifier.json"
+MAX_FEATURE_THINGS = 5
 
 # The features every model gets (the names the JSON file lists, in this order); "emb" is the question's
 # sentence embedding, appended after these.
-CONVERSATION_FEATURES = (
-    "first_turn",
-    "words",
-    "capitalised_name",
-    "number",
-    "pronoun",
-    "pronoun_first_turn",
-    "unresolved_reference",
-    "unresolved_definite",
-    "unresolved_person",
-    "new_words",
-    "cos_last_user",
-    "cos_last_agent",
-)
+CONVERSATION_FEATURES = KNOWN_FEATURES
 PASSAGE_FEATURES = ("things", "pronoun_untied", "definite_alternatives", "cos_passage_max", "cos_passage_min")
 
 
 def setting_of(passages: Sequence[Mapping[str, Any]] | None) -> str:
     """Which of the two models decides: "passages" or "none"."""
     return "passages" if passages else "none"
+
+
+def turn_features(
+    history: Sequence[dict[str, str]], question: str, passages: Sequence[Mapping[str, Any]] | None
+) -> dict[str, float]:
+    """The model-free features of a turn (no embedding): ``reference_features`` and, with passages, what
+    the passages name."""
+    features = reference_features(history, question)
+    if passages:
+        titled = passage_things([dict(p) for p in passages if str(p.get("title") or "").strip()])
+        things = passage_things([dict(p) for p in passages])
+        nouns = unresolved_definite(history, question)
+        features.update(
+            things=min(len(things), MAX_FEATURE_THINGS) / MAX_FEATURE_THINGS,
+            pronoun_untied=float(bool(history) and unresolved_pronoun(history, question, titled) is not None),
+            definite_alternatives=float(
+                any(len(alternatives(n, [dict(p) for p in passages])) >= 2 for n in nouns)
+            ),
+        )
+    return features
 
 
 def similarity_features(
@@ -97,7 +110,7 @@ def feature_row(
     embedder: Any,
 ) -> np.ndarray:
     """The input row of the model for this turn's setting, in ``feature_names`` order: the reference
-    features (``judging.underspecified.reference_features``), the cosines and the question's embedding."""
+    features (``turn_features``), the cosines and the question's embedding."""
     values = dict(references)
     similarities, embedding = similarity_features(history, question, passages, embedder)
     values.update(similarities)
@@ -166,7 +179,17 @@ def parse_classifier(text: str) -> ClarifyClassifier:
 
 
 @cache
-def load_clarify_classifier(spec: str) -> ClarifyClassifier:
-    """``"default"`` (the file shipped in the package) or a path to a JSON file."""
-    text = data_file_text(spec, "clarify_classifier.json")
-    return parse_classifier(text)
+def load_clarify_classifier(spec: str = "default") -> ClarifyClassifier:
+    """``"default"`` (``research/data/clarify_classifier.json``) or a path to a JSON file."""
+    return parse_classifier((DEFAULT if spec == "default" else Path(spec)).read_text(encoding="utf-8"))
+
+
+def classifier_row(
+    history: Sequence[dict[str, str]],
+    question: str,
+    passages: Sequence[dict[str, Any]] | None,
+    classifier: ClarifyClassifier,
+) -> np.ndarray:
+    """The classifier's input row for the turn: ``turn_features`` and its embedder's features."""
+    references = turn_features(history, question, passages)
+    return feature_row(references, history, question, passages, classifier.encoder())

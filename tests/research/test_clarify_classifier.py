@@ -1,29 +1,22 @@
-"""The trained clarify decision: its generated data, its features, its file, and the question it leads to."""
+"""The clarify classifier tried and not kept (research/clarify_classifier.py): its generated data, its
+features, its file, and its fit."""
 
 from __future__ import annotations
 
 import json
-from importlib import resources
 
 import numpy as np
 import pytest
 
-from mtrag_graph.context import Context
-from mtrag_graph.judging.clarify_classifier import (
+from research.clarify_classifier import (
+    DEFAULT,
     ClarifyClassifier,
     ClarifyModel,
+    classifier_row,
     feature_names,
     load_clarify_classifier,
     parse_classifier,
 )
-from mtrag_graph.judging.underspecified import (
-    classifier_row,
-    is_underspecified,
-    reference_features,
-    referring_phrase,
-)
-from mtrag_graph.nodes.clarify import clarifying_question
-from mtrag_graph.testing import fake_context
 from research.clarify_data import broad_question, generated_set, passage_kind
 from research.clarify_fit import fit_logistic, group_of, threshold_for
 
@@ -91,13 +84,6 @@ def test_the_same_seed_gives_the_same_generated_set():
     assert generated_set(TASKS, seed=1) == generated_set(TASKS, seed=1)
 
 
-def test_a_first_turn_pronoun_is_a_pronoun_on_a_first_turn():
-    features = reference_features([], "When was it founded?", None)
-    assert (
-        features["pronoun"] == 1.0 and features["pronoun_first_turn"] == 1.0 and features["first_turn"] == 1.0
-    )
-
-
 def _classifier(passages_intercept: float, none_intercept: float) -> ClarifyClassifier:
     def model(setting: str, intercept: float) -> ClarifyModel:
         n = len(feature_names(setting, 16))
@@ -122,14 +108,17 @@ def test_a_turn_with_passages_gets_the_passage_features():
     )
 
 
-def test_the_classifier_decides_a_turn_without_passages_with_its_no_passage_model(tmp_path):
+def test_a_turn_is_scored_by_the_model_of_its_setting(tmp_path):
     path = tmp_path / "classifier.json"
     path.write_text(_classifier(passages_intercept=-5.0, none_intercept=5.0).to_json())
-    context = Context(clarify_classifier=str(path))
+    classifier = load_clarify_classifier(str(path))
     passages = [{"document_id": "d1", "title": "Hibbing VA Clinic", "text": "The clinic offers labs."}]
-    without, evidence = is_underspecified([], "What does the clinic offer?", None, context)
-    assert without is True and evidence[-1].startswith("classifier-none: p=0.993")
-    assert is_underspecified([], "What does the clinic offer?", passages, context)[0] is False
+    without = classifier.probability(
+        classifier_row([], "What does the clinic offer?", None, classifier), None
+    )
+    row = classifier_row([], "What does the clinic offer?", passages, classifier)
+    assert without == pytest.approx(0.993, abs=1e-3) and without >= classifier.threshold(None)
+    assert classifier.probability(row, passages) < classifier.threshold(passages)
 
 
 def test_a_classifier_file_without_both_models_is_refused():
@@ -141,20 +130,6 @@ def test_a_classifier_file_without_both_models_is_refused():
     )
     with pytest.raises(ValueError, match="'passages' and 'none'"):
         parse_classifier(text)
-
-
-def test_without_passages_the_question_asks_which_thing_the_noun_means():
-    state = {"history": [], "question": "What services does the clinic provide?", "passages": None}
-    assert clarifying_question(state, fake_context()) == "Which clinic do you mean?"
-
-
-def test_without_passages_the_question_asks_what_the_pronoun_means():
-    state = {"history": [], "question": "How can we enhance its performance?", "passages": None}
-    assert clarifying_question(state, fake_context()) == "What do you mean by 'it'?"
-
-
-def test_a_question_pointing_at_nothing_has_no_referring_phrase():
-    assert referring_phrase([], "How do bees communicate?") is None
 
 
 def test_logistic_fit_ranks_a_separable_set():
@@ -169,9 +144,8 @@ def test_the_threshold_lets_at_most_the_allowed_share_of_negatives_be_asked():
     assert sum(s >= threshold for s in negatives) == 2
 
 
-def test_the_shipped_classifier_reads_the_features_of_its_card_from_the_reference_tasks():
-    text = (resources.files("mtrag_graph") / "data" / "clarify_classifier.json").read_text()
-    classifier = parse_classifier(text)
+def test_the_kept_classifier_reads_the_features_of_its_card_from_the_reference_tasks():
+    classifier = parse_classifier(DEFAULT.read_text())
     assert (
         classifier.card["data_sha256"] == "e9c04be06127925434527897d10bbc2c8782b750588aaa23254163f5d1f581cd"
     )
@@ -180,7 +154,7 @@ def test_the_shipped_classifier_reads_the_features_of_its_card_from_the_referenc
 
 
 @pytest.mark.slow
-def test_the_shipped_classifier_asks_about_an_unnamed_it_and_not_about_a_named_university():
+def test_the_kept_classifier_asks_about_an_unnamed_it_and_not_about_a_named_university():
     classifier = load_clarify_classifier("default")
     vague = classifier.probability(classifier_row([], "When was it founded?", None, classifier), None)
     named_row = classifier_row([], "When was the University of Chicago founded?", None, classifier)
