@@ -19,6 +19,7 @@ from mtrag_graph.presets import preset_names
 from mtrag_graph.runtime.batch import models_of
 from mtrag_graph.stages import STAGES, choices_of, label_of, model_settings, settings_of, stage_of
 from mtrag_graph.testing import fake_context
+from research.settings_audit import audit
 from tests.conftest import REPO
 from tests.measure.decisions.conftest import TASKS, fake_retriever
 
@@ -254,3 +255,12 @@ def test_a_setting_that_takes_several_choices_refuses_a_single_string():
     ):
         Context(clarify_signals="rule")
     assert Context(clarify_signals=["rule"]).clarify_signals == ["rule"]  # a preset's JSON list is accepted
+
+
+def test_context_keeps_at_most_70_settings_and_none_that_only_research_switches_on():
+    # issue 73: every setting has a reason a user would recognise; a replay in research/ passes its own
+    # value instead of a product switch (research.settings_audit prints where each one is set)
+    fields = dataclasses.fields(Context)
+    assert len(fields) <= 70
+    only_research = sorted(name for name, uses in audit(fields).items() if uses.kind() == "research")
+    assert only_research == []
