@@ -333,16 +333,15 @@ def verdict(state: Mapping[str, Any], context: Context) -> Verdict:
     gate_score = (state.get("gate_evidence") or {}).get("score")
     if gate_score is not None:
         signals["gate_score"] = gate_score
+    if kept is None:  # no claim of the answer is backed
+        return Verdict("decline", context.idk_answer, UNSUPPORTED, grounding, signals)
     if context.verdict_combiner is not None:
-        # the fitted combiner decides whether the passages hold the answer; what it keeps is shown less the
-        # sentences the passages do not back, or, when none is backed on its own, as it was written
+        # the fitted combiner: an answer whose claims the passages do not hold together, though each word
+        # is somewhere in them (alone, it kept an unanswerable real-documents answer the rule above declines)
         declined, p_unsupported = load_combiner(context.verdict_combiner).declines(signals)
         signals["p_unsupported"] = round(p_unsupported, 4)
         if declined:
             return Verdict("decline", context.idk_answer, UNSUPPORTED, grounding, signals)
-        kept = kept if kept is not None else quoted
-    elif kept is None:  # the hand rule: no claim backed
-        return Verdict("decline", context.idk_answer, UNSUPPORTED, grounding, signals)
     if decline_checked(state, context):
         p_decline = read_decline_probability(state, context)
         signals["p_decline"] = None if p_decline is None else round(p_decline, 4)
