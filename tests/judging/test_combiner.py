@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -38,7 +39,16 @@ def _state(draft: str) -> dict:
 def test_with_the_combiner_an_answer_the_passages_do_not_hold_is_declined_and_a_backed_one_kept():
     context = dataclasses.replace(fake_context(grounding="facts"), verdict_combiner="default")
     kept = verdict(_state("Bees perform a waggle dance to show where the flowers are."), context)
-    assert kept.outcome == "keep" and kept.signals["p_unsupported"] < 0.5
+    assert kept.outcome == "keep" and kept.signals["p_unsupported"] < load_combiner("default").threshold
     moved = verdict(_state("The Federal Reserve raised interest rates by 0.75 points in June 2022."), context)
-    assert (moved.outcome, moved.why) == ("decline", UNSUPPORTED)
-    assert moved.signals["p_unsupported"] >= load_combiner("default").threshold
+    assert (moved.outcome, moved.why) == ("decline", UNSUPPORTED)  # no claim backed: declined before it
+
+
+def test_the_combiner_runs_beside_the_rule_and_its_decline_is_recorded(tmp_path):
+    shipped = load_combiner("default")
+    strict = dataclasses.replace(shipped, threshold=0.0)  # declines every answer it reads
+    path = tmp_path / "strict.json"
+    path.write_text(json.dumps(strict.as_dict()), encoding="utf-8")
+    context = dataclasses.replace(fake_context(grounding="facts"), verdict_combiner=str(path))
+    decided = verdict(_state("Bees perform a waggle dance to show where the flowers are."), context)
+    assert (decided.outcome, decided.why) == ("decline", UNSUPPORTED) and "p_unsupported" in decided.signals
