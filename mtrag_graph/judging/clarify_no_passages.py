@@ -23,7 +23,6 @@ and the card). No language-model call: one embedding call of up to three texts.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
@@ -31,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from mtrag_graph.judging.fit import logistic_probability
 from mtrag_graph.models import get_embedder
 from mtrag_graph.settings import data_file_text
 
@@ -84,9 +84,7 @@ class NoPassageModel:
 
     def probability(self, values: Mapping[str, float]) -> float:
         """The probability that the turn is underspecified, from its named feature values."""
-        row = np.array([float(values[name]) for name in self.features])
-        z = self.intercept + float(((row - np.array(self.mean)) / np.array(self.scale)) @ np.array(self.coef))
-        return 1 / (1 + math.exp(-max(min(z, 50.0), -50.0)))
+        return logistic_probability(values, self.features, self.mean, self.scale, self.coef, self.intercept)
 
     def values(
         self, references: Mapping[str, float], history: Sequence[dict[str, str]], question: str

@@ -16,12 +16,12 @@ part. The card (data, command, hash, held-out figures) is in the JSON file and d
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Any
 
+from mtrag_graph.judging.fit import logistic_probability
 from mtrag_graph.settings import data_file_text
 
 SHIPPED = "verdict_combiner.json"  # in mtrag_graph/data
@@ -45,11 +45,7 @@ class Combiner:
         missing = [f for f in self.features if signals.get(f) is None]
         if missing:
             raise KeyError(f"the combiner needs the signals {missing}")
-        z = self.intercept + sum(
-            c * (float(signals[f]) - m) / s
-            for f, m, s, c in zip(self.features, self.mean, self.scale, self.coef, strict=True)
-        )
-        return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
+        return logistic_probability(signals, self.features, self.mean, self.scale, self.coef, self.intercept)
 
     def declines(self, signals: Mapping[str, Any]) -> tuple[bool, float]:
         p = self.probability(signals)

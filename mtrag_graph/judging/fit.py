@@ -5,7 +5,8 @@ logistic). The command that fits it on the golden file is ``research.fit_answer_
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -18,6 +19,25 @@ FAITHFULNESS_FEATURES = ("lex_precision", "bigram_precision", "unsupported_words
 PREFERENCE_FEATURES = ("lex_precision", "passage_coverage", "sem_claim_min", "declines")
 RIDGE = 1.0
 VERSION = "answer-judge-v2"  # v2: fitted on the conversation-level split
+
+
+Z_CLIP = 50.0  # a logit past this is certainty either way (and exp() stays finite)
+
+
+def logistic_probability(
+    values: Mapping[str, float],
+    features: Sequence[str],
+    mean: Sequence[float],
+    scale: Sequence[float],
+    coef: Sequence[float],
+    intercept: float,
+) -> float:
+    """A standardised logistic regression's probability for the named ``values`` (the gate classifier,
+    the no-passages clarify model and the verdict's combiner are each one)."""
+    z = intercept + sum(
+        c * (float(values[f]) - m) / s for f, m, s, c in zip(features, mean, scale, coef, strict=True)
+    )
+    return 1 / (1 + math.exp(-max(min(z, Z_CLIP), -Z_CLIP)))
 
 
 def fit_least_squares(rows: Sequence[dict[str, float]], target: Sequence[float], names: Sequence[str]):

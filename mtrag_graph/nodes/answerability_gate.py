@@ -33,6 +33,7 @@ from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
 from mtrag_graph.judging.decline import decline_probability
+from mtrag_graph.judging.fit import logistic_probability
 from mtrag_graph.judging.unmentioned import from_documents, unmentioned_names
 from mtrag_graph.models import get_chat_model, get_reranker
 from mtrag_graph.models.logprobs import score_choice
@@ -85,11 +86,7 @@ class GateClassifier:
     card: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def probability(self, values: dict[str, float]) -> float:
-        z = self.intercept + sum(
-            c * (values[f] - m) / s
-            for f, m, s, c in zip(self.features, self.mean, self.scale, self.coef, strict=True)
-        )
-        return 1 / (1 + math.exp(-max(min(z, 50.0), -50.0)))
+        return logistic_probability(values, self.features, self.mean, self.scale, self.coef, self.intercept)
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
