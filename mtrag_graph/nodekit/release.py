@@ -7,8 +7,9 @@ held, and so is a "how many" answer still without its number) and the grounding 
 (``judging.verdict.ground``: a sentence the passages do not back is never shown). Each check runs
 on the draft cut after its last complete sentence, as if the draft ended there; what that answer would
 be is what may be shown, as long as it continues what was shown before. The last sentence waits for
-the end of the run (it may be cut off, or trimmed), and so does everything when the model itself must
-confirm the answer (``Context.verify_retried_answers``). The ``finish`` node sends what remains of the
+the end of the run (it may be cut off, or trimmed), and so does everything when a later signal is still
+to come (the decline probability with retrieved passages, a yes/no answer's quote), or when the verdict's
+combiner would decline what is written so far. The ``finish`` node sends what remains of the
 final answer, or, when it does not begin with what was shown, withdraws it (``events.RETRACT``).
 
 The cost is about one sentence: the first text is shown when the second sentence starts (a one-sentence
