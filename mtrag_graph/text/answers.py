@@ -35,7 +35,6 @@ RESTATEMENT_OVERLAP = 0.8  # share of the answer's words taken from the question
 RESTATEMENT_EXTRA_WORDS = 3  # ... when it is at most this many words longer than the question
 INJECTION_SPAN_CHARS = 300  # text after an injection cue searched for what it asks the model to say
 INJECTION_OVERLAP = 0.8  # share of the answer's words found in an injected payload: it repeats it
-_TERMINAL = (".", "!", "?", '"', "'", ")", "]", ":", "*", "`")
 
 
 def clean_answer(text: str) -> str:
@@ -194,7 +193,10 @@ def answer_problems(
         overlap = len(set(answer_words) & set(question_words)) / max(len(set(answer_words)), 1)
         if overlap >= RESTATEMENT_OVERLAP and not adds_values(answer, question):
             problems.append("restates the question")
-    if truncated or not answer.rstrip().endswith(_TERMINAL):
+    # cut off: the writer ran out of tokens mid-sentence (finish reason "length", nothing to trim back to);
+    # a missing full stop alone is no cut (9 of 400 MTRAG reference answers end without one, and each was
+    # asked again and then declined)
+    if truncated:
         problems.append("cut off mid-sentence")
     if asks_quantity(question) and not states_quantity(answer):
         problems.append(NO_QUANTITY)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mtrag_graph.judging.grounding import sentence_support
 from mtrag_graph.text.answers import (
     LEAD_RESTATES,
     answer_problems,
@@ -72,8 +73,25 @@ def test_a_short_answer_that_adds_a_value_is_no_restatement():
     )
 
 
-def test_cut_off_answer_is_bad():
-    assert "cut off mid-sentence" in answer_problems("Bees find flowers by using their", "How?", False, 3)
+def test_an_answer_the_token_limit_cut_off_is_bad_and_a_missing_full_stop_alone_is_not():
+    assert "cut off mid-sentence" in answer_problems("Bees find flowers by using their", "How?", True, 3)
+    # people end answers without a full stop (MTRAG reference answers): no cut
+    assert "cut off mid-sentence" not in answer_problems("Bees find flowers by dancing", "How?", False, 3)
+
+
+def test_a_plural_or_one_letter_is_no_missing_name():
+    passages = [
+        "Harold Kolb and Elsie lived in the house with Donna, Bill and Carol, in the U.S. state of Ohio."
+    ]
+    (support,) = sentence_support("The last Kolbs in the house were Harold and Elsie.", passages, "", 0.5)
+    assert support.supported and not support.unsupported_facts
+    (support,) = sentence_support(
+        "Discover cards are accepted in the U.S. by few merchants.",
+        ["Merchants accept Discover cards."],
+        "",
+        0.0,
+    )
+    assert "u" not in support.unsupported_facts
 
 
 def test_how_many_without_a_quantity_is_bad():
