@@ -119,7 +119,7 @@ def numbers_in(text: str) -> set[str]:
 
 def names_in(sentence: str) -> set[str]:
     """Lower-cased capitalised words past the sentence's first word, and acronyms anywhere."""
-    names = set()
+    names: set[str] = set()
     for match in _CAPITALISED.finditer(sentence):
         token = match.group()
         lower = token.lower()
