@@ -56,7 +56,7 @@ def leading_yes_no(text: str) -> str | None:
 
 
 def _pieces(text: str) -> list[str]:
-    """Sentences, and within them the clauses after a leading "Yes," (what a cut may leave)."""
+    """The sentences of ``text``, white space squeezed (what a cut may leave of it)."""
     return [p for p in _SENTENCE_END.split(squeeze(text)) if p]
 
 

@@ -17,8 +17,8 @@ the evidence, every signal's value:
   log-probabilities: the share of the writer's replies that would decline when offered "I don't know";
 - a how-to answer's command line, quoted (``judging.commands``).
 
-Signals do not edit the text; the outcome is decided from them by the fitted combiner
-(``judging.combiner``, its card in docs/verdict.md) where one is set, else by the rules above. The node
+Signals do not edit the text. Beside the rules above, a fitted combiner (``judging.combiner``, its card
+in docs/verdict.md) declines an answer the passages do not hold, where ``Context.verdict_combiner`` sets one. The node
 ``accept_answer`` applies the verdict; ``standing_text`` runs the same checks on a draft still being
 written, so the stream shows only text that will stand (``nodekit.release``).
 """
@@ -26,7 +26,7 @@ written, so the stream shows only text that will stand (``nodekit.release``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from mtrag_graph.judging import commands, yes_no
@@ -97,9 +97,6 @@ class Verdict:
     def record(self) -> dict[str, Any]:
         """The route's ``verdict``: the outcome, why, and the signals (the grounding goes apart)."""
         return {"outcome": self.outcome, "why": self.why, "signals": self.signals}
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def in_scope(scope: str, state: Mapping[str, Any]) -> bool:
@@ -291,9 +288,13 @@ def support_signals(grounding: Mapping[str, Any], anchored: list[float] | None =
     return signals
 
 
-def draft_signals(answer: str, state: Mapping[str, Any], context: Context) -> dict[str, Any]:
-    """The support signals of ``answer`` as written (before any quote is added): what the combiner reads."""
-    _, grounding = ground(answer, state, context)
+def draft_signals(
+    answer: str, state: Mapping[str, Any], context: Context, grounding: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The support signals of ``answer`` as written (before any quote is added): what the combiner reads.
+    ``grounding``: ``ground``'s record of this same ``answer`` when the caller has it already."""
+    if grounding is None:
+        _, grounding = ground(answer, state, context)
     anchored = anchored_support(
         answer,
         [str(p.get("text", "")) for p in state.get("kept_passages") or []],
@@ -329,7 +330,8 @@ def verdict(state: Mapping[str, Any], context: Context) -> Verdict:
     kept, grounding = ground(quoted, state, context)
     if settled is not None:
         grounding["yes_no"] = settled
-    signals.update(draft_signals(answer, state, context))
+    # the signals read the draft as written: its own grounding record unless a quote was added to it
+    signals.update(draft_signals(answer, state, context, grounding if quoted == answer else None))
     gate_score = (state.get("gate_evidence") or {}).get("score")
     if gate_score is not None:
         signals["gate_score"] = gate_score
@@ -364,9 +366,10 @@ def standing_text(draft: str, state: Mapping[str, Any], context: Context) -> str
         return ""
     if context.grounding == "off":
         return answer
-    kept, _ = ground(answer, state, context)
+    kept, grounding = ground(answer, state, context)
     if kept and context.verdict_combiner is not None:
-        declined, _ = load_combiner(context.verdict_combiner).declines(draft_signals(answer, state, context))
+        signals = draft_signals(answer, state, context, grounding)
+        declined, _ = load_combiner(context.verdict_combiner).declines(signals)
         if declined:  # what is written so far the combiner would decline: nothing stands yet
             return ""
     return kept or ""
