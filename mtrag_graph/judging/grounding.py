@@ -9,7 +9,7 @@ by a passage that says "1920", however many of the sentence's other words it sha
 fabricated answer from on-topic passages looks like: the topic's words are all there, the fact is not.
 
 A sentence is supported when every fact is found and its content-word support reaches a threshold
-(``Context.grounding_min_support``, chosen on the tuning split: benchmarks/results/trust.md). The
+(``Context.grounding_min_support``, chosen on the tuning split: benchmarks/results/answers.md). The
 passages it cites are the fewest that cover its words and facts (greedy set cover, best first).
 """
 

@@ -463,7 +463,7 @@ def is_underspecified(
        ``MIN_THINGS`` titled things none of which the conversation or the turn names ("the
        country" after an exchange about Cahokia, passages about Israel and Egypt).
     ``Context.clarify_signals`` says which of these may decide (all by default). No model judges the
-    turn: the 1.5B's "unclear" probability did not separate the classes (benchmarks/results/decisions.md).
+    turn: the 1.5B's "unclear" probability did not separate the classes (benchmarks/results/clarify.md).
     Returns the decision and the evidence.
     """
     on = set(context.clarify_signals)

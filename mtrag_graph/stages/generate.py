@@ -54,7 +54,7 @@ class GenerateSettings:
         "answers left out (a follow-up cannot be answered by copying the answer before it); 'none': no "
         "conversation (the question the prompts show carries what the turn refers to). 'questions' lost "
         "follow-ups on the real-documents fresh split (8 -> 3 of 21 right, declined more; "
-        "benchmarks/results/reading.md).",
+        "benchmarks/results/answers.md).",
     )
     generate_instruction: str = setting(
         grounded.GENERATE, stage="generate", description="Asks for the answer."

@@ -260,7 +260,7 @@ GENERAL_TERMS = "it answers in general terms the documents do not use"
 # ("The time it takes ... can vary depending on several factors ... In general, ..."; "you can consider
 # ..."); a passage that uses them itself ("typically 30 seconds") lets the answer repeat them. Not "it is
 # possible to ...": that is how a yes is worded ("It is possible to reverse or stretch an axis", right on
-# the real-documents fresh split). Read off MTRAG-UN dev Task C's answers (benchmarks/results/general-terms.md).
+# the real-documents fresh split). Read off MTRAG-UN dev Task C's answers (benchmarks/results/answers.md).
 _GENERAL_TERMS = re.compile(
     r"\b(?:can vary|may vary|varies depending|vary depending"
     r"|depending on (?:several|various|many|the specific|a number of)"

@@ -5,7 +5,7 @@ models handle them badly: on the real-documents sets the 0.5B model gave "And da
 question before it ("How many monthly archives does prune keep?"), "And O:?" as "What does the W: flag
 in its output mean?", and took "How about lz4?" to the first question of its conversation (the ratio,
 where the turn before asked how fast it decompresses). Retrieval then searches for the previous
-question's thing, and the answer gives it (benchmarks/results/documents-history.md, "What the default does and
+question's thing, and the answer gives it (benchmarks/results/documents.md, "What the default does and
 why").
 
 Here the previous question is taken as the user asked it (itself resolved when it was a fragment too),
