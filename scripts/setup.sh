@@ -20,9 +20,9 @@ if ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
   CMAKE_ARGS="$(bash scripts/llama_cmake_args.sh)" pip install "llama-cpp-python>=0.3.2,<0.4"
 fi
 
-# measure: the evaluation side (BERTScore, ROUGE, pytrec_eval, plots, scikit-learn); a serving install
-# can leave it out: pip install -e ".[models]"
-pip install -q -e ".[models,measure,dev]"
+# measure: the evaluation side (BERTScore, ROUGE, pytrec_eval, plots, scikit-learn); flag: FlagEmbedding,
+# for the `cross-encoder` reranker; a serving install can leave them out: pip install -e ".[models]"
+pip install -q -e ".[models,measure,flag,dev]"
 # the trace viewer the tracing test starts (its own environment: its dependencies conflict with ours)
 bash scripts/phoenix.sh || echo "Phoenix could not be installed: the Phoenix tracing test will skip"
 # the served page's browser test (tests/serve/test_browser.py) drives Debian's chromium through its driver

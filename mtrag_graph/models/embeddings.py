@@ -9,7 +9,9 @@ Spec strings:
   share words are similar (``+sparse`` adds the buckets as sparse weights). Fast and deterministic:
   for tests and dry runs.
 Reranker specs: ``embedding`` (cosine of the embedder, default), ``lexical`` (word overlap, no model),
-``cross-encoder:/path`` (``FlagReranker``).
+``cross-encoder`` (the bundled MiniLM trained here as a cross-encoder: ``models.cross_encoder``) and
+``cross-encoder:/path`` (any reranker folder), both through FlagEmbedding's ``FlagReranker``, ``listwise`` / ``listwise:MODEL`` (a chat model orders the
+passages: ``models.listwise``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from tqdm import tqdm
 from mtrag_graph import settings
 from mtrag_graph.models.batching import CoalescingEncoder
 from mtrag_graph.models.bundled import minilm_path
+from mtrag_graph.models.cross_encoder import MAX_LENGTH, bundled_cross_encoder
+from mtrag_graph.models.listwise import ListwiseReranker
 from mtrag_graph.text import words
 
 _CACHE_SIZE = 50_000
@@ -205,11 +209,11 @@ class LexicalReranker:
 class CrossEncoderReranker:
     """A FlagEmbedding ``FlagReranker`` from a local folder; scores normalised to 0-1."""
 
-    def __init__(self, path: str):
-        from FlagEmbedding import FlagReranker  # noqa: PLC0415 - optional (the flag extra): for flag:, bge-m3: and cross-encoder: specs
+    def __init__(self, path: str, name: str | None = None):
+        from FlagEmbedding import FlagReranker  # noqa: PLC0415 - heavy (torch, transformers): loaded when a cross-encoder is first used
 
-        self._model = FlagReranker(path, use_fp16=False, devices="cpu")
-        self.name = f"cross-encoder({path})"
+        self._model = FlagReranker(path, use_fp16=False, devices="cpu", max_length=MAX_LENGTH)
+        self.name = name or f"cross-encoder({path})"
         # its fast tokenizer raises "Already borrowed" when two threads truncate at once
         self._lock = threading.Lock()
 
@@ -223,19 +227,26 @@ class CrossEncoderReranker:
 
 def get_reranker(
     spec: str = "embedding", embedder: str | None = None
-) -> EmbeddingReranker | CrossEncoderReranker | LexicalReranker:
-    """``embedding`` (default), ``lexical`` (no model) or ``cross-encoder:/path``."""
+) -> EmbeddingReranker | CrossEncoderReranker | LexicalReranker | ListwiseReranker:
+    """``embedding`` (default), ``lexical`` (no model), ``cross-encoder:/path`` or ``listwise[:MODEL]``."""
     key = f"{spec}|{embedder}"
     if spec == "embedding":
         return EmbeddingReranker(get_embedder(embedder))
     if spec == "lexical":
         return LexicalReranker()
+    if spec.partition(":")[0] == "listwise":
+        model = spec.partition(":")[2] or settings.large_model()  # read now: MTRAG_LARGE_MODEL may change
+        with _LOCK:  # one per model, so its fallback count covers every query
+            if f"listwise:{model}" not in _RERANKERS:
+                _RERANKERS[f"listwise:{model}"] = ListwiseReranker(model)
+            return _RERANKERS[f"listwise:{model}"]
     with _LOCK:
         if key not in _RERANKERS:
             kind, _, path = spec.partition(":")
-            if kind != "cross-encoder" or not path:
+            if kind != "cross-encoder":
                 raise ValueError(
-                    f"unknown reranker spec '{spec}': use 'embedding', 'lexical' or 'cross-encoder:/path'"
+                    f"unknown reranker spec '{spec}': use 'embedding', 'lexical', 'cross-encoder' (the bundled "
+                    "one), 'cross-encoder:/path' or 'listwise[:MODEL]'"
                 )
-            _RERANKERS[key] = CrossEncoderReranker(path)
+            _RERANKERS[key] = CrossEncoderReranker(path or str(bundled_cross_encoder()), name=spec)
         return _RERANKERS[key]

@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from mtrag_graph.context import Context
 from mtrag_graph.models import get_embedder, get_reranker
 from mtrag_graph.models.calls import timed_model_call
+from mtrag_graph.models.listwise import ListwiseReranker
 from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.prompts.build import question_for_answering
 from mtrag_graph.prompts.excerpts import Options, select_evidence
@@ -51,18 +52,27 @@ def rerank_passages(
     texts = [
         passage_text(p.get("title") or "", w) for p, ws in zip(passages, windows, strict=True) for w in ws
     ]
-    flat = timed_model_call(scorer.name, lambda: scorer.score(question, texts))
+    if isinstance(scorer, ListwiseReranker):  # its chat model call is recorded as such
+        flat = scorer.score(question, texts)
+    else:
+        flat = timed_model_call(scorer.name, lambda: scorer.score(question, texts))
     scores, at = [], 0
     for ws in windows:  # a passage scores as its best window
         scores.append(max(flat[at : at + len(ws)]))
         at += len(ws)
     ranked = sorted(zip(scores, range(len(passages)), strict=True), key=lambda item: (-item[0], item[1]))
     if retrieval_weight > 0:
-        # ranks counted from 0 here (what was measured), from 1 in rrf_fuse: k - 1 gives the same scores;
-        # the retrieval's order first, so ties keep it
-        order = rrf_fuse([range(len(passages)), [i for _, i in ranked]], [retrieval_weight, 1.0], k=RRF_K - 1)
-        ranked = [(scores[i], i) for i, _ in order]
+        ranked = [(scores[i], i) for i in fused_order([i for _, i in ranked], retrieval_weight)]
     return [{**passages[i], "score": round(float(score), 6)} for score, i in ranked[:top_k]]
+
+
+def fused_order(reranked: Sequence[int], retrieval_weight: float) -> list[int]:
+    """The reciprocal-rank fusion of the retrieval's order (``0 .. n-1``) with the reranker's
+    (``reranked``, indices into the retrieval's order), the retrieval's with ``retrieval_weight``."""
+    # ranks counted from 0 here (what was measured), from 1 in rrf_fuse: k - 1 gives the same scores;
+    # the retrieval's order first, so ties keep it
+    order = rrf_fuse([range(len(reranked)), list(reranked)], [retrieval_weight, 1.0], k=RRF_K - 1)
+    return [i for i, _ in order]
 
 
 def word_windows(text: str, window_words: int) -> list[str]:

@@ -20,7 +20,9 @@ class RerankSettings:
         factory=settings.reranker,
         stage="rerank",
         flag=True,
-        description="Reranker spec: embedding (MiniLM cosine), cross-encoder:/path, or lexical (no model).",
+        description="Reranker spec: embedding (MiniLM cosine), cross-encoder (the bundled MiniLM trained here "
+        "as a cross-encoder; models/cross_encoder.py), cross-encoder:/path (a reranker folder), lexical (no model), or "
+        "listwise / listwise:MODEL (a chat model orders the top 10 passages; default the large model).",
     )
     top_k: int = setting(5, stage="rerank", flag=True, description="Passages kept after reranking.")
     rerank_retrieval_weight: float = setting(
