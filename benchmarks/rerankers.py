@@ -1,7 +1,7 @@
 """Rerankers on the same candidates (a script, not a test): none, embedding, cross-encoder, listwise.
 
     python -m benchmarks.rerankers mtrag --index INDEX_DIR --split tuning|report [--data DIR]
-        [--rerankers none,embedding,cross-encoder,listwise] [--listwise-per-domain 10]
+        [--rerankers none,embedding,cross-encoder,listwise] [--listwise-per-domain 10] [--sample-only]
     python -m benchmarks.rerankers real-documents RUN --index INDEX_DIR [--rerankers ...]
 
 ``mtrag``: the organisers' rewritten queries of MTRAG's retrieval tasks whose conversation falls in
@@ -95,7 +95,7 @@ def bootstrap(diffs: Sequence[float], seed: int = 0, rounds: int = 2000) -> tupl
 def mtrag_table(args: argparse.Namespace) -> str:
     queries = [q for q in load_queries(Path(args.data)) if q["split"] == args.split]
     rerankers = [r for r in args.rerankers if r != "listwise"]
-    groups = [("all queries", queries, rerankers)]
+    groups = [] if args.sample_only else [("all queries", queries, rerankers)]
     if "listwise" in args.rerankers:
         rng = random.Random(args.seed)
         sample = []
@@ -190,6 +190,16 @@ def real_documents_table(args: argparse.Namespace) -> str:
             got = reciprocal[(kind, column)]
             cells.append(f"{np.mean(got):.3f} / {sum(v >= 0.2 for v in got)}")
         lines.append(f"| {kind} | {len(reciprocal[(kind, 'none')])} | " + " | ".join(cells) + " |")
+    base = reciprocal[("all", "embedding")] if "embedding" in args.rerankers else None
+    lines.append("")
+    for column in columns:
+        if base is None or column == "embedding":
+            continue
+        diffs = [a - b for a, b in zip(reciprocal[("all", column)], base, strict=True)]
+        low, high = bootstrap(diffs)
+        lines.append(
+            f"- {column} against embedding, MRR: {np.mean(diffs):+.3f} (95% interval {low:+.3f} to {high:+.3f})"
+        )
     for name, values in seconds.items():
         lines.append(f"- {name}: {np.median(values):.3f} s a query (median)")
     return "\n".join(lines)
@@ -208,6 +218,11 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--listwise-per-domain", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--sample-only",
+        action="store_true",
+        help="mtrag: only the listwise sample's table (every reranker on it)",
+    )
     args = parser.parse_args(argv)
     unknown = [r for r in args.rerankers if r not in RERANKERS]
     if unknown:

@@ -106,6 +106,18 @@ def test_a_sentence_without_content_words_is_no_claim():
     assert support.supported and not support.claim
 
 
+def test_a_sentence_about_the_conversation_is_no_claim_and_stays_whole():
+    answer = "Yes, that's correct. I apologize for the confusion. The anthem is played before NFL games."
+    support = sentence_support(answer, ANTHEM, "", 0.5)
+    assert [s.claim for s in support] == [False, False, True]
+    assert keep_supported(answer, support) == answer
+
+
+def test_a_sentence_with_a_world_word_beside_the_dialogue_words_is_still_a_claim():
+    (support,) = sentence_support("You are right, the fee is waived.", ANTHEM, "", 0.5)
+    assert support.claim and not support.supported
+
+
 def test_the_graph_drops_the_fabricated_sentence_and_keeps_its_support():
     task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
     context = fake_context(grounding="facts", generate=[
