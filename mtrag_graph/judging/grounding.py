@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any
 
-from mtrag_graph.text import content_stems, sentence_spans, words
+from mtrag_graph.text import content_stems, refuses, sentence_spans, words
 from mtrag_graph.text.answers import strip_citations
 
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
@@ -217,6 +217,17 @@ def claim_text(sentence: str) -> str:
     return _PASSAGE_REFERENCE.sub("", strip_citations(sentence))
 
 
+_CONNECTIVE = re.compile(r"^\W*(?:however|but|unfortunately)\b,?\s*", re.IGNORECASE)
+
+
+def says_not_found(sentence: str) -> bool:
+    """The sentence says the passages or the writer do not hold something ("I do not have specific
+    information about ...", "However, the documents do not provide ..."): a statement about what is
+    missing, which no passage backs and which invents nothing (``text.refuses``, the recogniser of
+    declines, read on the sentence)."""
+    return refuses(_CONNECTIVE.sub("", sentence))
+
+
 @cache
 def _dialogue_stems() -> frozenset[str]:
     return frozenset(content_stems(DIALOGUE_WORDS))
@@ -270,6 +281,7 @@ class _Evidence:
             (not stems and not numbers)
             or LIST_NUMBER.fullmatch(bare)
             or (not numbers and not names and stems <= _dialogue_stems())
+            or says_not_found(bare)
         ):
             return SentenceSupport(sentence, start, end, True, 1.0, claim=False)
         missing = sorted(n for n in numbers if n not in self.all_numbers) + sorted(

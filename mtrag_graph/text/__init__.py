@@ -159,6 +159,12 @@ def decline_verdict(text: str) -> Verdict:
     return "answers"
 
 
+def refuses(text: str) -> bool:
+    """Does ``text`` open with a refusal ("I do not have information on ...", "The documents do not
+    provide ...")? What follows it is not read: ``decline_verdict`` tells a decline from a caveat."""
+    return bool(_REFUSAL.search(text.strip()))
+
+
 def declines(text: str) -> bool:
     """Does the answer decline (refuse with at most a short remark, or only a pleasantry)?"""
     return decline_verdict(text) == "declines"

@@ -113,6 +113,16 @@ def test_a_sentence_about_the_conversation_is_no_claim_and_stays_whole():
     assert keep_supported(answer, support) == answer
 
 
+def test_a_sentence_that_says_what_is_missing_is_no_claim():
+    answer = (
+        "The anthem is played before NFL games. However, the documents do not provide the year it began. "
+        "I do not have specific information about college games."
+    )
+    support = sentence_support(answer, ANTHEM, "", 0.5)
+    assert [s.claim for s in support] == [True, False, False]
+    assert keep_supported(answer, support) == answer
+
+
 def test_a_sentence_with_a_world_word_beside_the_dialogue_words_is_still_a_claim():
     (support,) = sentence_support("You are right, the fee is waived.", ANTHEM, "", 0.5)
     assert support.claim and not support.supported
