@@ -681,6 +681,16 @@ def test_retrieved_passages_are_kept_by_the_fusion_of_retrieval_and_reranker_ord
     assert [p["text"] for p in fused] == ["bees hive", "bees dance waggle"]
 
 
+def test_reranker_none_keeps_the_order_the_passages_came_in_fused_or_alone():
+    passages = [{"text": t} for t in ("nothing here", "bees hive", "bees dance waggle")]
+    question = "Why do bees dance the waggle dance?"
+    for weight in (0.0, 1.0):
+        kept = rerank_passages(
+            question, passages, reranker="none", embedder="minilm", top_k=2, retrieval_weight=weight
+        )
+        assert [p["text"] for p in kept] == ["nothing here", "bees hive"]
+
+
 def test_a_long_text_is_cut_into_overlapping_windows_and_a_short_one_is_left_whole():
     text = " ".join(f"w{i}" for i in range(400))
     windows = word_windows(text, 160)

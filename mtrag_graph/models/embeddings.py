@@ -8,7 +8,8 @@ Spec strings:
 - ``hashing:DIM`` (``hashing:DIM+sparse``): no model: words hashed into ``DIM`` buckets, so texts that
   share words are similar (``+sparse`` adds the buckets as sparse weights). Fast and deterministic:
   for tests and dry runs.
-Reranker specs: ``embedding`` (cosine of the embedder, default), ``lexical`` (word overlap, no model),
+Reranker specs: ``none`` (the passages keep their order, no model), ``embedding`` (cosine of the
+embedder), ``lexical`` (word overlap, no model),
 ``cross-encoder`` (the bundled MiniLM trained here as a cross-encoder: ``models.cross_encoder``) and
 ``cross-encoder:/path`` (any reranker folder), both through FlagEmbedding's ``FlagReranker``, ``listwise`` / ``listwise:MODEL`` (a chat model orders the
 passages: ``models.listwise``).
@@ -206,6 +207,15 @@ class LexicalReranker:
         return [len(wanted & set(words(p))) / len(wanted) for p in passages]
 
 
+class NoReranker:
+    """No model: the passages keep the order they came in (the search's, or the caller's), scored by rank."""
+
+    name = "none"
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        return [-float(i) for i in range(len(passages))]
+
+
 class CrossEncoderReranker:
     """A FlagEmbedding ``FlagReranker`` from a local folder; scores normalised to 0-1."""
 
@@ -227,9 +237,12 @@ class CrossEncoderReranker:
 
 def get_reranker(
     spec: str = "embedding", embedder: str | None = None
-) -> EmbeddingReranker | CrossEncoderReranker | LexicalReranker | ListwiseReranker:
-    """``embedding`` (default), ``lexical`` (no model), ``cross-encoder:/path`` or ``listwise[:MODEL]``."""
+) -> EmbeddingReranker | CrossEncoderReranker | LexicalReranker | NoReranker | ListwiseReranker:
+    """``none`` (the order the passages came in), ``embedding``, ``lexical`` (no model),
+    ``cross-encoder[:/path]`` or ``listwise[:MODEL]``."""
     key = f"{spec}|{embedder}"
+    if spec == "none":
+        return NoReranker()
     if spec == "embedding":
         return EmbeddingReranker(get_embedder(embedder))
     if spec == "lexical":
@@ -245,7 +258,7 @@ def get_reranker(
             kind, _, path = spec.partition(":")
             if kind != "cross-encoder":
                 raise ValueError(
-                    f"unknown reranker spec '{spec}': use 'embedding', 'lexical', 'cross-encoder' (the bundled "
+                    f"unknown reranker spec '{spec}': use 'none', 'embedding', 'lexical', 'cross-encoder' (the bundled "
                     "one), 'cross-encoder:/path' or 'listwise[:MODEL]'"
                 )
             _RERANKERS[key] = CrossEncoderReranker(path or str(bundled_cross_encoder()), name=spec)
