@@ -148,5 +148,6 @@ def test_the_answer_judge_picks_one_response_per_task_through_the_graph_node(tmp
 def test_the_share_of_cited_sentences_is_compared_with_the_human_faithfulness(tmp_path):
     report, _ = _fidelity(tmp_path, "--metrics", "citations", "--candidate-judges", "none")
     whole = report["agreement"]["all"]["cited sentences (citations)"]
-    # the responses the passage does not hold (Lyon and bananas, the Thames) cite nothing and were rated low
-    assert whole["rho_faithfulness"] > 0.5 and whole["responses"] == 6
+    # the responses the passage does not hold (Lyon and bananas, the Thames) cite nothing and were rated low;
+    # "I do not have specific information." makes no claim (it says what is missing), so it has no share
+    assert whole["rho_faithfulness"] > 0.5 and whole["responses"] == 5
