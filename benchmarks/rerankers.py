@@ -92,6 +92,24 @@ def bootstrap(diffs: Sequence[float], seed: int = 0, rounds: int = 2000) -> tupl
     return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
+def against_default(values: Mapping[str, Sequence[float]], metric: str) -> list[str]:
+    """One line per column: its mean paired difference from ``embedding`` (the default) on ``metric``,
+    with the bootstrap 95% interval; none when ``embedding`` was not measured."""
+    base = values.get("embedding")
+    if base is None:
+        return []
+    lines = []
+    for column, got in values.items():
+        if column == "embedding":
+            continue
+        diffs = [a - b for a, b in zip(got, base, strict=True)]
+        low, high = bootstrap(diffs)
+        lines.append(
+            f"- {column} against embedding, {metric}: {np.mean(diffs):+.3f} (95% interval {low:+.3f} to {high:+.3f})"
+        )
+    return lines
+
+
 def mtrag_table(args: argparse.Namespace) -> str:
     queries = [q for q in load_queries(Path(args.data)) if q["split"] == args.split]
     rerankers = [r for r in args.rerankers if r != "listwise"]
@@ -133,16 +151,8 @@ def mtrag_table(args: argparse.Namespace) -> str:
                     " / ".join(f"{np.mean([r[m] for r in got]):.3f}" for m in ("nDCG@5", "R@5", "R@10"))
                 )
             lines.append(f"| {domain} | {len(rows[(domain, 'none')])} | " + " | ".join(cells) + " |")
-        base = rows[("all", "embedding")] if "embedding" in names else None
         lines.append("")
-        for column in columns:
-            if base is None or column == "embedding":
-                continue
-            diffs = [a["nDCG@5"] - b["nDCG@5"] for a, b in zip(rows[("all", column)], base, strict=True)]
-            low, high = bootstrap(diffs)
-            lines.append(
-                f"- {column} against embedding, nDCG@5: {np.mean(diffs):+.3f} (95% interval {low:+.3f} to {high:+.3f})"
-            )
+        lines.extend(against_default({c: [r["nDCG@5"] for r in rows[("all", c)]] for c in columns}, "nDCG@5"))
         for name, values in seconds.items():
             lines.append(f"- {name}: {np.median(values):.3f} s a query to score {DEPTH} candidates (median; "
                          f"mean {np.mean(values):.3f})")  # fmt: skip
@@ -190,16 +200,8 @@ def real_documents_table(args: argparse.Namespace) -> str:
             got = reciprocal[(kind, column)]
             cells.append(f"{np.mean(got):.3f} / {sum(v >= 0.2 for v in got)}")
         lines.append(f"| {kind} | {len(reciprocal[(kind, 'none')])} | " + " | ".join(cells) + " |")
-    base = reciprocal[("all", "embedding")] if "embedding" in args.rerankers else None
     lines.append("")
-    for column in columns:
-        if base is None or column == "embedding":
-            continue
-        diffs = [a - b for a, b in zip(reciprocal[("all", column)], base, strict=True)]
-        low, high = bootstrap(diffs)
-        lines.append(
-            f"- {column} against embedding, MRR: {np.mean(diffs):+.3f} (95% interval {low:+.3f} to {high:+.3f})"
-        )
+    lines.extend(against_default({c: reciprocal[("all", c)] for c in columns}, "MRR"))
     for name, values in seconds.items():
         lines.append(f"- {name}: {np.median(values):.3f} s a query (median)")
     return "\n".join(lines)

@@ -53,6 +53,15 @@ def test_metrics_and_interval() -> None:
     assert low <= 0.16 <= high and low < high
 
 
+def test_each_reranker_is_set_against_the_default_and_nothing_without_it() -> None:
+    values = {"none": [1.0, 0.5, 1.0], "embedding": [0.5, 0.5, 0.5], "listwise": [0.5, 0.5, 0.5]}
+    lines = rb.against_default(values, "MRR")
+    assert len(lines) == 2
+    assert lines[0].startswith("- none against embedding, MRR: +0.333 (95% interval")
+    assert lines[1].startswith("- listwise against embedding, MRR: +0.000 (95% interval +0.000 to +0.000)")
+    assert rb.against_default({"none": [1.0]}, "MRR") == []
+
+
 def test_the_split_is_by_conversation_and_about_70_15_15() -> None:
     counts = collections.Counter(split_of(f"conversation-{i}") for i in range(2000))
     assert set(counts) == {"train", "tuning", "report"}
