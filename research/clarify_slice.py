@@ -6,7 +6,7 @@ other turns and MTRAG's reference turns, a few structural signals and one logist
 
 The earlier fits (``research.clarify_fit``, ``research.clarify_no_passages``) learned from generated
 twins; this one learns from ``tasks/mtragun_tuning.jsonl`` (90 MTRAG-UN turns outside the dev slice: 36
-UNDERSPECIFIED) and from the 777 turns of ``tasks/mtrag_reference.jsonl`` (none UNDERSPECIFIED: the
+UNDERSPECIFIED) and from the 832 turns of ``tasks/mtrag_reference.jsonl`` (none UNDERSPECIFIED: the
 false-alarm side). Its inputs are the model-free rules' decision and a handful of numbers each rule-free
 (``research.clarify_slice_features.slice_features``). The L2 strength is chosen by 5-fold cross-validation grouped
 by conversation, the threshold on the out-of-fold scores of the negatives (``FALSE_ALARM``), then the
