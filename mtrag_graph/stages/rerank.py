@@ -21,7 +21,7 @@ class RerankSettings:
         stage="rerank",
         flag=True,
         description="Reranker spec: embedding (MiniLM cosine), none (the order the passages came in: the "
-        "search's, which scored as well on every set measured; benchmarks/results/retrieval.md), cross-encoder (the bundled MiniLM trained here "
+        "search's; as good on retrieval, worse on Task C answers; benchmarks/results/retrieval.md), cross-encoder (the bundled MiniLM trained here "
         "as a cross-encoder; models/cross_encoder.py), cross-encoder:/path (a reranker folder), lexical (no model), or "
         "listwise / listwise:MODEL (a chat model orders the top 10 passages; default the large model).",
     )
