@@ -40,7 +40,7 @@ from research.clarify_fit import (
     threshold_for,
     turn_of,
 )
-from research.clarify_slice_features import FEATURES, SliceModel, slice_features
+from research.clarify_slice_features import FEATURES, load_slice_model, slice_features
 from research.twins import file_sha256
 
 FALSE_ALARM = 0.02  # of the negatives (every turn not UNDERSPECIFIED) that may be asked, out of fold
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     context = Context(clarify_no_passages=None)  # the rules alone: the fitted model replaces that one
     embedder = CachedEmbedder(get_embedder("minilm"), "minilm", default_embedding_cache())
     if args.report:
-        model = SliceModel.load(args.model)
+        model = load_slice_model(args.model)
         items = _items(args.data, (REPORT,))
         rows = feature_rows(items, embedder, context)
         asked = np.array([model.probability(r) >= model.threshold for r in rows])

@@ -17,17 +17,15 @@ fits the weights and the threshold on the tuning slice and MTRAG's reference tur
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mtrag_graph.judging.fit import logistic_probability
+from mtrag_graph.judging.clarify_no_passages import NoPassageModel, parse_no_passage_model
+from mtrag_graph.judging.underspecified import _named
 from mtrag_graph.text import STOPWORDS, stem, words
 
 AGENT_CHARS = 600  # of the last agent turn embedded: its opening says what it is about
@@ -57,7 +55,7 @@ _DETERMINER = re.compile(
 
 def new_phrases(history: Sequence[dict[str, str]], question: str) -> list[str]:
     """The question's determiner phrases none of whose content words the conversation said."""
-    said = {stem(w) for turn in history for w in words(turn["text"])}
+    said = _named(history)
     found = []
     for match in _DETERMINER.finditer(question):
         content = []
@@ -72,7 +70,7 @@ def new_phrases(history: Sequence[dict[str, str]], question: str) -> list[str]:
 
 
 def _new_words(history: Sequence[dict[str, str]], question: str) -> float:
-    said = {stem(w) for turn in history for w in words(turn["text"])}
+    said = _named(history)
     content = [stem(w) for w in words(question) if w not in STOPWORDS and len(w) > 2]
     return sum(c not in said for c in content) / len(content) if content else 0.0
 
@@ -121,58 +119,8 @@ def slice_features(
     return features
 
 
-@dataclass(frozen=True)
-class SliceModel:
-    """One logistic regression over named features: standardised inputs, weights, intercept, threshold."""
-
-    embedder: str
-    features: tuple[str, ...]
-    mean: tuple[float, ...]
-    scale: tuple[float, ...]
-    coef: tuple[float, ...]
-    intercept: float
-    threshold: float
-    card: Mapping[str, Any]
-
-    def probability(self, values: Mapping[str, float]) -> float:
-        return logistic_probability(values, self.features, self.mean, self.scale, self.coef, self.intercept)
-
-    def with_threshold(self, threshold: float) -> SliceModel:
-        return replace(self, threshold=threshold)
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=1) + "\n"
-
-    @staticmethod
-    def parse(text: str) -> SliceModel:
-        """The model from its JSON text; a clear error for an unknown feature or mismatched lengths."""
-        data = json.loads(text)
-        features = tuple(str(f) for f in data["features"])
-        unknown = [f for f in features if f not in FEATURES]
-        if unknown:
-            raise ValueError(f"clarify slice model: unknown features {unknown}; known: {', '.join(FEATURES)}")
-        lengths = {key: len(data[key]) for key in ("mean", "scale", "coef")}
-        if set(lengths.values()) != {len(features)}:
-            raise ValueError(f"clarify slice model: {len(features)} features but lengths {lengths}")
-        if any(float(s) <= 0 for s in data["scale"]):
-            raise ValueError("clarify slice model: every scale must be positive")
-        return SliceModel(
-            embedder=str(data["embedder"]),
-            features=features,
-            mean=tuple(float(v) for v in data["mean"]),
-            scale=tuple(float(v) for v in data["scale"]),
-            coef=tuple(float(v) for v in data["coef"]),
-            intercept=float(data["intercept"]),
-            threshold=float(data["threshold"]),
-            card=data.get("card", {}),
-        )
-
-    @staticmethod
-    def load(spec: Any) -> SliceModel:
-        return load_slice_model(str(spec))
-
-
-@cache
-def load_slice_model(spec: str) -> SliceModel:
-    """A path to a JSON file written by ``research.clarify_slice -o``."""
-    return SliceModel.parse(Path(spec).read_text(encoding="utf-8"))
+def load_slice_model(path: str | Path) -> NoPassageModel:
+    """A model written by ``research.clarify_slice -o``: the no-passage model's form over ``FEATURES``."""
+    return parse_no_passage_model(
+        Path(path).read_text(encoding="utf-8"), known=FEATURES, what="clarify slice model"
+    )

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from research.clarify_slice_features import FEATURES, SliceModel, new_phrases, slice_features
+from research.clarify_slice_features import FEATURES, load_slice_model, new_phrases, slice_features
 
 
 class _Embedder:
@@ -58,7 +58,8 @@ def test_passages_about_different_things_spread_more_than_copies():
     assert spread["titles"] > copies["titles"]
 
 
-def test_a_model_with_an_unknown_feature_is_refused():
+def test_a_model_with_an_unknown_feature_is_refused(tmp_path):
     text = '{"embedder": "minilm", "features": ["length"], "mean": [0], "scale": [1], "coef": [1], "intercept": 0, "threshold": 0.5}'
-    with pytest.raises(ValueError, match="unknown features"):
-        SliceModel.parse(text)
+    (tmp_path / "model.json").write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match="clarify slice model: unknown features"):
+        load_slice_model(tmp_path / "model.json")

@@ -100,20 +100,21 @@ class NoPassageModel:
         return json.dumps(asdict(self), indent=1) + "\n"
 
 
-def parse_no_passage_model(text: str) -> NoPassageModel:
-    """The model from its JSON text; a clear error for an unknown feature or mismatched lengths."""
+def parse_no_passage_model(
+    text: str, known: Sequence[str] = KNOWN_FEATURES, what: str = "clarify no-passage model"
+) -> NoPassageModel:
+    """The model from its JSON text; a clear error, naming ``what``, for a feature not in ``known`` or
+    mismatched lengths (``research.clarify_slice_features`` reads its own features' model this way)."""
     data = json.loads(text)
     features = tuple(str(f) for f in data["features"])
-    unknown = [f for f in features if f not in KNOWN_FEATURES]
+    unknown = [f for f in features if f not in known]
     if unknown:
-        raise ValueError(
-            f"clarify no-passage model: unknown features {unknown}; known: {', '.join(KNOWN_FEATURES)}"
-        )
+        raise ValueError(f"{what}: unknown features {unknown}; known: {', '.join(known)}")
     lengths = {key: len(data[key]) for key in ("mean", "scale", "coef")}
     if set(lengths.values()) != {len(features)}:
-        raise ValueError(f"clarify no-passage model: {len(features)} features but lengths {lengths}")
+        raise ValueError(f"{what}: {len(features)} features but lengths {lengths}")
     if any(float(s) <= 0 for s in data["scale"]):
-        raise ValueError("clarify no-passage model: every scale must be positive")
+        raise ValueError(f"{what}: every scale must be positive")
     return NoPassageModel(
         embedder=str(data["embedder"]),
         features=features,
