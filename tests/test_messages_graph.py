@@ -168,7 +168,7 @@ def test_a_setting_in_configurable_is_honoured_and_a_bad_value_is_rejected():
     inputs = {"messages": [HumanMessage("How do bees talk?")], "contexts": BEES}
     out = graph.invoke(inputs, {"configurable": {"top_k": 1}}, context=fake_context())
     assert len(out["kept_passages"]) == 1
-    with pytest.raises(ValueError, match="grounding: 'sometimes' is not one of 'facts', 'off'"):
+    with pytest.raises(ValueError, match="grounding: 'sometimes' is not one of 'facts', 'whole', 'off'"):
         graph.invoke(inputs, {"configurable": {"grounding": "sometimes"}}, context=fake_context())
 
 

@@ -337,6 +337,8 @@ def verdict(state: Mapping[str, Any], context: Context) -> Verdict:
         signals["gate_score"] = gate_score
     if kept is None:  # no claim of the answer is backed
         return Verdict("decline", context.idk_answer, UNSUPPORTED, grounding, signals)
+    if context.grounding == "whole":  # the answer stands as written: its unbacked sentences go uncited
+        kept = quoted
     if context.verdict_combiner is not None:
         # the fitted combiner: an answer whose claims the passages do not hold together, though each word
         # is somewhere in them (alone, it kept an unanswerable real-documents answer the rule above declines)
@@ -367,6 +369,8 @@ def standing_text(draft: str, state: Mapping[str, Any], context: Context) -> str
     if context.grounding == "off":
         return answer
     kept, grounding = ground(answer, state, context)
+    if kept and context.grounding == "whole":
+        kept = answer
     if kept and context.verdict_combiner is not None:
         signals = draft_signals(answer, state, context, grounding)
         declined, _ = load_combiner(context.verdict_combiner).declines(signals)

@@ -48,12 +48,13 @@ class AcceptSettings:
         "factors', 'typically', 'you can consider') is a problem: asked once more, then declined; "
         "'retrieved': with retrieved passages only; 'always'; 'off' (benchmarks/results/answers.md).",
     )
-    grounding: Literal["facts", "off"] = setting(
-        "facts",
+    grounding: Literal["facts", "whole", "off"] = setting(
+        "whole",
         stage="accept",
         description="'facts': drop answer sentences whose numbers, names or commands the passages and "
         "conversation do not hold, or whose content-word support is below grounding_min_support (never a "
-        "leading yes or no); 'off': no check.",
+        "leading yes or no); 'whole': the same check, but the answer is shown whole (its unbacked "
+        "sentences uncited) unless none of its claims is backed; 'off': no check.",
     )
     grounding_min_support: float = setting(
         DEFAULT_MIN_SUPPORT, stage="accept", description="Content-word support a sentence needs (0-1)."

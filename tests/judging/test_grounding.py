@@ -178,8 +178,28 @@ def test_citation_markers_are_no_facts():
     assert support.supported and support.unsupported_facts == []
 
 
-def test_the_check_is_on_by_default():
-    assert Context().grounding == "facts"
+def test_the_check_is_on_by_default_and_keeps_the_answer_whole():
+    assert Context().grounding == "whole"
+
+
+def test_whole_shows_the_answer_as_written_with_its_unbacked_sentence_uncited():
+    task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
+    answer = (
+        "The national anthem has been played before NFL games since the Second World War. "
+        "The NFL started playing it in 1921."
+    )
+    state = GRAPH.invoke({"task": task}, context=fake_context(grounding="whole", generate=[answer]))
+    assert state["answer"] == answer and state.get("abstain_reason") is None
+    sentences = state["grounding"]["sentences"]
+    assert [s["supported"] for s in sentences] == [True, False]
+    assert state["verdict"]["signals"]["supported_share"] == 0.5
+
+
+def test_whole_still_declines_an_answer_with_no_backed_claim():
+    task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
+    context = fake_context(grounding="whole", generate=["The NFL started playing the national anthem in 1921."])
+    state = GRAPH.invoke({"task": task}, context=context)
+    assert state["abstain_reason"] == AbstainReason.VERDICT and state["verdict"]["why"] == UNSUPPORTED
 
 
 def test_an_answer_without_a_claim_stands():
