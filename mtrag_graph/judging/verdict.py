@@ -9,8 +9,9 @@ the evidence, every signal's value:
   in general terms the passages do not use, ...): a draft with one is asked again once, then declined;
 - sentence support against the passages (``judging.grounding``: numbers, names and technical tokens
   found verbatim, spacing, quote marks and code formatting aside; content-word support): a sentence the
-  passages do not back is dropped, never a leading yes or no, and never so that what is left opens with
-  a pointer to nothing; an answer none of whose claims is backed declines;
+  passages do not back stays uncited (``grounding="whole"``, the default) or is dropped (``"facts"``:
+  never a leading yes or no, and never so that what is left opens with a pointer to nothing); an answer
+  none of whose claims is backed declines;
 - a yes/no answer's quote (``judging.yes_no``): the passage sentence closest to the question is added
   after the draft, and whether the model, reading it alone, agrees with the draft's yes or no is recorded;
 - the decline probability (``judging.decline``), with retrieved passages where the backend gives

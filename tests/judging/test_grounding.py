@@ -197,7 +197,9 @@ def test_whole_shows_the_answer_as_written_with_its_unbacked_sentence_uncited():
 
 def test_whole_still_declines_an_answer_with_no_backed_claim():
     task = make_task(["When did the NFL start playing the anthem?"], ANTHEM)
-    context = fake_context(grounding="whole", generate=["The NFL started playing the national anthem in 1921."])
+    context = fake_context(
+        grounding="whole", generate=["The NFL started playing the national anthem in 1921."]
+    )
     state = GRAPH.invoke({"task": task}, context=context)
     assert state["abstain_reason"] == AbstainReason.VERDICT and state["verdict"]["why"] == UNSUPPORTED
 
