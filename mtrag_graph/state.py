@@ -132,7 +132,7 @@ class State(InputState, total=False):
     clarification: dict[str, Any]  # clarify node: {"asked", "question", "reply"}
     # evidence
     kept_passages: Annotated[list[Passage], MATERIAL]  # top-k after reranking, each with its score
-    gate: str  # "yes" | "no"
+    gate: str  # "yes" | "no" | "skipped" | "advisory_no" (a "no" that did not decline: gate_declines)
     gate_evidence: dict[str, Any]  # what the gate's decision rests on: yes-probability, classifier score
     # generation
     draft: Annotated[str, MATERIAL]

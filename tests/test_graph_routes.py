@@ -218,6 +218,14 @@ def test_gate_no_abstains():
     assert context.generate_model.calls == []
 
 
+def test_a_gate_no_over_given_passages_only_advises_when_it_declines_with_retrieved_ones_only():
+    answer = "Bees use the waggle dance to show where flowers are."
+    context = fake_context(gate=["no"], generate=[answer], gate_declines="retrieved")
+    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
+    assert state["gate"] == "advisory_no" and state["abstain_reason"] is None
+    assert state["answer"] == answer and len(context.generate_model.calls) == 1
+
+
 def test_gate_yes_generates_the_answer():
     context = fake_context(generate=["Bees use the waggle dance to show where flowers are."])
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)

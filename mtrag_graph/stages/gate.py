@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from mtrag_graph import settings
 from mtrag_graph.prompts import grounded
@@ -25,6 +26,13 @@ class GateSettings:
         description="Model asked when the gate uses its yes/no reply (gate_classifier None).",
     )
     use_gate: bool = setting(True, stage="gate", description="Gate on answerability before generating.")
+    gate_declines: Literal["always", "retrieved"] = setting(
+        "always",
+        stage="gate",
+        description="Where the gate's 'no' declines: 'always'; 'retrieved': with retrieved passages only, "
+        "passages given with the task or the messages go on to the writer and the verdict, the gate's "
+        "'no' recorded (gate 'advisory_no', its evidence in the route).",
+    )
     gate_classifier: str | None = setting(
         "default",
         stage="gate",
