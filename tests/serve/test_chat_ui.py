@@ -1,7 +1,8 @@
 """A LangGraph chat UI in a real browser: the page of examples/chat_ui (``@langchain/langgraph-sdk``'s
 ``useStream`` from npm, bundled with esbuild) in headless Chromium against ``langgraph dev`` serving
 langgraph.json's graph. A streamed answer, a second turn on the thread, a clarifying question answered,
-and nothing withdrawn ever on the screen.
+and, where the grounding check withdraws a sentence (``grounding: "facts"``, sent as the run's context),
+nothing withdrawn ever on the screen; under the default (``whole``) the answer is shown as written.
 
 Needs ``npm`` (the page is built from the npm registry on first use: ``npm ci`` and ``npm run build`` in
 examples/chat_ui) and Chromium with its driver (scripts/setup.sh); a missing one fails the test, as the
@@ -37,6 +38,7 @@ PASSAGES = [
 ]  # fmt: skip
 # every answer the scripted model writes has a second sentence the passages do not back
 DRAFT = "Bees dance to show where flowers are. The Moon landing in 1969 used 42 rockets."
+FACTS = "&" + urllib.parse.urlencode({"context": json.dumps({"grounding": "facts"})})
 pytestmark = pytest.mark.browser
 
 
@@ -100,7 +102,7 @@ def test_a_chat_ui_on_use_stream_shows_the_answers_asks_back_and_never_shows_wit
     served,
     browser,  # noqa: F811 - the fixture of tests/serve/test_browser.py
 ):
-    browser.get(served)
+    browser.get(served + FACTS)
     wait_for(browser, "return document.getElementById('status')?.textContent === 'ready'")
     say(browser, "How do bees talk?")
     assert settled(browser, 2) == ["human: How do bees talk?", "ai: Bees dance to show where flowers are."]
@@ -118,3 +120,16 @@ def test_a_chat_ui_on_use_stream_shows_the_answers_asks_back_and_never_shows_wit
 
     shown = browser.execute_script("return window.shownTexts")
     assert shown and not [text for text in shown if "Moon" in text or "42 rockets" in text]
+
+
+def test_under_the_default_grounding_the_chat_ui_shows_the_answer_as_written(
+    served,
+    browser,  # noqa: F811 - the fixture of tests/serve/test_browser.py
+):
+    browser.get(served)
+    wait_for(browser, "return document.getElementById('status')?.textContent === 'ready'")
+    say(browser, "How do bees talk?")
+    assert settled(browser, 2) == ["human: How do bees talk?", f"ai: {DRAFT}"]
+    answers = [text.removeprefix("ai: ") for text in browser.execute_script("return window.shownTexts")
+               if text.startswith("ai: ")]  # fmt: skip
+    assert answers and all(text in DRAFT for text in answers)

@@ -1,6 +1,7 @@
 // A chat page over the served graph, built on @langchain/langgraph-sdk's useStream: what a LangGraph
 // chat UI does (Agent Chat UI is built on the same hook). ?api=URL names the LangGraph server;
-// &contexts=JSON the passages the first message of a thread is answered from.
+// &contexts=JSON the passages the first message of a thread is answered from; &context=JSON the run's
+// settings (the graph's Context, e.g. {"grounding": "facts"}), sent with every run.
 import { useState } from "react";
 import { createRoot } from "react-dom/client";
 import { useStream } from "@langchain/langgraph-sdk/react";
@@ -8,6 +9,7 @@ import { useStream } from "@langchain/langgraph-sdk/react";
 const params = new URLSearchParams(window.location.search);
 const apiUrl = params.get("api") || "http://127.0.0.1:2024";
 const contexts = JSON.parse(params.get("contexts") || "null");
+const context = JSON.parse(params.get("context") || "null") || undefined;
 
 function textOf(content) {
   if (typeof content === "string") return content;
@@ -31,10 +33,10 @@ function App() {
     if (!text || stream.isLoading) return;
     setDraft("");
     if (asked) {
-      stream.submit(undefined, { command: { resume: text } }); // the reply to the clarifying question
+      stream.submit(undefined, { command: { resume: text }, context }); // the reply to the clarifying question
     } else {
       const input = { messages: [{ type: "human", content: text }] };
-      stream.submit(threadId || !contexts ? input : { ...input, contexts });
+      stream.submit(threadId || !contexts ? input : { ...input, contexts }, { context });
     }
   }
 
