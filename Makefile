@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 EXAMPLES ?= examples/conversations.jsonl
 
-.PHONY: setup demo test test-fast lint format bench clean vllm-setup vllm-start vllm-stop test-vllm
+.PHONY: setup demo test test-fast lint format bench clean vllm-setup vllm-start vllm-start-default vllm-stop test-vllm
 
 $(VENV)/.mtrag-setup-done: pyproject.toml scripts/setup.sh
 	bash scripts/setup.sh
@@ -29,12 +29,16 @@ vllm-setup: setup
 vllm-start: vllm-setup
 	bash scripts/vllm_start.sh
 
-vllm-stop:
-	bash scripts/vllm_stop.sh
+## The whole default pipeline's two models on vLLM (0.5B on 8011, 1.5B on 8012): then --preset vllm
+vllm-start-default: vllm-setup
+	bash scripts/vllm_start_default.sh
 
-## The tests against a real vLLM server (they start their own on a free port)
+vllm-stop:
+	bash scripts/vllm_stop.sh all
+
+## The tests against real vLLM servers (the 0.5B's on a free port; the default's two on 8011 and 8012)
 test-vllm: vllm-setup
-	MTRAG_REQUIRE_VLLM=1 $(PY) -m pytest -q tests/models/test_vllm_engine.py
+	MTRAG_REQUIRE_VLLM=1 $(PY) -m pytest -q tests/models/test_vllm_engine.py tests/models/test_vllm_default.py
 
 lint: setup
 	$(VENV)/bin/ruff check mtrag_graph research benchmarks tests

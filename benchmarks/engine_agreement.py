@@ -15,6 +15,13 @@ verdict, and the outcome (answered, or the abstention's reason); and whether the
 same. The weights are the same (the engine's are the GGUF's, dequantised to bf16); the arithmetic is
 not (llama.cpp's Q4_K kernels against bf16 matmuls), so greedy decoding can part where two tokens are
 close.
+
+``--preset vllm`` compares whole pipelines as they ship instead: the default on its two vLLM servers
+(``scripts/vllm_start_default.sh``) against the default in process (``--local-preset``, ``ncl``), with
+their own rerankers, gate and models:
+
+    bash scripts/vllm_start_default.sh
+    python -m benchmarks.engine_agreement TASKS --limit 16 --preset vllm --keep runs/agree-default
 """
 
 from __future__ import annotations
@@ -62,8 +69,12 @@ def compare(local: dict[str, dict], engine: dict[str, dict]) -> dict[str, Any]:
 def render(result: dict[str, Any], args: argparse.Namespace) -> str:
     n = result["tasks"]
     lines = [
-        f"# python -m benchmarks.engine_agreement {args.tasks} --limit {args.limit} --endpoint {args.endpoint} "
-        f"--model {args.model} --local {args.local}",
+        f"# python -m benchmarks.engine_agreement {args.tasks} --limit {args.limit} "
+        + (
+            f"--preset {args.preset} --local-preset {args.local_preset}"
+            if args.preset
+            else f"--endpoint {args.endpoint} --model {args.model} --local {args.local}"
+        ),
         "",
         "| decision | tasks agreeing |",
         "|---|---|",
@@ -83,8 +94,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("tasks", help="MTRAG tasks JSONL (with contexts)")
     parser.add_argument("--limit", type=int, default=24, help="tasks, spread over the file (default 24)")
-    parser.add_argument("--endpoint", required=True, help="the engine's base URL")
-    parser.add_argument("--model", required=True, help="the model name the engine serves")
+    parser.add_argument("--endpoint", help="the engine's base URL")
+    parser.add_argument("--model", help="the model name the engine serves")
+    parser.add_argument("--preset", help="a pipeline preset on the engine (vllm), in place of --endpoint")
+    parser.add_argument("--local-preset", default="ncl", help="with --preset: the pipeline in process")
     parser.add_argument("--local", default="qwen2.5-coder-0.5b", help="the same model for llama.cpp")
     parser.add_argument("--concurrency", type=int, default=8, help="tasks in flight against the engine")
     parser.add_argument(
@@ -95,8 +108,11 @@ def main() -> int:
     )
     parser.add_argument("-o", "--output", help="append the table to this markdown file")
     args = parser.parse_args()
+    if not args.preset and not (args.endpoint and args.model):
+        parser.error("give --endpoint and --model, or --preset")
 
     from benchmarks.throughput import tasks_for
+    from mtrag_graph.context import Context
     from mtrag_graph.runtime.batch import answer_tasks
     from mtrag_graph.testing import endpoint_context
 
@@ -108,10 +124,16 @@ def main() -> int:
         tasks.write_text("\n".join(tasks_for(args.limit, rows)) + "\n", encoding="utf-8")
         # the engine first (a minute); llama.cpp takes a minute or more per task on a busy 2-core machine,
         # and its run resumes (--keep): what both runs answered is compared
-        runs = {
-            "engine": (endpoint_context(f"vllm:{args.model}@{args.endpoint}"), args.concurrency),
-            "local": (endpoint_context(args.local), 1),
-        }
+        if args.preset:
+            runs = {
+                "engine": (Context.from_preset(args.preset), args.concurrency),
+                "local": (Context.from_preset(args.local_preset), 1),
+            }
+        else:
+            runs = {
+                "engine": (endpoint_context(f"vllm:{args.model}@{args.endpoint}"), args.concurrency),
+                "local": (endpoint_context(args.local), 1),
+            }
         answered: dict[str, dict[str, dict]] = {}
         for name, (context, concurrency) in runs.items():
             out = work / f"{name}.jsonl"

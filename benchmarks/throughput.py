@@ -30,6 +30,16 @@ starts with an empty prefix cache (``POST /reset_prefix_cache``: start the serve
     MTRAG_VLLM_DEV_MODE=1 bash scripts/vllm_start.sh
     flock /tmp/mtrag-cpu.lock python -m benchmarks.throughput /work/shared/data/mtrag/tasks/mtragun_dev.jsonl \\
         --endpoint http://127.0.0.1:8011/v1 --model qwen2.5-coder-0.5b --levels 1 4 8 16 --min-tasks 24 --waves 1
+
+``--preset P`` runs a pipeline preset as it ships instead (its models, its reranker and embedder): ``vllm``
+is the default pipeline with its two models on two vLLM servers (``scripts/vllm_start_default.sh``; every
+vLLM server the preset names is read and reset as above, each reported as small / large), ``ncl`` the
+default in process on llama.cpp, for the figure to hold the engine against:
+
+    MTRAG_VLLM_DEV_MODE=1 bash scripts/vllm_start_default.sh
+    python -m benchmarks.throughput TASKS --preset vllm --levels 1 4 8 16 --min-tasks 16 --waves 1
+    bash scripts/vllm_stop.sh all
+    python -m benchmarks.throughput TASKS --preset ncl --levels 1 2 4 --min-tasks 16 --waves 1
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -133,6 +144,22 @@ def reset_prefix_cache(base_url: str) -> None:
         ) from None
 
 
+def preset_engines(preset: str) -> list[str]:
+    """The base URLs of the vLLM servers a pipeline preset's models call, the rewrite model's first."""
+    from mtrag_graph.context import Context
+    from mtrag_graph.stages import model_settings
+
+    context = Context.from_preset(preset)
+    urls = []
+    for name in ("rewrite_model", *model_settings(Context)):
+        spec = getattr(context, name)
+        if isinstance(spec, str) and spec.startswith("vllm:") and "@" in spec:
+            url = spec.rpartition("@")[2]
+            if url not in urls:
+                urls.append(url)
+    return urls
+
+
 def child(args: argparse.Namespace) -> None:
     """One level: warm up, then answer the tasks at the given concurrency; print a JSON line."""
     from mtrag_graph.context import Context
@@ -141,8 +168,13 @@ def child(args: argparse.Namespace) -> None:
     from mtrag_graph.runtime.batch import answer_tasks
     from mtrag_graph.testing import endpoint_context
 
-    if args.model:  # a real engine: every model role calls it (clarify's too), no model loads here
-        context = endpoint_context(f"vllm:{args.model}@{args.url}", reranker=args.reranker)
+    engines: list[str] = []
+    if args.preset:  # a pipeline as it ships: its models, reranker and embedder
+        context = Context.from_preset(args.preset, **({"reranker": args.reranker} if args.reranker else {}))
+        engines = preset_engines(args.preset)
+    elif args.model:  # a real engine: every model role calls it (clarify's too), no model loads here
+        context = endpoint_context(f"vllm:{args.model}@{args.url}", reranker=args.reranker or "lexical")
+        engines = [args.url]
     else:
         spec = f"vllm:stand-in@{args.url}"
         context = Context(
@@ -150,21 +182,22 @@ def child(args: argparse.Namespace) -> None:
             classify_model=spec,
             gate_model=spec,
             generate_model=spec,
-            reranker=args.reranker,
+            reranker=args.reranker or "lexical",
         )
     graph = build_graph(output="state")
     work = Path(args.work)
-    if args.model:
-        reset_prefix_cache(args.url)
+    for url in engines:
+        reset_prefix_cache(url)
     answer_tasks(
         work / "warmup.jsonl", work / f"warm-{args.concurrency}.jsonl", context, progress=False, graph=graph
     )
     baseline = rss_mb()
     sampler = PeakSampler()
     sampler.start()
-    engine = EngineSampler(args.url) if args.model else None
-    if engine:
+    samplers = [EngineSampler(url) for url in engines]
+    for engine in samplers:
         engine.start()
+    cpu_started = os.times()
     started = time.perf_counter()
     summary = answer_tasks(
         work / "tasks.jsonl",
@@ -175,11 +208,15 @@ def child(args: argparse.Namespace) -> None:
         concurrency=args.concurrency,
     )
     wall = time.perf_counter() - started
+    cpu_ended = os.times()
     peak = sampler.stop()
-    engine_view = engine.stop() if engine else {}
+    views = [engine.stop() for engine in samplers]
+    engine_view = {key: [view[key] for view in views] for key in views[0]} if views else {}
     records = [json.loads(line) for line in (work / f"out-{args.concurrency}.jsonl").read_text().splitlines()]
     calls = sum(r["route"]["model_calls"] for r in records if r.get("status") == "ok")
-    (_, in_flight, requests), *_ = summary.endpoints.values()
+    endpoints = list(summary.endpoints.values())
+    in_flight = max((e[1] for e in endpoints), default=0)
+    requests = sum(e[2] for e in endpoints)
     result = {
         "concurrency": args.concurrency,
         "tasks": summary.answered,
@@ -194,10 +231,12 @@ def child(args: argparse.Namespace) -> None:
         "baseline_mb": baseline,
         "peak_mb": peak,
         "abstained": sum(summary.abstentions.values()),
+        # CPU seconds of this process (the client: graph, reranker, in-process models) per wall second
+        "client_cpu": (cpu_ended.user + cpu_ended.system - cpu_started.user - cpu_started.system) / wall,
         "answers": {r["task_id"]: r["predictions"][0]["text"] for r in records if r.get("status") == "ok"},
         **engine_view,
     }
-    if args.reranker == "embedding":
+    if context.reranker == "embedding":
         merged = getattr(embeddings.get_embedder(context.embedder)._encode, "stats", None)
         if merged is not None:
             result["embed_calls"], result["embed_requests"] = merged.calls, merged.requests
@@ -214,19 +253,32 @@ def start_standin(latency: float, budget: int) -> tuple[subprocess.Popen, str]:
     return process, process.stdout.readline().strip()
 
 
+def _per_engine(value: Any, form: str) -> str:
+    """An engine column: one value, or one per engine (small / large), or '-' without an engine."""
+    values = value if isinstance(value, list) else [value]
+    return " / ".join(format(v, form) for v in values) if values and value is not None else "-"
+
+
 def render_engine(results: list[dict], args: argparse.Namespace, cpu: str) -> str:
     """The real engine's table: throughput, the client's and the engine's view, and the answers."""
     base = results[0] if results and results[0]["concurrency"] == 1 else None
+    source = f"--preset {args.preset}" if args.preset else f"--endpoint {args.endpoint} --model {args.model}"
+    what = (
+        f"Pipeline preset {args.preset} as it ships (its models; engines: {', '.join(preset_engines(args.preset)) or 'none, in process'})"
+        if args.preset
+        else f"Real engine: {args.model} at {args.endpoint}"
+    )
     lines = [
-        f"# python -m benchmarks.throughput {args.tasks} --endpoint {args.endpoint} --model {args.model} "
-        f"--levels {' '.join(map(str, args.levels))} --min-tasks {args.min_tasks} --waves {args.waves} "
-        f"--reranker {args.reranker}",
+        f"# python -m benchmarks.throughput {args.tasks} {source} "
+        f"--levels {' '.join(map(str, args.levels))} --min-tasks {args.min_tasks} --waves {args.waves}"
+        + (f" --reranker {args.reranker}" if args.reranker else ""),
         "",
-        f"Real engine: {args.model} at {args.endpoint}. Machine: {cpu}.",
+        f"{what}. Machine: {cpu}.",
         "",
         "| concurrency | tasks | failed | wall s | tasks/s | speed-up vs c1 | requests/s | client peak in flight "
-        "| engine peak running | engine peak waiting | prefix-cache hits | s/task mean | answers as at c1 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| engine peak running | engine peak waiting | prefix-cache hits | s/task mean | client CPU s per s "
+        "| answers as at c1 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         speedup = f"{r['tasks_per_s'] / base['tasks_per_s']:.1f}x" if base else "-"
@@ -236,9 +288,10 @@ def render_engine(results: list[dict], args: argparse.Namespace, cpu: str) -> st
             same = f"{sum(base['answers'][k] == r['answers'][k] for k in shared)}/{len(shared)}"
         lines.append(
             f"| {r['concurrency']} | {r['tasks']} | {r['failed']} | {r['wall_s']:.1f} | {r['tasks_per_s']:.3f} "
-            f"| {speedup} | {r['requests_per_s']:.2f} | {r['peak_in_flight']} | {r['engine_peak_running']:.0f} "
-            f"| {r['engine_peak_waiting']:.0f} | {r['prefix_cache_hit_rate']:.0%} | {r['seconds_per_task']:.1f} "
-            f"| {same} |"
+            f"| {speedup} | {r['requests_per_s']:.2f} | {r['peak_in_flight']} "
+            f"| {_per_engine(r.get('engine_peak_running'), '.0f')} | {_per_engine(r.get('engine_peak_waiting'), '.0f')} "
+            f"| {_per_engine(r.get('prefix_cache_hit_rate'), '.0%')} | {r['seconds_per_task']:.1f} "
+            f"| {r.get('client_cpu', 0):.2f} | {same} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -248,7 +301,7 @@ def render(results: list[dict], args: argparse.Namespace, cpu: str) -> str:
     base_extra = results[0]["peak_mb"] - results[0]["baseline_mb"] if base else None
     lines = [
         f"# python -m benchmarks.throughput {args.tasks} --levels {' '.join(map(str, args.levels))} "
-        f"--latency {args.latency} --min-tasks {args.min_tasks} --waves {args.waves} --reranker {args.reranker}"
+        f"--latency {args.latency} --min-tasks {args.min_tasks} --waves {args.waves} --reranker {args.reranker or 'lexical'}"
         + (" --merge-embeddings" if args.merge_embeddings else ""),
         "",
         f"Stand-in endpoint: {args.latency * 1000:.0f} ms per completion, 127.0.0.1. Machine: {cpu}.",
@@ -281,7 +334,12 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.3, help="seconds per completion (default 0.3)")
     parser.add_argument("--min-tasks", type=int, default=24, help="tasks at concurrency 1 (default 24)")
     parser.add_argument("--waves", type=int, default=4, help="tasks per level: this many times c (default 4)")
-    parser.add_argument("--reranker", default="lexical", choices=("lexical", "embedding"))
+    parser.add_argument(
+        "--reranker",
+        choices=("lexical", "embedding", "none"),
+        help="the reranker (default: lexical; with --preset, the preset's own)",
+    )
+    parser.add_argument("--preset", help="a pipeline preset as it ships (vllm: the default on vLLM; ncl)")
     parser.add_argument(
         "--merge-embeddings",
         action="store_true",
@@ -302,10 +360,15 @@ def main() -> int:
         parser.error("give a tasks file")
     if bool(args.endpoint) != bool(args.model):
         parser.error("--endpoint and --model go together")
+    if args.preset and args.endpoint:
+        parser.error("--preset names its own engines: leave out --endpoint and --model")
     rows = [line for line in Path(args.tasks).read_text(encoding="utf-8").splitlines() if line.strip()]
     sizes = {c: max(args.min_tasks, args.waves * c) for c in args.levels}
     budget = sum(n + 1 for n in sizes.values()) * MAX_CALLS_PER_TASK
-    standin, url = (None, args.endpoint) if args.endpoint else start_standin(args.latency, budget)
+    if args.preset or args.endpoint:
+        standin, url = None, args.endpoint or "-"
+    else:
+        standin, url = start_standin(args.latency, budget)
     results = []
     try:
         for level in args.levels:
@@ -314,9 +377,13 @@ def main() -> int:
                 Path(work, "tasks.jsonl").write_text("\n".join(chosen) + "\n", encoding="utf-8")
                 Path(work, "warmup.jsonl").write_text(rows[-1] + "\n", encoding="utf-8")
                 command = [sys.executable, __file__, "--child", "--url", url, "--work", work,
-                           "--concurrency", str(level), "--reranker", args.reranker]  # fmt: skip
+                           "--concurrency", str(level)]  # fmt: skip
+                if args.reranker:
+                    command += ["--reranker", args.reranker]
                 if args.model:
                     command += ["--model", args.model]
+                if args.preset:
+                    command += ["--preset", args.preset]
                 env = {**os.environ, "MTRAG_EMBED_MERGE": "1" if args.merge_embeddings else "0"}
                 out = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
                 if out.returncode != 0:
@@ -334,7 +401,7 @@ def main() -> int:
             standin.terminate()
             standin.wait()
     cpu = f"{os.cpu_count()} CPU cores"
-    table = (render_engine if args.endpoint else render)(results, args, cpu)
+    table = (render_engine if args.endpoint or args.preset else render)(results, args, cpu)
     print(table)
     if args.output:
         with open(args.output, "a", encoding="utf-8") as handle:

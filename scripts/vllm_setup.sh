@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # vLLM on this machine's CPU, in a virtual environment of its own (.venv-vllm: its torch and
-# dependency pins differ from the project's), and the bundled Qwen2.5-Coder 0.5B in a form vLLM reads.
+# dependency pins differ from the project's), and the bundled Qwen2.5-Coder 0.5B and 1.5B in a form
+# vLLM reads.
 #
 #   bash scripts/vllm_setup.sh        # idempotent: a second run only checks
 #
@@ -14,8 +15,9 @@
 #
 # vLLM's core does not read GGUF: the bundled GGUF (joined by the project's own code, .venv) is
 # dequantised once with transformers into a bf16 Hugging Face folder in the cache
-# ($MTRAG_GRAPH_CACHE or ~/.cache/mtrag-graph)/vllm/qwen2.5-coder-0.5b-instruct, checked against
-# scripts/vllm-model.sha256 (every file's SHA-256) on every run. Nothing is downloaded from a model hub.
+# ($MTRAG_GRAPH_CACHE or ~/.cache/mtrag-graph)/vllm/qwen2.5-coder-{0.5b,1.5b}-instruct, checked against
+# scripts/vllm-model.sha256 and scripts/vllm-model-1.5b.sha256 (every file's SHA-256) on every run.
+# Nothing is downloaded from a model hub.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VLLM_VENV=${VLLM_VENV:-.venv-vllm}
@@ -46,21 +48,25 @@ assert torch.__version__.endswith("+cpu"), f"torch {torch.__version__} is not th
 print(f"vllm {vllm.__version__}, torch {torch.__version__}")
 PY
 
-# the joined, verified GGUF (the project's own code: .venv from `make setup`)
-gguf=$("$PROJECT_VENV/bin/python" -c \
-  "from mtrag_graph.models.bundled import gguf_path; print(gguf_path('qwen2.5-coder-0.5b'))")
-model_dir=$(dirname "$gguf")/vllm/qwen2.5-coder-0.5b-instruct
-manifest=$PWD/scripts/vllm-model.sha256
-check() { (cd "$1" && sha256sum --quiet -c "$manifest"); }
-if [ -d "$model_dir" ] && check "$model_dir"; then
-  echo "model: $model_dir (checked)"
-  exit 0
-fi
-echo "converting $gguf to a bf16 Hugging Face folder (about a minute)"
-tmp="$model_dir.tmp.$$"
-rm -rf "$tmp"
-mkdir -p "$(dirname "$model_dir")"
-"$VLLM_VENV/bin/python" - "$gguf" "$tmp" <<'PY'
+# each bundled model: the joined, verified GGUF (the project's own code: .venv from `make setup`), and
+# its bf16 folder checked against its manifest (the 0.5B: scripts/vllm-model.sha256; the 1.5B:
+# scripts/vllm-model-1.5b.sha256). MTRAG_VLLM_MODELS names the ones to set up (default: both).
+convert() {
+  local name=$1 manifest=$2
+  local gguf model_dir tmp
+  gguf=$("$PROJECT_VENV/bin/python" -c \
+    "from mtrag_graph.models.bundled import gguf_path; print(gguf_path('$name'))")
+  model_dir=$(dirname "$gguf")/vllm/$name-instruct
+  check() { (cd "$1" && sha256sum --quiet -c "$manifest"); }
+  if [ -d "$model_dir" ] && check "$model_dir"; then
+    echo "model: $model_dir (checked)"
+    return 0
+  fi
+  echo "converting $gguf to a bf16 Hugging Face folder (a minute or two)"
+  tmp="$model_dir.tmp.$$"
+  rm -rf "$tmp"
+  mkdir -p "$(dirname "$model_dir")"
+  "$VLLM_VENV/bin/python" - "$gguf" "$tmp" <<'PY'
 import sys
 from pathlib import Path
 
@@ -80,10 +86,18 @@ for attr in ("is_quantized", "quantization_method"):
 model.save_pretrained(out)
 tokenizer.save_pretrained(out)
 PY
-if ! check "$tmp"; then
-  echo "the converted model does not match scripts/vllm-model.sha256 (kept in $tmp to compare)" >&2
-  exit 1
-fi
-rm -rf "$model_dir"
-mv "$tmp" "$model_dir"
-echo "model: $model_dir (converted, checked)"
+  if ! check "$tmp"; then
+    echo "the converted model does not match $manifest (kept in $tmp to compare)" >&2
+    exit 1
+  fi
+  rm -rf "$model_dir"
+  mv "$tmp" "$model_dir"
+  echo "model: $model_dir (converted, checked)"
+}
+for name in ${MTRAG_VLLM_MODELS:-qwen2.5-coder-0.5b qwen2.5-coder-1.5b}; do
+  case $name in
+    qwen2.5-coder-0.5b) convert "$name" "$PWD/scripts/vllm-model.sha256" ;;
+    qwen2.5-coder-1.5b) convert "$name" "$PWD/scripts/vllm-model-1.5b.sha256" ;;
+    *) echo "MTRAG_VLLM_MODELS: unknown model $name" >&2; exit 2 ;;
+  esac
+done
