@@ -15,6 +15,15 @@ a question twice) is counted. Reported per scenario: turns/s, first-text and tur
 from the first attempt), turns retried, lost, duplicated, and the servers' CPU-seconds per turn (all
 their processes, from /proc). Everything stops by itself: the client has a deadline per turn and per
 scenario, and the servers are stopped when the scenario ends.
+
+``--preset vllm`` serves the default pipeline on real vLLM servers instead of the stand-in
+(``scripts/vllm_start_default.sh`` first), and ``--kill-engine PORT`` makes the kill scenarios kill that vLLM
+server (SIGKILL to its process group) instead of an instance, and start it again at once
+(``scripts/vllm_start.sh``): the turns in flight wait for it (``MTRAG_ENDPOINT_OUTAGE_S``) and none is lost:
+
+    bash scripts/vllm_start_default.sh
+    python -m benchmarks.serve_load --preset vllm --levels 8 --kill-levels 8 --kill-engine 8012 \\
+        --turn-deadline 900 --scenario-deadline 1800
 """
 
 from __future__ import annotations
@@ -44,6 +53,7 @@ QUESTIONS = (
 CALLS_PER_TURN = 12  # at most (rewrites and their retries, verdicts, gate, two answers)
 TURN_DEADLINE_S = 120.0
 SCENARIO_DEADLINE_S = 900.0
+TURN_DEADLINE = [TURN_DEADLINE_S]  # --turn-deadline
 START_S = 90.0
 
 
@@ -97,14 +107,19 @@ def cpu_seconds(pid: int) -> float:
 class Instance:
     """One ``mtrag-graph serve`` process (and its workers)."""
 
-    def __init__(self, postgres: str, endpoint: str, workers: int, threads: int) -> None:
+    def __init__(
+        self, postgres: str, endpoint: str, workers: int, threads: int, preset: str | None = None
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         spec = f"vllm:stand-in@{endpoint}"
         command = [sys.executable, "-m", "mtrag_graph", "serve", "--passages", str(PASSAGES),
                    "--port", str(self.port), "--checkpointer", postgres, "--no-clarify",
-                   "--workers", str(workers), "--threads", str(threads),
-                   "--small-model", spec, "--large-model", spec, "--reranker", "lexical", "--embedder", "hashing:64"]  # fmt: skip
+                   "--workers", str(workers), "--threads", str(threads)]  # fmt: skip
+        if preset:  # the preset's own models, reranker and embedder
+            command += ["--preset", preset]
+        else:
+            command += ["--small-model", spec, "--large-model", spec, "--reranker", "lexical", "--embedder", "hashing:64"]  # fmt: skip
         self.process = subprocess.Popen(command, cwd=REPO, start_new_session=True)
         self.cpu = 0.0
 
@@ -141,6 +156,29 @@ class Instance:
                 self.process.wait()
 
 
+ENGINE_MODELS = {8011: "qwen2.5-coder-0.5b", 8012: "qwen2.5-coder-1.5b"}
+
+
+class EngineKill:
+    """The vLLM server on ``port`` (scripts/vllm_start.sh's): killed with its process group, then started
+    again; ``restart_s`` is how long the start took."""
+
+    def __init__(self, port: int) -> None:
+        self.port, self.restart_s = port, 0.0
+
+    def kill_and_restart(self) -> None:
+        pid = int(Path(f"/tmp/mtrag-vllm-{self.port}.pid").read_text())
+        os.killpg(pid, signal.SIGKILL)
+        started = time.monotonic()
+        env = {**os.environ, "MTRAG_VLLM_PORT": str(self.port), "MTRAG_VLLM_MODEL": ENGINE_MODELS[self.port]}
+        done = subprocess.run(
+            ["bash", "scripts/vllm_start.sh"], cwd=REPO, env=env, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"the vLLM server on {self.port} did not start again: {done.stderr[-2000:]}")
+        self.restart_s = time.monotonic() - started
+
+
 async def send_turn(client: httpx.AsyncClient, urls: list[str], first: int, thread: str, text: str,
                     after: int, turn: Turn) -> tuple[int, int]:  # fmt: skip
     """Send one turn until it is answered, the other instance after a failure.
@@ -148,7 +186,7 @@ async def send_turn(client: httpx.AsyncClient, urls: list[str], first: int, thre
     Returns the thread's turns after it and the instance that answered (the conversation stays there).
     """
     index = first
-    while time.perf_counter() - turn.started < TURN_DEADLINE_S:
+    while time.perf_counter() - turn.started < TURN_DEADLINE[0]:
         url = urls[index % len(urls)]
         turn.attempts += 1
         try:
@@ -179,7 +217,7 @@ async def send_turn(client: httpx.AsyncClient, urls: list[str], first: int, thre
             turn.failures.append(type(error).__name__)
         index += 1  # the stream broke or never started: the other instance
         await asyncio.sleep(0.2)
-    raise TimeoutError(f"thread {thread}: turn not answered in {TURN_DEADLINE_S} s")
+    raise TimeoutError(f"thread {thread}: turn not answered in {TURN_DEADLINE[0]} s")
 
 
 async def conversation(client: httpx.AsyncClient, urls: list[str], number: int, scenario: Scenario) -> None:
@@ -198,17 +236,20 @@ async def conversation(client: httpx.AsyncClient, urls: list[str], number: int, 
             return
 
 
-async def drive(scenario: Scenario, instances: list[Instance]) -> None:
+async def drive(scenario: Scenario, instances: list[Instance], engine: EngineKill | None = None) -> None:
     urls = [i.url for i in instances]
     limits = httpx.Limits(max_connections=scenario.conversations * 2)
-    timeout = httpx.Timeout(TURN_DEADLINE_S, connect=5.0)
+    timeout = httpx.Timeout(TURN_DEADLINE[0], connect=5.0)
     async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
         total = scenario.conversations * len(QUESTIONS)
 
         async def killer() -> None:
             while sum(t.ended is not None for t in scenario.turns) < total // 3:
                 await asyncio.sleep(0.05)
-            instances[0].kill()
+            if engine is not None:
+                await asyncio.to_thread(engine.kill_and_restart)
+            else:
+                instances[0].kill()
 
         async def sampler() -> None:
             while True:
@@ -301,44 +342,68 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="worker processes per instance")
     parser.add_argument("--threads", type=int, default=64, help="turns at once per worker process")
     parser.add_argument("-o", "--output", help="append the table here too")
+    parser.add_argument("--preset", help="serve this pipeline preset (vllm: real vLLM servers), no stand-in")
+    parser.add_argument(
+        "--kill-engine", type=int, choices=sorted(ENGINE_MODELS), help="kill scenarios kill this vLLM server"
+    )
+    parser.add_argument(
+        "--turn-deadline", type=float, default=TURN_DEADLINE_S, help="seconds a turn may take"
+    )
+    parser.add_argument(
+        "--scenario-deadline", type=float, default=SCENARIO_DEADLINE_S, help="seconds a scenario may take"
+    )
     args = parser.parse_args(argv)
+    TURN_DEADLINE[0] = args.turn_deadline
     signal.signal(signal.SIGTERM, _exit)  # stop the servers (the finally clauses) when stopped
     scenarios = [Scenario(n, False) for n in args.levels] + [Scenario(n, True) for n in args.kill_levels]
     budget = sum(s.conversations for s in scenarios) * len(QUESTIONS) * CALLS_PER_TURN + 200
     postgres = postgres_url()
-    standin = subprocess.Popen(
-        [sys.executable, "-m", "mtrag_graph.testing.standin", "--latency", str(args.latency),
-         "--max-requests", str(budget), "--idle-exit", "120"],
-        cwd=REPO, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert standin.stdout is not None
-    endpoint = standin.stdout.readline().strip()
+    standin: subprocess.Popen | None = None
+    endpoint = ""
+    if not args.preset:
+        standin = subprocess.Popen(
+            [sys.executable, "-m", "mtrag_graph.testing.standin", "--latency", str(args.latency),
+             "--max-requests", str(budget), "--idle-exit", "120"],
+            cwd=REPO, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert standin.stdout is not None
+        endpoint = standin.stdout.readline().strip()
     rows: list[str] = []
     notes: list[str] = []
     try:
         for scenario in scenarios:
-            instances = [Instance(postgres, endpoint, args.workers, args.threads) for _ in range(2)]
+            instances = [
+                Instance(postgres, endpoint, args.workers, args.threads, args.preset) for _ in range(2)
+            ]
+            engine = EngineKill(args.kill_engine) if scenario.kill and args.kill_engine else None
             try:
                 for instance in instances:
                     instance.wait_ready()
                 base = {id(i): cpu_seconds(i.process.pid) for i in instances}
-                client, standin_cpu = time.process_time(), cpu_seconds(standin.pid)
-                asyncio.run(asyncio.wait_for(drive(scenario, instances), SCENARIO_DEADLINE_S))
+                client = time.process_time()
+                standin_cpu = cpu_seconds(standin.pid) if standin else 0.0
+                asyncio.run(asyncio.wait_for(drive(scenario, instances, engine), args.scenario_deadline))
                 scenario.cpu_s = sum(i.cpu - base[id(i)] for i in instances)
                 scenario.client_cpu_s = time.process_time() - client
-                scenario.standin_cpu_s = cpu_seconds(standin.pid) - standin_cpu
+                scenario.standin_cpu_s = (cpu_seconds(standin.pid) - standin_cpu) if standin else 0.0
                 scenario.load = os.getloadavg()[0]
             finally:
                 for instance in instances:
                     instance.stop()
             rows.append(row(scenario, args.workers, args.threads))
+            restarted = (
+                f" (vLLM on {engine.port} killed, started again in {engine.restart_s:.0f} s)"
+                if engine
+                else ""
+            )
             notes.append(
-                f"{scenario.conversations}{' killed' if scenario.kill else ''}: {failures(scenario)}"
+                f"{scenario.conversations}{' killed' if scenario.kill else ''}{restarted}: {failures(scenario)}"
             )
             print(rows[-1], f"(failed attempts: {notes[-1]})", flush=True)
     finally:
-        standin.terminate()
-        standin.wait(timeout=10)
+        if standin is not None:
+            standin.terminate()
+            standin.wait(timeout=10)
     command = "python -m benchmarks.serve_load " + " ".join(argv if argv is not None else sys.argv[1:])
     table = (
         f"Command: `{command}`\n\n{HEADER}\n"

@@ -22,6 +22,16 @@ def _default(setting: dataclasses.Field) -> Any:
     return setting.default_factory()  # type: ignore[misc,operator]
 
 
+def add_preset_option(parser: argparse.ArgumentParser) -> None:
+    """``--preset``: the pipeline preset the flags override (``answer``, ``chat``, ``serve`` alike; ``vllm``
+    is the default pipeline on its two vLLM servers)."""
+    parser.add_argument(
+        "--preset",
+        help="pipeline preset: a name in mtrag_graph/presets (ncl, the default; vllm: the default on vLLM) "
+        "or a .json path",
+    )
+
+
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """Model and setting overrides shared by the commands that run the graph: ``--small-model`` and
     ``--large-model``, then every setting a stage offers as a flag (``stages.setting(flag=True)``)."""

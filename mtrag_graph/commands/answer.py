@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mtrag_graph.commands._options import add_concurrency_options, add_model_options, context_from_args
+from mtrag_graph.commands._options import (
+    add_concurrency_options,
+    add_model_options,
+    add_preset_option,
+    context_from_args,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--limit", type=int, help="answer only the first N tasks")
     parser.add_argument("--show", action="store_true", help="print each question and answer as it is done")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--preset", help="pipeline preset: a name in mtrag_graph/presets or a .json path")
+    add_preset_option(parser)
     parser.add_argument(
         "--trace-file", help="append each task's run tree here (JSON lines; see `trace show`)"
     )

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mtrag_graph import settings
-from mtrag_graph.commands._options import add_model_options, context_from_args
+from mtrag_graph.commands._options import add_model_options, add_preset_option, context_from_args
 
 if TYPE_CHECKING:
     from mtrag_graph.citations import CitedAnswer
@@ -48,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--no-clarify", action="store_true", help="never ask clarifying questions")
     parser.add_argument("--trace-file", help="append each turn's run tree here (JSON lines)")
+    add_preset_option(parser)
     add_model_options(parser)
     parser.set_defaults(func=run)
 

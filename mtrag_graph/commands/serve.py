@@ -11,7 +11,7 @@ import os
 import sys
 
 from mtrag_graph import settings
-from mtrag_graph.commands._options import add_model_options, overrides_from_args
+from mtrag_graph.commands._options import add_model_options, add_preset_option, overrides_from_args
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -85,6 +85,7 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--max-message-chars", type=int, default=4000, help="longest message (413 above)")
     parser.add_argument("--no-clarify", action="store_true", help="never ask clarifying questions")
+    add_preset_option(parser)
     add_model_options(parser)
 
 
