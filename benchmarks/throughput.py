@@ -132,6 +132,27 @@ class EngineSampler(threading.Thread):
         }
 
 
+def group_cpu_seconds(url: str) -> float | None:
+    """CPU seconds (user + system) of the vLLM server on ``url``'s port so far: every process of the group
+    ``scripts/vllm_start.sh`` started (its pidfile ``/tmp/mtrag-vllm-PORT.pid``); None without the file."""
+    port = url.rstrip("/").removesuffix("/v1").rpartition(":")[2]
+    try:
+        group = int(Path(f"/tmp/mtrag-vllm-{port}.pid").read_text())
+    except (OSError, ValueError):
+        return None
+    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group:  # the process group (stat's fifth field)
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def reset_prefix_cache(base_url: str) -> None:
     """Empty a vLLM server's prefix cache (its development routes: ``VLLM_SERVER_DEV_MODE=1``)."""
     url = base_url.rstrip("/").removesuffix("/v1") + "/reset_prefix_cache"
@@ -198,6 +219,7 @@ def child(args: argparse.Namespace) -> None:
     for engine in samplers:
         engine.start()
     cpu_started = os.times()
+    engine_cpu_started = [group_cpu_seconds(url) for url in engines]
     started = time.perf_counter()
     summary = answer_tasks(
         work / "tasks.jsonl",
@@ -209,6 +231,10 @@ def child(args: argparse.Namespace) -> None:
     )
     wall = time.perf_counter() - started
     cpu_ended = os.times()
+    engine_cpu = [
+        (end - begin) / wall if end is not None and begin is not None else None
+        for begin, end in zip(engine_cpu_started, [group_cpu_seconds(url) for url in engines], strict=True)
+    ]
     peak = sampler.stop()
     views = [engine.stop() for engine in samplers]
     engine_view = {key: [view[key] for view in views] for key in views[0]} if views else {}
@@ -233,6 +259,7 @@ def child(args: argparse.Namespace) -> None:
         "abstained": sum(summary.abstentions.values()),
         # CPU seconds of this process (the client: graph, reranker, in-process models) per wall second
         "client_cpu": (cpu_ended.user + cpu_ended.system - cpu_started.user - cpu_started.system) / wall,
+        "engine_cpu": engine_cpu or None,  # each engine's CPU seconds per wall second (its process group)
         "answers": {r["task_id"]: r["predictions"][0]["text"] for r in records if r.get("status") == "ok"},
         **engine_view,
     }
@@ -256,7 +283,9 @@ def start_standin(latency: float, budget: int) -> tuple[subprocess.Popen, str]:
 def _per_engine(value: Any, form: str) -> str:
     """An engine column: one value, or one per engine (small / large), or '-' without an engine."""
     values = value if isinstance(value, list) else [value]
-    return " / ".join(format(v, form) for v in values) if values and value is not None else "-"
+    if not values or value is None:
+        return "-"
+    return " / ".join("-" if v is None else format(v, form) for v in values)
 
 
 def render_engine(results: list[dict], args: argparse.Namespace, cpu: str) -> str:
@@ -277,8 +306,8 @@ def render_engine(results: list[dict], args: argparse.Namespace, cpu: str) -> st
         "",
         "| concurrency | tasks | failed | wall s | tasks/s | speed-up vs c1 | requests/s | client peak in flight "
         "| engine peak running | engine peak waiting | prefix-cache hits | s/task mean | client CPU s per s "
-        "| answers as at c1 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| engine CPU s per s | answers as at c1 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         speedup = f"{r['tasks_per_s'] / base['tasks_per_s']:.1f}x" if base else "-"
@@ -291,7 +320,7 @@ def render_engine(results: list[dict], args: argparse.Namespace, cpu: str) -> st
             f"| {speedup} | {r['requests_per_s']:.2f} | {r['peak_in_flight']} "
             f"| {_per_engine(r.get('engine_peak_running'), '.0f')} | {_per_engine(r.get('engine_peak_waiting'), '.0f')} "
             f"| {_per_engine(r.get('prefix_cache_hit_rate'), '.0%')} | {r['seconds_per_task']:.1f} "
-            f"| {r.get('client_cpu', 0):.2f} | {same} |"
+            f"| {r.get('client_cpu', 0):.2f} | {_per_engine(r.get('engine_cpu'), '.2f')} | {same} |"
         )
     return "\n".join(lines) + "\n"
 

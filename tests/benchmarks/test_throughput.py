@@ -13,3 +13,10 @@ def test_an_engine_column_shows_each_engine_or_a_dash():
     assert _per_engine([0.5, 0.25], ".0%") == "50% / 25%"
     assert _per_engine(3.0, ".0f") == "3"
     assert _per_engine(None, ".0f") == "-"
+    assert _per_engine([None, 1.5], ".2f") == "- / 1.50"
+
+
+def test_an_engine_without_its_pidfile_has_no_cpu_figure():
+    from benchmarks.throughput import group_cpu_seconds  # noqa: PLC0415
+
+    assert group_cpu_seconds("http://127.0.0.1:1/v1") is None
