@@ -43,6 +43,8 @@ from typing import Any
 
 import httpx
 
+from benchmarks.throughput import cpu_seconds_of
+
 REPO = Path(__file__).resolve().parents[1]
 PASSAGES = REPO / "examples" / "passages.jsonl"
 QUESTIONS = (
@@ -90,18 +92,7 @@ def free_port() -> int:
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of ``pid`` and its child processes (uvicorn's workers)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(entry.name) == pid or int(fields[1]) == pid:
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+    return cpu_seconds_of(lambda other, fields: other == pid or int(fields[1]) == pid)
 
 
 class Instance:

@@ -55,6 +55,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -132,14 +133,9 @@ class EngineSampler(threading.Thread):
         }
 
 
-def group_cpu_seconds(url: str) -> float | None:
-    """CPU seconds (user + system) of the vLLM server on ``url``'s port so far: every process of the group
-    ``scripts/vllm_start.sh`` started (its pidfile ``/tmp/mtrag-vllm-PORT.pid``); None without the file."""
-    port = url.rstrip("/").removesuffix("/v1").rpartition(":")[2]
-    try:
-        group = int(Path(f"/tmp/mtrag-vllm-{port}.pid").read_text())
-    except (OSError, ValueError):
-        return None
+def cpu_seconds_of(chosen: Callable[[int, list[str]], bool]) -> float:
+    """User + system CPU seconds of the processes ``chosen(pid, fields)`` picks, ``fields`` being their
+    ``/proc/PID/stat`` after the command name (``fields[1]``: the parent, ``fields[2]``: the group)."""
     tick, total = os.sysconf("SC_CLK_TCK"), 0.0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -148,9 +144,20 @@ def group_cpu_seconds(url: str) -> float | None:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[2]) == group:  # the process group (stat's fifth field)
+        if chosen(int(entry.name), fields):
             total += (int(fields[11]) + int(fields[12])) / tick
     return total
+
+
+def group_cpu_seconds(url: str) -> float | None:
+    """CPU seconds (user + system) of the vLLM server on ``url``'s port so far: every process of the group
+    ``scripts/vllm_start.sh`` started (its pidfile ``/tmp/mtrag-vllm-PORT.pid``); None without the file."""
+    port = url.rstrip("/").removesuffix("/v1").rpartition(":")[2]
+    try:
+        group = int(Path(f"/tmp/mtrag-vllm-{port}.pid").read_text())
+    except (OSError, ValueError):
+        return None
+    return cpu_seconds_of(lambda pid, fields: int(fields[2]) == group)
 
 
 def reset_prefix_cache(base_url: str) -> None:

@@ -22,7 +22,7 @@ from mtrag_graph.runtime.batch import answer_tasks
 from mtrag_graph.stages import model_settings
 from tests.conftest import REPO
 from tests.models.test_llama_cpp_server import PASSAGES
-from tests.models.test_vllm_engine import graph_task_rows, records_of, write_tasks
+from tests.models.test_vllm_engine import graph_task_rows, records_of, skip_or_fail, write_tasks
 
 pytestmark = pytest.mark.slow
 
@@ -52,12 +52,7 @@ def setup_missing() -> str | None:
 
 @pytest.fixture(scope="module")
 def engines():
-    missing = setup_missing()
-    if missing:
-        message = f"vLLM is not set up ({missing}): run scripts/vllm_setup.sh"
-        if os.environ.get("MTRAG_REQUIRE_VLLM") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
+    skip_or_fail(setup_missing())
     started = []
     for model, port in SERVERS.items():
         state = serving(model, port)

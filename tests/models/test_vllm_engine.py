@@ -84,14 +84,19 @@ def setup_missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    missing = setup_missing()
+def skip_or_fail(missing: str | None) -> None:
+    """Skip the module's tests when vLLM is not set up (``missing`` says what); a failure under CI's
+    ``MTRAG_REQUIRE_VLLM=1``."""
     if missing:
         message = f"vLLM is not set up ({missing}): run scripts/vllm_setup.sh"
         if os.environ.get("MTRAG_REQUIRE_VLLM") == "1":
             pytest.fail(message)
         pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    skip_or_fail(setup_missing())
     server = Engine(free_port(), tmp_path_factory.mktemp("vllm"))
     server.start()
     yield server
