@@ -43,7 +43,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks.throughput import cpu_seconds_of
+from benchmarks.throughput import cpu_seconds_of, vllm_pidfile
 
 REPO = Path(__file__).resolve().parents[1]
 PASSAGES = REPO / "examples" / "passages.jsonl"
@@ -55,7 +55,6 @@ QUESTIONS = (
 CALLS_PER_TURN = 12  # at most (rewrites and their retries, verdicts, gate, two answers)
 TURN_DEADLINE_S = 120.0
 SCENARIO_DEADLINE_S = 900.0
-TURN_DEADLINE = [TURN_DEADLINE_S]  # --turn-deadline
 START_S = 90.0
 
 
@@ -72,6 +71,7 @@ class Turn:
 class Scenario:
     conversations: int
     kill: bool
+    turn_deadline_s: float = TURN_DEADLINE_S
     turns: list[Turn] = field(default_factory=list)
     threads: list[str] = field(default_factory=list)
     wall_s: float = 0.0
@@ -158,7 +158,7 @@ class EngineKill:
         self.port, self.restart_s = port, 0.0
 
     def kill_and_restart(self) -> None:
-        pid = int(Path(f"/tmp/mtrag-vllm-{self.port}.pid").read_text())
+        pid = int(vllm_pidfile(self.port).read_text())
         os.killpg(pid, signal.SIGKILL)
         started = time.monotonic()
         env = {**os.environ, "MTRAG_VLLM_PORT": str(self.port), "MTRAG_VLLM_MODEL": ENGINE_MODELS[self.port]}
@@ -171,13 +171,13 @@ class EngineKill:
 
 
 async def send_turn(client: httpx.AsyncClient, urls: list[str], first: int, thread: str, text: str,
-                    after: int, turn: Turn) -> tuple[int, int]:  # fmt: skip
+                    after: int, turn: Turn, deadline_s: float) -> tuple[int, int]:  # fmt: skip
     """Send one turn until it is answered, the other instance after a failure.
 
     Returns the thread's turns after it and the instance that answered (the conversation stays there).
     """
     index = first
-    while time.perf_counter() - turn.started < TURN_DEADLINE[0]:
+    while time.perf_counter() - turn.started < deadline_s:
         url = urls[index % len(urls)]
         turn.attempts += 1
         try:
@@ -208,7 +208,7 @@ async def send_turn(client: httpx.AsyncClient, urls: list[str], first: int, thre
             turn.failures.append(type(error).__name__)
         index += 1  # the stream broke or never started: the other instance
         await asyncio.sleep(0.2)
-    raise TimeoutError(f"thread {thread}: turn not answered in {TURN_DEADLINE[0]} s")
+    raise TimeoutError(f"thread {thread}: turn not answered in {deadline_s} s")
 
 
 async def conversation(client: httpx.AsyncClient, urls: list[str], number: int, scenario: Scenario) -> None:
@@ -221,7 +221,9 @@ async def conversation(client: httpx.AsyncClient, urls: list[str], number: int, 
         turn = Turn(started=time.perf_counter())
         scenario.turns.append(turn)
         try:
-            after, first = await send_turn(client, urls, first, thread, text, after, turn)
+            after, first = await send_turn(
+                client, urls, first, thread, text, after, turn, scenario.turn_deadline_s
+            )
         except TimeoutError:
             scenario.failed += 1
             return
@@ -230,7 +232,7 @@ async def conversation(client: httpx.AsyncClient, urls: list[str], number: int, 
 async def drive(scenario: Scenario, instances: list[Instance], engine: EngineKill | None = None) -> None:
     urls = [i.url for i in instances]
     limits = httpx.Limits(max_connections=scenario.conversations * 2)
-    timeout = httpx.Timeout(TURN_DEADLINE[0], connect=5.0)
+    timeout = httpx.Timeout(scenario.turn_deadline_s, connect=5.0)
     async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
         total = scenario.conversations * len(QUESTIONS)
 
@@ -344,9 +346,10 @@ def main(argv: list[str] | None = None) -> int:
         "--scenario-deadline", type=float, default=SCENARIO_DEADLINE_S, help="seconds a scenario may take"
     )
     args = parser.parse_args(argv)
-    TURN_DEADLINE[0] = args.turn_deadline
     signal.signal(signal.SIGTERM, _exit)  # stop the servers (the finally clauses) when stopped
-    scenarios = [Scenario(n, False) for n in args.levels] + [Scenario(n, True) for n in args.kill_levels]
+    scenarios = [Scenario(n, False, args.turn_deadline) for n in args.levels] + [
+        Scenario(n, True, args.turn_deadline) for n in args.kill_levels
+    ]
     budget = sum(s.conversations for s in scenarios) * len(QUESTIONS) * CALLS_PER_TURN + 200
     postgres = postgres_url()
     standin: subprocess.Popen | None = None

@@ -149,12 +149,17 @@ def cpu_seconds_of(chosen: Callable[[int, list[str]], bool]) -> float:
     return total
 
 
+def vllm_pidfile(port: int | str) -> Path:
+    """Where ``scripts/vllm_start.sh`` writes the process group of its server on ``port`` (its default)."""
+    return Path(f"/tmp/mtrag-vllm-{port}.pid")
+
+
 def group_cpu_seconds(url: str) -> float | None:
     """CPU seconds (user + system) of the vLLM server on ``url``'s port so far: every process of the group
-    ``scripts/vllm_start.sh`` started (its pidfile ``/tmp/mtrag-vllm-PORT.pid``); None without the file."""
+    ``scripts/vllm_start.sh`` started (``vllm_pidfile``); None without the file."""
     port = url.rstrip("/").removesuffix("/v1").rpartition(":")[2]
     try:
-        group = int(Path(f"/tmp/mtrag-vllm-{port}.pid").read_text())
+        group = int(vllm_pidfile(port).read_text())
     except (OSError, ValueError):
         return None
     return cpu_seconds_of(lambda pid, fields: int(fields[2]) == group)

@@ -1,4 +1,4 @@
-from benchmarks.throughput import _per_engine, preset_engines
+from benchmarks.throughput import _per_engine, group_cpu_seconds, preset_engines
 
 
 def test_the_vllm_preset_names_both_servers_the_rewrite_models_first():
@@ -17,6 +17,4 @@ def test_an_engine_column_shows_each_engine_or_a_dash():
 
 
 def test_an_engine_without_its_pidfile_has_no_cpu_figure():
-    from benchmarks.throughput import group_cpu_seconds  # noqa: PLC0415
-
     assert group_cpu_seconds("http://127.0.0.1:1/v1") is None

@@ -6,7 +6,9 @@ import argparse
 
 import pytest
 
-from mtrag_graph.commands._options import add_model_options, context_from_args
+from mtrag_graph.cli import build_parser
+from mtrag_graph.commands._options import add_model_options, context_from_args, overrides_from_args
+from mtrag_graph.context import Context
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,10 +34,6 @@ def test_a_yes_no_setting_flag_refuses_other_words_and_names_the_flag(capsys):
 
 @pytest.mark.parametrize("command", ["answer", "chat", "serve"])
 def test_every_command_that_runs_the_graph_takes_a_preset_and_its_flags_override_it(command):
-    from mtrag_graph.cli import build_parser  # noqa: PLC0415
-    from mtrag_graph.commands._options import overrides_from_args  # noqa: PLC0415
-    from mtrag_graph.context import Context  # noqa: PLC0415
-
     given = {
         "answer": ["answer", "t.jsonl", "-o", "o"],
         "chat": ["chat", "--passages", "p"],

@@ -22,7 +22,13 @@ from mtrag_graph.runtime.batch import answer_tasks
 from mtrag_graph.stages import model_settings
 from tests.conftest import REPO
 from tests.models.test_llama_cpp_server import PASSAGES
-from tests.models.test_vllm_engine import graph_task_rows, records_of, skip_or_fail, write_tasks
+from tests.models.test_vllm_engine import (
+    graph_task_rows,
+    records_of,
+    setup_missing,
+    skip_or_fail,
+    write_tasks,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -38,21 +44,9 @@ def serving(model: str, port: int) -> bool | None:
     return True if any(m.get("id") == model for m in listed.get("data", [])) else None
 
 
-def setup_missing() -> str | None:
-    from mtrag_graph import settings  # noqa: PLC0415 - after the environment is read
-
-    if not (REPO / ".venv-vllm" / "bin" / "python").exists():
-        return "no .venv-vllm"
-    for model in SERVERS:
-        folder = settings.graph_cache() / "vllm" / f"{model}-instruct"
-        if not (folder / "config.json").exists():
-            return f"no converted model in {folder}"
-    return None
-
-
 @pytest.fixture(scope="module")
 def engines():
-    skip_or_fail(setup_missing())
+    skip_or_fail(setup_missing(tuple(SERVERS)))
     started = []
     for model, port in SERVERS.items():
         state = serving(model, port)

@@ -38,7 +38,6 @@ from tests.servers import free_port
 pytestmark = pytest.mark.slow
 
 MODEL = "qwen2.5-coder-0.5b"
-MODEL_DIR = "vllm/qwen2.5-coder-0.5b-instruct"
 PASSAGE_OBJECTS = [{"document_id": f"d{i}", "text": text} for i, text in enumerate(PASSAGES)]
 
 
@@ -74,13 +73,16 @@ class Engine:
         subprocess.run(["bash", "scripts/vllm_stop.sh"], cwd=REPO, env=self.env, capture_output=True)
 
 
-def setup_missing() -> str | None:
+def setup_missing(models: tuple[str, ...] = (MODEL,)) -> str | None:
+    """What scripts/vllm_setup.sh has not made yet for ``models``: ``.venv-vllm`` or a converted folder."""
     from mtrag_graph import settings  # noqa: PLC0415 - after the environment is read
 
     if not (REPO / ".venv-vllm" / "bin" / "python").exists():
         return "no .venv-vllm"
-    if not (settings.graph_cache() / MODEL_DIR / "config.json").exists():
-        return f"no converted model in {settings.graph_cache() / MODEL_DIR}"
+    for model in models:
+        folder = settings.graph_cache() / "vllm" / f"{model}-instruct"
+        if not (folder / "config.json").exists():
+            return f"no converted model in {folder}"
     return None
 
 
