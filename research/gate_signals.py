@@ -1,0 +1,232 @@
+"""Which model-free signals tell a passage set that holds the answer from one that does not (the gate).
+
+The shipped gate (``mtrag_graph/data/gate_classifier.json``) is four numbers fitted on 60 positives and 110
+negatives of the tuning split. This replay builds the tuning split's whole gate set (every answerable turn
+with its reference passages; every UNANSWERABLE turn with the passages the project's retrieval finds for
+it; ``--other`` answerable turns given another same-domain conversation's passages), computes candidate
+signals for each item once (MiniLM only, no language model), and compares feature sets by 5-fold
+cross-validation grouped by conversation: AUC, and at the threshold that turns away at most
+``--max-positive-loss`` of the positives (chosen on the training folds), the share of each negative kind
+turned away.
+
+    python -m research.gate_signals --data $MTRAG_DATA --index indexes/mini -o runs/gate-signals
+
+Only the tuning split (``tasks/mtrag_reference.jsonl``) is read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mtrag_graph.measure.decisions.retrieval import index_retriever
+from mtrag_graph.measure.decisions.sets import gate_items, load_split
+from mtrag_graph.text import content_words, sentences, words
+
+CURRENT = ("cos_max", "cos_mean", "overlap_max", "overlap_all")
+_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+_NUMBER = re.compile(r"\d")
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+")
+
+
+def _answer_type(question: str) -> str | None:
+    q = question.lower()
+    if re.search(r"\bhow (many|much|long|old|far|often)\b|\bwhat (percentage|number|amount)\b", q):
+        return "number"
+    if re.search(r"\bwhen\b|\bwhat year\b|\bwhat date\b", q):
+        return "date"
+    if re.search(r"\bwho\b|\bwhose\b", q):
+        return "name"
+    return None
+
+
+def _has_type(kind: str | None, text: str) -> float:
+    if kind is None:
+        return 0.5
+    if kind == "date":
+        return float(bool(_YEAR.search(text)))
+    if kind == "number":
+        return float(bool(_NUMBER.search(text)))
+    return float(bool(_NAME.search(text)))
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    kept = [w for w in words(text) if w in content_words(text)]
+    return set(zip(kept, kept[1:], strict=False))
+
+
+def signals(question: str, passages: Sequence[dict[str, Any]], embed: Any) -> dict[str, float]:
+    """Every candidate signal of one (question, passages) item."""
+    texts = [f"{p.get('title') or ''}\n{p.get('text', '')}".strip() for p in passages]
+    if not texts:
+        return {}
+    per_sentences = [sentences(t)[:40] or [t] for t in texts]
+    flat = [s for group in per_sentences for s in group]
+    vectors = embed([question, *texts, *flat])
+    q, doc, sent = vectors[0], vectors[1 : 1 + len(texts)], vectors[1 + len(texts) :]
+    cos = doc @ q
+    sent_cos = sent @ q
+    qwords = content_words(question)
+    per_words = [content_words(t) for t in texts]
+    overlap = [len(qwords & w) / len(qwords) if qwords else 0.0 for w in per_words]
+    union = set().union(*per_words)
+    qpairs = _pairs(question)
+    pair_share = [len(qpairs & _pairs(t)) / len(qpairs) if qpairs else 0.5 for t in texts]
+    titles = " ".join(str(p.get("title") or "") for p in passages)
+    kind = _answer_type(question)
+    best_sentences: list[str] = []
+    start = 0
+    for group in per_sentences:
+        scores = sent_cos[start : start + len(group)]
+        best_sentences.append(group[int(np.argmax(scores))])
+        start += len(group)
+    best = int(np.argmax(cos))
+    top_sentence = flat[int(np.argmax(sent_cos))]
+    sentence_words = content_words(top_sentence)
+    return {
+        "cos_max": float(cos.max()),
+        "cos_mean": float(cos.mean()),
+        "overlap_max": max(overlap),
+        "overlap_all": len(qwords & union) / len(qwords) if qwords else 0.0,
+        "sent_cos_max": float(sent_cos.max()),
+        "sent_cos_top3": float(np.sort(sent_cos)[-3:].mean()),
+        "sent_overlap": len(qwords & sentence_words) / len(qwords) if qwords else 0.0,
+        "pair_max": max(pair_share),
+        "title_overlap": len(qwords & content_words(titles)) / len(qwords) if qwords else 0.0,
+        "type_in_best": _has_type(kind, texts[best]),
+        "type_in_top_sentence": _has_type(kind, top_sentence),
+        "cos_spread": float(cos.max() - cos.min()),
+        "question_words": float(min(len(qwords), 12)),
+        "missing_words": float(min(len(qwords - union), 6)),
+    }
+
+
+def item_question(item: dict[str, Any]) -> str:
+    return str(item["question"])
+
+
+def build(data: str, index: str, other: int, seed: int) -> list[dict[str, Any]]:
+    from mtrag_graph.models.embeddings import get_embedder
+
+    tasks = load_split(data, "tuning")
+    items = gate_items(tasks, index_retriever(index), other_conversation=other, seed=seed)
+    embedder = get_embedder()
+    seen: dict[str, np.ndarray] = {}  # passages repeat across a conversation's turns: embed each text once
+
+    def embed(texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in seen))
+        if missing:
+            matrix = np.asarray(embedder.embed(missing), dtype=np.float32)
+            matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+            seen.update(zip(missing, matrix, strict=True))
+        return np.stack([seen[t] for t in texts])
+
+    rows = []
+    for n, item in enumerate(items):
+        rows.append(
+            {
+                "item_id": item["item_id"],
+                "conversation_id": item["conversation_id"],
+                "kind": item["kind"],
+                "label": bool(item["label"]),
+                "features": signals(item_question(item), item.get("passages") or [], embed),
+            }
+        )
+        if n % 100 == 0:
+            print(f"{n}/{len(items)}", file=sys.stderr, flush=True)
+    return [r for r in rows if r["features"]]
+
+
+def compare(rows: list[dict[str, Any]], sets: dict[str, Sequence[str]], loss: float, seed: int) -> str:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import GroupKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from mtrag_graph.measure.decisions.metrics import best_threshold
+
+    y = np.array([r["label"] for r in rows])
+    groups = np.array([r["conversation_id"] for r in rows])
+    kinds = np.array([r["kind"] for r in rows])
+    lines = [
+        "| features | AUC | positives turned away | unanswerable_retrieved turned away | other_conversation turned away |",
+        "|---|---|---|---|---|",
+    ]
+    for name, features in sets.items():
+        x = np.array([[r["features"][f] for f in features] for r in rows])
+        scores = np.zeros(len(rows))
+        decline = np.zeros(len(rows), dtype=bool)
+        for train, test in GroupKFold(n_splits=5).split(x, y, groups):
+            model = make_pipeline(
+                StandardScaler(), LogisticRegression(class_weight="balanced", C=1.0, max_iter=2000)
+            )
+            model.fit(x[train], y[train])
+            train_scores = model.predict_proba(x[train])[:, 1]
+            threshold, _ = best_threshold(train_scores.tolist(), y[train].tolist(), max_positive_loss=loss)
+            scores[test] = model.predict_proba(x[test])[:, 1]
+            decline[test] = scores[test] < threshold
+        cells = [f"{decline[kinds == k].sum()}/{(kinds == k).sum()}" for k in
+                 ("positive", "unanswerable_retrieved", "other_conversation")]  # fmt: skip
+        lines.append(f"| {name} | {roc_auc_score(y, scores):.3f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+FEATURE_SETS: dict[str, Sequence[str]] = {
+    "shipped four": CURRENT,
+    "+ sentence cosine": (*CURRENT, "sent_cos_max", "sent_cos_top3"),
+    "+ sentence overlap": (*CURRENT, "sent_overlap"),
+    "+ word pairs": (*CURRENT, "pair_max"),
+    "+ titles": (*CURRENT, "title_overlap"),
+    "+ answer type": (*CURRENT, "type_in_best", "type_in_top_sentence"),
+    "+ spread, lengths": (*CURRENT, "cos_spread", "question_words", "missing_words"),
+    "all": (
+        *CURRENT,
+        "sent_cos_max",
+        "sent_cos_top3",
+        "sent_overlap",
+        "pair_max",
+        "title_overlap",
+        "type_in_best",
+        "type_in_top_sentence",
+        "cos_spread",
+        "question_words",
+        "missing_words",
+    ),  # fmt: skip
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m research.gate_signals", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--data", required=True, help="the MTRAG data folder (its tasks/ file is read)")
+    parser.add_argument("--index", required=True, help="an index of corpora/mini (mtrag-graph index)")
+    parser.add_argument("--other", type=int, default=300, help="answerable turns moved onto other passages")
+    parser.add_argument("--max-positive-loss", type=float, default=0.02)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("-o", "--out", required=True, help="a folder: signals.jsonl and table.md")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    table_rows = out / "signals.jsonl"
+    if table_rows.exists():
+        rows = [json.loads(line) for line in table_rows.read_text().splitlines()]
+    else:
+        rows = build(args.data, args.index, args.other, args.seed)
+        table_rows.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    table = compare(rows, FEATURE_SETS, args.max_positive_loss, args.seed)
+    (out / "table.md").write_text(table + "\n")
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
