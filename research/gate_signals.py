@@ -26,11 +26,14 @@ from typing import Any
 
 import numpy as np
 
+from mtrag_graph.context import Context
 from mtrag_graph.measure.decisions.retrieval import index_retriever
 from mtrag_graph.measure.decisions.sets import gate_items, load_split
+from mtrag_graph.models.embeddings import get_embedder
+from mtrag_graph.nodes.answerability_gate import evidence_features
 from mtrag_graph.text import content_words, sentences, words
 
-CURRENT = ("cos_max", "cos_mean", "overlap_max", "overlap_all")
+CURRENT = ("cos_max", "cos_mean", "overlap_max", "overlap_all")  # the shipped gate's features
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 _NUMBER = re.compile(r"\d")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+")
@@ -57,50 +60,43 @@ def _has_type(kind: str | None, text: str) -> float:
     return float(bool(_NAME.search(text)))
 
 
-def _pairs(text: str) -> set[tuple[str, str]]:
-    kept = [w for w in words(text) if w in content_words(text)]
+def _pairs(text: str, kept_words: set[str]) -> set[tuple[str, str]]:
+    """Consecutive content words of ``text`` (``kept_words``: its content words)."""
+    kept = [w for w in words(text) if w in kept_words]
     return set(zip(kept, kept[1:], strict=False))
 
 
-def signals(question: str, passages: Sequence[dict[str, Any]], embed: Any) -> dict[str, float]:
-    """Every candidate signal of one (question, passages) item."""
+def signals(question: str, passages: Sequence[dict[str, Any]], context: Context) -> dict[str, float]:
+    """Every candidate signal of one (question, passages) item: the gate's own four
+    (``answerability_gate.evidence_features``) and the candidates, on ``context.embedder``."""
     texts = [f"{p.get('title') or ''}\n{p.get('text', '')}".strip() for p in passages]
     if not texts:
         return {}
-    per_sentences = [sentences(t)[:40] or [t] for t in texts]
-    flat = [s for group in per_sentences for s in group]
-    vectors = embed([question, *texts, *flat])
+    shipped = evidence_features(question, list(passages), context)
+    flat = [s for t in texts for s in (sentences(t)[:40] or [t])]
+    # normalised and kept by the embedder: the passages evidence_features embedded are not embedded again
+    vectors = get_embedder(context.embedder).embed([question, *texts, *flat])
     q, doc, sent = vectors[0], vectors[1 : 1 + len(texts)], vectors[1 + len(texts) :]
     cos = doc @ q
     sent_cos = sent @ q
     qwords = content_words(question)
     per_words = [content_words(t) for t in texts]
-    overlap = [len(qwords & w) / len(qwords) if qwords else 0.0 for w in per_words]
     union = set().union(*per_words)
-    qpairs = _pairs(question)
-    pair_share = [len(qpairs & _pairs(t)) / len(qpairs) if qpairs else 0.5 for t in texts]
+    qpairs = _pairs(question, qwords)
+    pair_share = [len(qpairs & _pairs(t, w)) / len(qpairs) if qpairs else 0.5
+                  for t, w in zip(texts, per_words, strict=True)]  # fmt: skip
     titles = " ".join(str(p.get("title") or "") for p in passages)
     kind = _answer_type(question)
-    best_sentences: list[str] = []
-    start = 0
-    for group in per_sentences:
-        scores = sent_cos[start : start + len(group)]
-        best_sentences.append(group[int(np.argmax(scores))])
-        start += len(group)
-    best = int(np.argmax(cos))
     top_sentence = flat[int(np.argmax(sent_cos))]
     sentence_words = content_words(top_sentence)
     return {
-        "cos_max": float(cos.max()),
-        "cos_mean": float(cos.mean()),
-        "overlap_max": max(overlap),
-        "overlap_all": len(qwords & union) / len(qwords) if qwords else 0.0,
+        **shipped,
         "sent_cos_max": float(sent_cos.max()),
         "sent_cos_top3": float(np.sort(sent_cos)[-3:].mean()),
         "sent_overlap": len(qwords & sentence_words) / len(qwords) if qwords else 0.0,
         "pair_max": max(pair_share),
         "title_overlap": len(qwords & content_words(titles)) / len(qwords) if qwords else 0.0,
-        "type_in_best": _has_type(kind, texts[best]),
+        "type_in_best": _has_type(kind, texts[int(np.argmax(cos))]),
         "type_in_top_sentence": _has_type(kind, top_sentence),
         "cos_spread": float(cos.max() - cos.min()),
         "question_words": float(min(len(qwords), 12)),
@@ -108,26 +104,10 @@ def signals(question: str, passages: Sequence[dict[str, Any]], embed: Any) -> di
     }
 
 
-def item_question(item: dict[str, Any]) -> str:
-    return str(item["question"])
-
-
 def build(data: str, index: str, other: int, seed: int) -> list[dict[str, Any]]:
-    from mtrag_graph.models.embeddings import get_embedder
-
     tasks = load_split(data, "tuning")
     items = gate_items(tasks, index_retriever(index), other_conversation=other, seed=seed)
-    embedder = get_embedder()
-    seen: dict[str, np.ndarray] = {}  # passages repeat across a conversation's turns: embed each text once
-
-    def embed(texts: list[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in seen))
-        if missing:
-            matrix = np.asarray(embedder.embed(missing), dtype=np.float32)
-            matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-            seen.update(zip(missing, matrix, strict=True))
-        return np.stack([seen[t] for t in texts])
-
+    context = Context()
     rows = []
     for n, item in enumerate(items):
         rows.append(
@@ -136,7 +116,7 @@ def build(data: str, index: str, other: int, seed: int) -> list[dict[str, Any]]:
                 "conversation_id": item["conversation_id"],
                 "kind": item["kind"],
                 "label": bool(item["label"]),
-                "features": signals(item_question(item), item.get("passages") or [], embed),
+                "features": signals(str(item["question"]), item.get("passages") or [], context),
             }
         )
         if n % 100 == 0:
@@ -144,7 +124,7 @@ def build(data: str, index: str, other: int, seed: int) -> list[dict[str, Any]]:
     return [r for r in rows if r["features"]]
 
 
-def compare(rows: list[dict[str, Any]], sets: dict[str, Sequence[str]], loss: float, seed: int) -> str:
+def compare(rows: list[dict[str, Any]], sets: dict[str, Sequence[str]], loss: float) -> str:
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import GroupKFold
@@ -199,7 +179,7 @@ FEATURE_SETS: dict[str, Sequence[str]] = {
         "cos_spread",
         "question_words",
         "missing_words",
-    ),  # fmt: skip
+    ),
 }
 
 
@@ -222,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         rows = build(args.data, args.index, args.other, args.seed)
         table_rows.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    table = compare(rows, FEATURE_SETS, args.max_positive_loss, args.seed)
+    table = compare(rows, FEATURE_SETS, args.max_positive_loss)
     (out / "table.md").write_text(table + "\n")
     print(table)
     return 0

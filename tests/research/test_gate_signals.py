@@ -2,18 +2,10 @@
 
 import random
 
-import numpy as np
-
+from mtrag_graph.context import Context
 from research.gate_signals import FEATURE_SETS, compare, signals
 
-
-def hashing_embed(texts):
-    matrix = np.zeros((len(texts), 64), dtype=np.float32)
-    for row, text in enumerate(texts):
-        for word in text.lower().split():
-            matrix[row, hash(word.strip(".,?")) % 64] += 1.0
-    matrix[:, 0] += 1e-3
-    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+CONTEXT = Context(embedder="hashing:64")
 
 
 PASSAGE = {"title": "Eiffel Tower", "text": "The Eiffel Tower was completed in 1889. It is in Paris."}
@@ -21,14 +13,14 @@ OTHER = {"title": "Tea", "text": "Tea is a drink made from leaves. Many people d
 
 
 def test_signals_tell_the_passage_that_holds_the_answer():
-    held = signals("When was the Eiffel Tower completed?", [PASSAGE], hashing_embed)
-    missing = signals("When was the Eiffel Tower completed?", [OTHER], hashing_embed)
+    held = signals("When was the Eiffel Tower completed?", [PASSAGE], CONTEXT)
+    missing = signals("When was the Eiffel Tower completed?", [OTHER], CONTEXT)
     assert set(held) >= set(FEATURE_SETS["all"])
     assert held["overlap_max"] == 1.0 and missing["overlap_max"] == 0.0
     assert held["type_in_best"] == 1.0 and missing["type_in_best"] == 0.0  # a "when" question, a year
     assert held["sent_cos_max"] > missing["sent_cos_max"]
     assert missing["missing_words"] == 3.0  # eiffel, tower, completed
-    assert signals("Anything?", [], hashing_embed) == {}
+    assert signals("Anything?", [], CONTEXT) == {}
 
 
 def test_compare_reports_each_feature_set_by_kind():
@@ -40,7 +32,7 @@ def test_compare_reports_each_feature_set_by_kind():
         base = 0.7 if label else 0.3
         features = {f: base + rng.uniform(-0.2, 0.2) for f in FEATURE_SETS["all"]}
         rows.append({"conversation_id": f"c{n % 10}", "kind": kind, "label": label, "features": features})
-    table = compare(rows, {"shipped four": FEATURE_SETS["shipped four"]}, 0.02, 0)
+    table = compare(rows, {"shipped four": FEATURE_SETS["shipped four"]}, 0.02)
     line = table.splitlines()[-1]
     assert line.startswith("| shipped four | 1.000 |")
     assert "/40 | " in line and line.endswith("/40 |")
