@@ -13,13 +13,20 @@ functions directly. What tuning these moved: ``benchmarks/results/clarify.md``.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence, Set
 from os.path import commonprefix
 from typing import Any, get_args
 
 from mtrag_graph.context import Context
 from mtrag_graph.judging.clarify_no_passages import load_no_passage_model
-from mtrag_graph.judging.clarify_options import as_written, modifier_use, sensible_options, user_noun
+from mtrag_graph.judging.clarify_options import (
+    as_written,
+    modifier_use,
+    noun_phrase,
+    sensible_options,
+    user_noun,
+)
 from mtrag_graph.models import get_embedder
 from mtrag_graph.passages import document_source
 from mtrag_graph.stages.clarify import ClarifySignal
@@ -131,10 +138,11 @@ def orphan_first_turn(history: Sequence[dict[str, str]], question: str) -> str |
     reports" (unless the turn named that noun before: "some states ... these states"; not a time: "this
     week"), or a third-person pronoun before any word of the turn's own that it could stand for ("When
     was it enacted?", "Who was he?"; not a dummy or weather "it", not after a name: "Did Lincoln free
-    them?"). Over a first turn without passages nothing says what it is: the conversation is empty and
-    no passage names a candidate (``is_underspecified`` calls it only then: "When does this library
-    open?" over one library's pages is clear). A later turn's pointers are weighed against the
-    conversation by the other signals and the no-passage model."""
+    them?"). On a first turn nothing says what it is: the conversation is empty, and passages retrieved
+    or given for it are candidates, not what the user named (``is_underspecified`` calls it with or
+    without passages; over MTRAG's 110 reference first turns, with their passages, it asks none). A
+    later turn's pointers are weighed against the conversation by the other signals and the no-passage
+    model. Over a user's documents the documents rule decides before it."""
     if history:
         return None
     text = question.strip()
@@ -281,6 +289,72 @@ def unresolved_definite(history: Sequence[dict[str, str]], question: str) -> lis
         if noun not in _NOT_A_NOUN and stem(noun) not in named and noun not in nouns:
             nouns.append(noun)
     return nouns
+
+
+# "the/this/these/those" (and "that" before a capitalised word: "that NASA mission"; before a lower-case
+# one it is mostly a relative pronoun) opening the user's noun phrase
+_OPENS_PHRASE = re.compile(r"\b(the|this|these|those|that)\s+", re.IGNORECASE)
+# how many of the passages' titled things must carry the phrase's head word before "the <head>" is asked
+# about: with two, one is often the answer and the other an incidental passage (chosen on the MTRAG-UN
+# tuning slice against MTRAG's 777 answerable turns, benchmarks/results/clarify.md)
+MIN_CARRIERS = 3
+
+
+def _thing_stems(passages: Sequence[dict[str, Any]] | None) -> list[tuple[str, set[str], set[str]]]:
+    """Each titled passage set once by its whole title (an untitled one by the name it uses most): the
+    title, its title's content stems, and those with the stems of its text's head."""
+    texts: dict[str, list[str]] = {}
+    for passage in passages or []:
+        text = str(passage.get("text", ""))
+        title = " ".join(str(passage.get("title") or "").split()) or untitled_name(text)
+        if title:
+            texts.setdefault(title, [title]).append(text[:PASSAGE_HEAD_CHARS])
+    out = []
+    for title, parts in texts.items():
+        in_title = {stem(w) for w in words(title) if w not in STOPWORDS and len(w) > 2}
+        out.append(
+            (title, in_title, in_title | {stem(w) for w in words(" ".join(parts)) if w not in STOPWORDS})
+        )
+    return out
+
+
+def several_named(
+    history: Sequence[dict[str, str]], question: str, passages: Sequence[dict[str, Any]] | None
+) -> tuple[str, str, list[str]] | None:
+    """A definite noun phrase of the user's ("the TV series", "the Superior Court", "this type") whose head
+    at least ``MIN_CARRIERS`` of the passages' things carry (in the title or the text's head) while
+    nothing the user or the conversation said singles one out: no word that only one thing's title has
+    ("Pride and Prejudice (1995 TV series)", "Blackwater (Game of Thrones)", "The Shannara Chronicles" for
+    "the author of the book the TV series is based on"). The head itself does not single out ("series"
+    in one title is still a series). Not a phrase the conversation named word for word, "the time", a
+    ranking ("the best river": every river), a name the user says in full ("the great wall of China").
+    Returns the phrase, its head as written, and the carrying titles; or None."""
+    things = _thing_stems(passages)
+    if len(things) < MIN_CARRIERS:
+        return None
+    named = _named(history)
+    said = _said(history, question)
+    df = Counter(s for _, in_title, _ in things for s in in_title)
+    for match in _OPENS_PHRASE.finditer(question):
+        determiner = match.group(1).lower()
+        if determiner == "that" and not question[match.end() : match.end() + 1].isupper():
+            continue
+        phrase = noun_phrase(question, match.end())
+        if not phrase or phrase[0].lower() in _NOT_A_NOUN or phrase[0].lower() in _RANKING:
+            continue
+        head = re.sub(r"['\u2019]s$", "", phrase[-1])
+        if head.lower() in _NOT_A_NOUN or len(head) < 3:
+            continue
+        content = [stem(w.lower().removesuffix("'s")) for w in phrase if w.lower() not in STOPWORDS]
+        if all(c in named for c in content) if determiner == "the" else stem(head.lower()) in named:
+            continue  # the conversation said it
+        carriers = [title for title, _, full in things if stem(head.lower()) in full]
+        if len(carriers) < MIN_CARRIERS or named_in_full(history, question, carriers) is not None:
+            continue
+        singling = {s for s, n in df.items() if n == 1} - {stem(head.lower())}
+        if not singling & said:
+            return f"{match.group(0)}{' '.join(phrase)}", head, carriers
+    return None
 
 
 def _named(history: Sequence[dict[str, str]]) -> set[str]:
@@ -436,9 +510,9 @@ def is_underspecified(
        name, number or quoted term ("What are the steps?", "Is there a cure?"): nothing says what it is
        about (``bare_first_turn``); before the no-passage model, after the options that replace it. With
        passages the signals below decide ("What does the clinic offer?" over one clinic's pages is clear).
-    0b. ``orphan``: a first turn without passages whose "this <noun>" or leading pronoun has nothing to
-       point at ("When was it enacted?", "Briefly narrate the story of this novel."; ``orphan_first_turn``),
-       beside ``bare``.
+    0b. ``orphan``: a first turn whose "this <noun>" or leading pronoun has nothing to point at ("When
+       was it enacted?", "Does this animal have antlers ...?"; ``orphan_first_turn``), with or without
+       passages, beside ``bare``.
     0c. ``pointer``: a later turn without passages whose "this <noun>" or "the <noun>'s" points at
        something the conversation never named (``untied_pointer``), before the no-passage model.
     0d. ``kinds``: a later turn without passages whose "the <noun>" leaves open which of several kinds
@@ -462,6 +536,9 @@ def is_underspecified(
     5. ``definite``: "the <noun>" that the conversation never names, over at least
        ``MIN_THINGS`` titled things none of which the conversation or the turn names ("the
        country" after an exchange about Cahokia, passages about Israel and Egypt).
+    6. ``several``: a definite noun phrase ("the TV series", "the Superior Court") whose head at least
+       ``MIN_CARRIERS`` of the passages' things carry, none singled out by a word only its title has
+       (``several_named``).
     ``Context.clarify_signals`` says which of these may decide (all by default). No model judges the
     turn: the 1.5B's "unclear" probability did not separate the classes (benchmarks/results/clarify.md).
     Returns the decision and the evidence.
@@ -477,7 +554,9 @@ def is_underspecified(
     bare = bare_first_turn(history, question) if not passages and "bare" in on else None
     if bare is not None:  # model-free, before the no-passage model: nothing else says what it is about
         return True, [f"bare: a first turn with only '{' '.join(bare)}' to say what it is about"]
-    orphan = orphan_first_turn(history, question) if not passages and "orphan" in on else None
+    # with passages too: "Does this animal have antlers ...?" opening a conversation names no animal,
+    # whatever the passages are about (MTRAG's 110 reference first turns, with their passages: none asked)
+    orphan = orphan_first_turn(history, question) if "orphan" in on else None
     if orphan is not None:  # model-free, as "bare": a first turn's pointer with nothing to point at
         return True, [f"orphan: '{orphan}' on a first turn, with nothing named for it to point at"]
     pointer = untied_pointer(history, question) if not passages and "pointer" in on else None
@@ -530,6 +609,9 @@ def is_underspecified(
             said = _said(history, question) - {stem(definite[0])}
             if not any(_mentioned(thing, said) for thing in titled):
                 return True, [f"definite: 'the {definite[0]}', none of the {len(titled)} titled things named"]
+    several = several_named(history, question, passages) if "several" in on else None
+    if several is not None:
+        return True, [f"several: '{several[0]}' carried by {len(several[2])} things, none singled out"]
     return False, ["no unresolved reference" if phrase is None else f"'{phrase}', too few things"]
 
 
@@ -737,6 +819,9 @@ def kind_and_names(
             names = alternatives(word, passages)
             if len(names) >= 2:
                 return word, names
+    several = several_named(history, question, passages)
+    if several is not None:  # "Which series do you mean: ...?" over the things that carry "series"
+        return several[1], [_TITLE_HEAD.split(title)[0] for title in several[2]]
     return "one", passage_things(passages)
 
 

@@ -11,7 +11,17 @@ from mtrag_graph.stages.common import ModelSetting
 
 # The model-free signals that may call a turn underspecified (``judging/underspecified.py``).
 ClarifySignal = Literal[
-    "bare", "orphan", "pointer", "kinds", "rule", "pronoun", "passages", "person", "definite", "rivals"
+    "bare",
+    "orphan",
+    "pointer",
+    "kinds",
+    "rule",
+    "pronoun",
+    "passages",
+    "person",
+    "definite",
+    "rivals",
+    "several",
 ]
 
 register(
@@ -52,7 +62,19 @@ class ClarifySettings:
         "a signal, and the model's MiniLM embedder is never loaded.",
     )
     clarify_signals: tuple[ClarifySignal, ...] = setting(
-        ("bare", "orphan", "pointer", "kinds", "rule", "pronoun", "passages", "person", "definite", "rivals"),
+        (
+            "bare",
+            "orphan",
+            "pointer",
+            "kinds",
+            "rule",
+            "pronoun",
+            "passages",
+            "person",
+            "definite",
+            "rivals",
+            "several",
+        ),
         stage="clarify",
         description="The model-free signals that may call a turn underspecified "
         "(mtrag_graph.judging.underspecified.SIGNALS, docs/clarify.md); drop one that asks back too often "

@@ -34,7 +34,7 @@ def test_a_turn_the_node_would_ask_about_gets_its_question():
     out = reclarified(record, fake_context(clarify_model=_no_model()))
     assert out["predictions"] == [{"text": QUESTION}]
     assert out["route"]["clarification"]["asked"] is True
-    assert out["route"]["clarification"]["evidence"].startswith("rule: unresolved reference 'this library'")
+    assert out["route"]["clarification"]["evidence"].startswith("orphan: 'this library'")
 
 
 def test_a_clear_turn_keeps_the_runs_answer():
