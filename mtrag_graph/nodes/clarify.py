@@ -65,7 +65,8 @@ def question_options(
     if kinds is not None:
         return kinds[0], kind_options(kinds)
     kind, names = kind_and_names(history, question, passages)
-    return (kind, names) if len(names) >= 2 else None
+    # a kind without options (the ``several`` things' titles alike) is asked plainly in the user's word
+    return (kind, names) if len(names) >= 2 or kind != "one" else None
 
 
 def clarifying_question(state: Mapping[str, Any], context: Context) -> str:
