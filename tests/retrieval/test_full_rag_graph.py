@@ -60,12 +60,13 @@ def every_option_is_sensible(monkeypatch):
 
 @pytest.mark.usefixtures("every_option_is_sensible")
 def test_clarify_in_full_rag_sees_the_retrieved_passages(tiny_index: Path):
-    # "this team": the conversation never names one; the kept passages speak of several things
+    # "this team": nothing names one (a first turn's pointer: the orphan signal); the question names the
+    # things the kept passages speak of
     task = {**TASK, "input": [{"speaker": "user", "text": "Where does this team play its NFL games?"}]}
     context = fake_context(index_dir=str(tiny_index), clarify=True, top_k=3)
     state = build_graph(output="state").invoke({"task": task}, context=context)
     assert state["clarification"]["asked"] is True
-    assert state["clarification"]["evidence"].startswith("rule: unresolved reference 'this team'")
+    assert state["clarification"]["evidence"].startswith("orphan: 'this team'")
     assert "Arizona Cardinals" in state["answer"]  # the question names what was retrieved
     assert context.gate_model.calls == [] and context.generate_model.calls == []
 
