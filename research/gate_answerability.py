@@ -93,7 +93,9 @@ def score(model: Any, tokenizer: Any, pairs: Sequence[tuple[str, str]], batch: i
     return out
 
 
-def train(pairs: list[tuple[str, str, float]], *, layers: int, epochs: int, lr: float, seed: int) -> Any:
+def train(
+    pairs: list[tuple[str, str, float]], *, layers: int, epochs: int, lr: float, head_lr: float, seed: int
+) -> Any:
     """The bundled MiniLM, its top ``layers`` encoder layers, pooler and head trained with binary
     cross-entropy on ``(question, passage, label)`` pairs (classes weighted to balance)."""
     import torch
@@ -107,8 +109,11 @@ def train(pairs: list[tuple[str, str, float]], *, layers: int, epochs: int, lr: 
         )
     positives = sum(label for *_, label in pairs)
     weight = torch.tensor((len(pairs) - positives) / max(positives, 1))
+    # the fresh head and the pooler at ``head_lr``, the pretrained layers at ``lr``
+    head = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("bert.encoder.")]
+    body = [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("bert.encoder.")]
     optimiser = torch.optim.AdamW(
-        [p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=0.01
+        [{"params": body, "lr": lr}, {"params": head, "lr": head_lr}], weight_decay=0.01
     )
     rng = random.Random(seed)
     batch = 16
@@ -167,6 +172,38 @@ def hard_negatives(
     return out
 
 
+def compare_either(
+    rows: list[dict[str, Any]], first: Sequence[str], second: Sequence[str], loss: float
+) -> tuple[str, list[str]]:
+    """Two fitted rules, either of which declines: a logistic regression on each feature set, each
+    threshold chosen on the training folds at half of ``loss`` (5-fold CV grouped by conversation, as
+    ``research.gate_signals.compare``). Returns the table's row cells: positives, UNANSWERABLE over
+    retrieved passages, moved answers turned away."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from mtrag_graph.measure.decisions.metrics import best_threshold
+
+    y = np.array([r["label"] for r in rows])
+    groups = np.array([r["conversation_id"] for r in rows])
+    kinds = np.array([r["kind"] for r in rows])
+    decline = np.zeros(len(rows), dtype=bool)
+    for train_rows, test_rows in GroupKFold(n_splits=5).split(rows, y, groups):
+        for features in (first, second):
+            x = np.array([[r["features"][f] for f in features] for r in rows])
+            model = make_pipeline(
+                StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=2000)
+            )
+            model.fit(x[train_rows], y[train_rows])
+            scores = model.predict_proba(x[train_rows])[:, 1]
+            threshold, _ = best_threshold(scores.tolist(), y[train_rows].tolist(), max_positive_loss=loss / 2)
+            decline[test_rows] |= model.predict_proba(x[test_rows])[:, 1] < threshold
+    kinds_of = ("positive", "unanswerable_retrieved", "other_conversation")
+    return "either", [f"{decline[kinds == k].sum()}/{(kinds == k).sum()}" for k in kinds_of]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m research.gate_answerability", description=__doc__.split("\n")[0]
@@ -180,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train", action="store_true", help="train the two-fold answerability cross-encoder")
     parser.add_argument("--layers", type=int, default=3)
     parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--lr", type=float, default=5e-5, help="the trained encoder layers' learning rate")
+    parser.add_argument("--head-lr", type=float, default=1e-3, help="the pooler's and the head's")
     parser.add_argument("--hard", type=int, default=2, help="hard negatives per answerable turn")
     parser.add_argument("--hard-sample", type=int, default=400, help="answerable turns given hard negatives")
     parser.add_argument("-o", "--out", required=True)
@@ -217,9 +255,13 @@ def main(argv: list[str] | None = None) -> int:
     }
 
     trained: dict[str, list[float]] = {}
-    trained_path = out / "trained.jsonl"
+    trained_path = out / f"trained-{args.layers}l-{args.epochs}e-{args.lr:g}-{args.head_lr:g}.jsonl"
     if args.train and not trained_path.exists():
-        hard = hard_negatives(items, tasks, args.index, args.hard, args.hard_sample, args.seed)
+        hard_path = out / f"hard-{args.hard}-{args.hard_sample}.json"
+        if not hard_path.exists():
+            found = hard_negatives(items, tasks, args.index, args.hard, args.hard_sample, args.seed)
+            hard_path.write_text(json.dumps(found))
+        hard = json.loads(hard_path.read_text())
         for fold in (0, 1):
             train_items = [i for i in items if fold_of(i["conversation_id"]) != fold]
             pairs = training_pairs(train_items, hard)
@@ -228,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             started = time.time()
-            model = train(pairs, layers=args.layers, epochs=args.epochs, lr=args.lr, seed=args.seed)
+            model = train(pairs, layers=args.layers, epochs=args.epochs, lr=args.lr, head_lr=args.head_lr,
+                          seed=args.seed)  # fmt: skip
             print(f"fold {fold}: trained in {time.time() - started:.0f} s", file=sys.stderr)
             _, tokenizer = load_model(None)
             for item in items:
@@ -259,6 +302,15 @@ def main(argv: list[str] | None = None) -> int:
         sets["trained cross-encoder alone"] = tuple(f"trained_{f}" for f in CE_FEATURES)
         sets["shipped four + trained cross-encoder"] = (*CURRENT, *(f"trained_{f}" for f in CE_FEATURES))
     table = compare(rows, sets, args.max_positive_loss)
+    for name in ("shipped", "trained") if trained else ("shipped",):
+        _, cells = compare_either(
+            rows, CURRENT, tuple(f"{name}_{f}" for f in CE_FEATURES), args.max_positive_loss
+        )
+        table += (
+            f"\n| shipped four, or the {name} cross-encoder alone (each at half the loss) | | "
+            + " | ".join(cells)
+            + " |"
+        )
     (out / "table.md").write_text(table + "\n")
     print(table)
     return 0

@@ -33,3 +33,17 @@ def test_reference_passages_are_positive_and_every_other_passage_negative():
 def test_a_conversation_keeps_its_fold():
     folds = {fold_of(f"conversation-{n}") for n in range(20)}
     assert folds == {0, 1} and fold_of("x") == fold_of("x")
+
+
+def test_either_rule_declines_what_each_feature_set_alone_would():
+    from research.gate_answerability import compare_either
+
+    rows = []
+    for n in range(200):  # "a" tells the moved answers apart, "b" the unanswerable ones
+        kind = ("positive", "positive", "unanswerable_retrieved", "other_conversation")[n % 4]
+        a = 0.0 if kind == "other_conversation" else 1.0
+        b = 0.0 if kind == "unanswerable_retrieved" else 1.0
+        rows.append({"conversation_id": f"c{n}", "kind": kind, "label": kind == "positive",
+                     "features": {"a": a + (n % 7) * 0.01, "b": b + (n % 5) * 0.01}})  # fmt: skip
+    _, cells = compare_either(rows, ("a",), ("b",), loss=0.02)
+    assert cells == ["0/100", "50/50", "50/50"]
