@@ -25,7 +25,7 @@ from pathlib import Path
 from mtrag_graph.context import Context
 from mtrag_graph.judging.grounding import SentenceSupport, grounded_answer, sentence_support, support_entries
 from mtrag_graph.judging.underspecified import is_underspecified
-from mtrag_graph.nodes.clarify import clarifying_question
+from mtrag_graph.nodes.clarify import clarifying_question, signal_of
 from mtrag_graph.prompts import clarify as clarify_prompts
 from mtrag_graph.prompts.build import format_conversation
 from mtrag_graph.tasks import parse_task
@@ -131,7 +131,7 @@ def reclarified(record: dict, context: Context) -> dict:
     if not decision:
         return record
     state = {"history": history, "question": task.question, "passages": passages}
-    question = clarifying_question(state, context)
+    question = clarifying_question(state, context, decided_by=signal_of(evidence))
     if question == clarify_prompts.FALLBACK:  # the scripted model's reply was used
         raise ValueError(
             f"task {record['task_id']}: the question needs the clarify model; run with --clarify"

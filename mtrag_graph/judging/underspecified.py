@@ -807,12 +807,17 @@ def _underspecified_over_documents(
 
 
 def kind_and_names(
-    history: Sequence[dict[str, str]], question: str, passages: Sequence[dict[str, Any]] | None
+    history: Sequence[dict[str, str]],
+    question: str,
+    passages: Sequence[dict[str, Any]] | None,
+    *,
+    several: bool = False,
 ) -> tuple[str, list[str]]:
     """The reference's noun, as the user wrote it, and the names of that kind in the passages ("clinic",
     [...]); the head of the user's phrase is tried before the word after its determiner ("this tricolor
-    national flag": "flag", then "tricolor"). Without two such names, the ``several`` phrase's head and
-    the first parts of its things' titles (none when two are alike); else "one" and the passages' titles."""
+    national flag": "flag", then "tricolor"). Without two such names, when ``several`` decided the turn,
+    its phrase's head and the first parts of its things' titles (none when two are alike); else "one" and
+    the passages' titles."""
     phrase = unresolved_reference(history, question)
     nouns = [phrase.split()[-1].removesuffix("'s")] if phrase and " " in phrase else []
     for noun in [*nouns, *unresolved_definite(history, question)]:
@@ -820,12 +825,12 @@ def kind_and_names(
             names = alternatives(word, passages)
             if len(names) >= 2:
                 return word, names
-    several = several_named(history, question, passages)
-    if several is not None:  # "Which series do you mean: ...?" over the things that carry "series"
-        heads = [_TITLE_HEAD.split(title)[0] for title in several[2]]
+    found = several_named(history, question, passages) if several else None
+    if found is not None:  # "Which series do you mean: ...?" over the things that carry "series"
+        heads = [_TITLE_HEAD.split(title)[0] for title in found[2]]
         # heads that repeat ("Jury Service | ... | County of Alameda", "Jury Service | ... | County of
         # Tulare") do not tell the things apart: no options, the question asks in the user's word
-        return several[1], heads if len({h.lower() for h in heads}) == len(heads) else []
+        return found[1], heads if len({h.lower() for h in heads}) == len(heads) else []
     return "one", passage_things(passages)
 
 

@@ -56,6 +56,8 @@ def question_options(
     question: str,
     passages: Sequence[dict[str, Any]] | None,
     context: Context,
+    *,
+    decided_by: str | None = None,
 ) -> tuple[str, list[str]] | None:
     """What a clarifying question may name before the option check: the kind and its kinds that an
     earlier answer named, without passages ("SDK", ["Server-side SDK", ...]: ``rival_kinds``); else the
@@ -64,12 +66,17 @@ def question_options(
     kinds = rival_kinds(history, question) if not passages and "kinds" in context.clarify_signals else None
     if kinds is not None:
         return kinds[0], kind_options(kinds)
-    kind, names = kind_and_names(history, question, passages)
+    kind, names = kind_and_names(history, question, passages, several=decided_by == "several")
     # a kind without options (the ``several`` things' titles alike) is asked plainly in the user's word
     return (kind, names) if len(names) >= 2 or kind != "one" else None
 
 
-def clarifying_question(state: Mapping[str, Any], context: Context) -> str:
+def signal_of(evidence: Sequence[str]) -> str:
+    """The signal that decided, from the decision's evidence ("several: 'the TV series' ..." -> "several")."""
+    return evidence[-1].split(":", 1)[0] if evidence else ""
+
+
+def clarifying_question(state: Mapping[str, Any], context: Context, decided_by: str | None = None) -> str:
     """Which one? Naming the readings the conversation or the passages offer when at least two are about
     what the user asked (``question_options``, checked by ``clarify_options.sensible_options``: one
     embedding call, no model call): "Which clinic do you mean: Hibbing VA Clinic, ...?". With fewer, the
@@ -78,7 +85,7 @@ def clarifying_question(state: Mapping[str, Any], context: Context) -> str:
     ``prompts.clarify.FALLBACK``), and one that only restates the user's question is replaced
     by the fallback too."""
     history, question, passages = state.get("history", []), state["question"], _passages(state)
-    offered = question_options(history, question, passages, context)
+    offered = question_options(history, question, passages, context, decided_by=decided_by)
     if offered is not None:
         kind, options = offered
         kept = sensible_options(options, question, get_embedder(context.embedder).embed)
@@ -135,7 +142,7 @@ def clarify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     )
     if not decision:
         return {"clarification": {"asked": False}}
-    asked = clarifying_question(state, context)
+    asked = clarifying_question(state, context, decided_by=signal_of(evidence))
     clarification = {"asked": True, "question": asked, "evidence": evidence[-1]}
     if asks_the_user(state, context):  # nodes/ask_user.py asks it
         return {"clarification": clarification, "messages": [question_message(asked, state)]}

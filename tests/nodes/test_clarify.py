@@ -160,10 +160,13 @@ def test_a_phrase_whose_head_several_things_carry_and_none_is_singled_out_is_ask
     assert found is not None and found[0] == "the TV series" and found[1] == "series" and len(found[2]) == 4
     decided, evidence = is_underspecified(EARLIER_DOW, question, SERIES, fake_context(clarify=True))
     assert decided is True and evidence[0].startswith("several: 'the TV series' carried by 4 things")
-    asked = clarifying_question(
-        {"history": EARLIER_DOW, "question": question, "passages": SERIES}, fake_context(clarify=True)
-    )
+    state = {"history": EARLIER_DOW, "question": question, "passages": SERIES}
+    asked = clarifying_question(state, fake_context(clarify=True), decided_by="several")
     assert asked.startswith("Which series do you mean: Norman Bates, Pride and Prejudice")
+    # decided by another signal, the question follows that one: the passages' titles here
+    assert clarifying_question(state, fake_context(clarify=True), decided_by="definite").startswith(
+        "Which one do you mean:"
+    )
 
 
 def test_a_word_only_one_title_has_singles_that_thing_out():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from research.gate_answerability import ce_features, fold_of, training_pairs
+from research.gate_answerability import ce_features, compare_either, fold_of, training_pairs
 
 
 def test_an_items_passage_scores_become_the_best_the_mean_and_the_best_two():
@@ -36,8 +36,6 @@ def test_a_conversation_keeps_its_fold():
 
 
 def test_either_rule_declines_what_each_feature_set_alone_would():
-    from research.gate_answerability import compare_either
-
     rows = []
     for n in range(200):  # "a" tells the moved answers apart, "b" the unanswerable ones
         kind = ("positive", "positive", "unanswerable_retrieved", "other_conversation")[n % 4]

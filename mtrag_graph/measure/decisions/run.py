@@ -24,7 +24,7 @@ from mtrag_graph.judging.grounding import unsupported_facts
 from mtrag_graph.judging.relation import judge_relation
 from mtrag_graph.judging.underspecified import is_underspecified
 from mtrag_graph.nodes.answerability_gate import evidence_features
-from mtrag_graph.nodes.clarify import clarifying_question
+from mtrag_graph.nodes.clarify import clarifying_question, signal_of
 from mtrag_graph.prompts.build import format_conversation, question_for_answering
 from mtrag_graph.runtime.jsonl_out import open_resumable
 from mtrag_graph.stages import settings_of
@@ -169,7 +169,7 @@ def decide_clarify(item: dict[str, Any], context: Context) -> dict[str, Any]:
         "evidence": evidence[-1] if evidence else "",
     }
     if decision:
-        result["question_asked"] = clarifying_question(item, context)
+        result["question_asked"] = clarifying_question(item, context, decided_by=signal_of(evidence))
     return result
 
 
