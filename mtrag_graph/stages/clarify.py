@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from mtrag_graph import settings
 from mtrag_graph.stages import Stage, register, setting
@@ -11,18 +11,8 @@ from mtrag_graph.stages.common import ModelSetting
 
 # The model-free signals that may call a turn underspecified (``judging/underspecified.py``).
 ClarifySignal = Literal[
-    "bare",
-    "orphan",
-    "pointer",
-    "kinds",
-    "rule",
-    "pronoun",
-    "passages",
-    "person",
-    "definite",
-    "rivals",
-    "several",
-]
+    "bare", "orphan", "pointer", "kinds", "rule", "pronoun", "passages", "person", "definite", "rivals", "several"
+]  # fmt: skip
 
 register(
     Stage("clarify", "Asks back when the turn is underspecified (an unresolved reference, passages about "
@@ -62,19 +52,7 @@ class ClarifySettings:
         "a signal, and the model's MiniLM embedder is never loaded.",
     )
     clarify_signals: tuple[ClarifySignal, ...] = setting(
-        (
-            "bare",
-            "orphan",
-            "pointer",
-            "kinds",
-            "rule",
-            "pronoun",
-            "passages",
-            "person",
-            "definite",
-            "rivals",
-            "several",
-        ),
+        get_args(ClarifySignal),  # every signal, in the order they are listed
         stage="clarify",
         description="The model-free signals that may call a turn underspecified "
         "(mtrag_graph.judging.underspecified.SIGNALS, docs/clarify.md); drop one that asks back too often "
