@@ -37,16 +37,15 @@ import numpy as np
 
 from mtrag_graph.measure.decisions.retrieval import index_retriever
 from mtrag_graph.measure.decisions.sets import gate_items, load_split
+from mtrag_graph.retrieval.corpus import passage_text
 from research.gate_signals import CURRENT, compare
 
-MAX_LENGTH = 256
 CE_FEATURES = ("max", "mean", "top2")
 
 
 def pair_text(passage: dict[str, Any]) -> str:
-    title = str(passage.get("title") or "")
-    text = str(passage.get("text") or "")
-    return f"{title}\n{text}" if title else text
+    """What a passage is scored as, as the rerank node passes it (``passage_text``: title and text)."""
+    return passage_text(str(passage.get("title") or ""), str(passage.get("text") or ""))
 
 
 def fold_of(conversation: str) -> int:
@@ -63,58 +62,32 @@ def ce_features(scores: Sequence[float], prefix: str) -> dict[str, float]:
     }
 
 
-def load_model(folder: Path | None) -> tuple[Any, Any]:
-    """A one-logit ``BertForSequenceClassification``: from ``folder``, or the bundled MiniLM with a fresh
-    head (``folder`` None), and the MiniLM tokenizer."""
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+def shipped_model() -> tuple[Any, Any]:
+    """The bundled cross-encoder reranker (``models.cross_encoder``) and the MiniLM tokenizer."""
+    from transformers import AutoTokenizer, BertForSequenceClassification
 
     from mtrag_graph.models.bundled import minilm_path
-    from mtrag_graph.models.cross_encoder import base_state_dict, classifier_config
+    from mtrag_graph.models.cross_encoder import bundled_cross_encoder
 
-    tokenizer = AutoTokenizer.from_pretrained(str(minilm_path()))
-    if folder is not None:
-        return BertForSequenceClassification.from_pretrained(str(folder)), tokenizer
-    model = BertForSequenceClassification(BertConfig(**classifier_config()))
-    model.load_state_dict(base_state_dict(), strict=False)  # the head is new
-    return model, tokenizer
-
-
-def score(model: Any, tokenizer: Any, pairs: Sequence[tuple[str, str]], batch: int = 32) -> list[float]:
-    import torch
-
-    out: list[float] = []
-    model.eval()
-    with torch.inference_mode():
-        for at in range(0, len(pairs), batch):
-            chunk = pairs[at : at + batch]
-            encoded = tokenizer([q for q, _ in chunk], [p for _, p in chunk], truncation="only_second",
-                                max_length=MAX_LENGTH, padding=True, return_tensors="pt")  # fmt: skip
-            out.extend(model(**encoded).logits[:, 0].tolist())
-    return out
+    model = BertForSequenceClassification.from_pretrained(str(bundled_cross_encoder()))
+    return model, AutoTokenizer.from_pretrained(str(minilm_path()))
 
 
 def train(
     pairs: list[tuple[str, str, float]], *, layers: int, epochs: int, lr: float, head_lr: float, seed: int
-) -> Any:
+) -> tuple[Any, Any]:
     """The bundled MiniLM, its top ``layers`` encoder layers, pooler and head trained with binary
-    cross-entropy on ``(question, passage, label)`` pairs (classes weighted to balance)."""
+    cross-entropy on ``(question, passage, label)`` pairs (classes weighted to balance); and its tokenizer."""
     import torch
 
+    from mtrag_graph.models.cross_encoder import MAX_LENGTH
+    from research.reranker_fit import fresh_cross_encoder, optimiser_of
+
     torch.manual_seed(seed)
-    model, tokenizer = load_model(None)
-    trainable = {f"bert.encoder.layer.{i}." for i in range(6 - layers, 6)}
-    for name, parameter in model.named_parameters():
-        parameter.requires_grad = name.startswith(("bert.pooler.", "classifier.")) or any(
-            name.startswith(t) for t in trainable
-        )
+    model, tokenizer = fresh_cross_encoder(layers)
     positives = sum(label for *_, label in pairs)
     weight = torch.tensor((len(pairs) - positives) / max(positives, 1))
-    # the fresh head and the pooler at ``head_lr``, the pretrained layers at ``lr``
-    head = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("bert.encoder.")]
-    body = [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("bert.encoder.")]
-    optimiser = torch.optim.AdamW(
-        [{"params": body, "lr": lr}, {"params": head, "lr": head_lr}], weight_decay=0.01
-    )
+    optimiser = optimiser_of(model, lr, head_lr)
     rng = random.Random(seed)
     batch = 16
     for epoch in range(epochs):
@@ -136,7 +109,7 @@ def train(
             if (at // batch) % 40 == 0:
                 print(f"epoch {epoch + 1} {at}/{len(order)}: loss {total / (at + len(chunk)):.4f} "
                       f"({time.time() - started:.0f} s)", file=sys.stderr, flush=True)  # fmt: skip
-    return model
+    return model, tokenizer
 
 
 def training_pairs(
@@ -237,17 +210,21 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(
             f"{len(missing)} items not in {args.signals} (another seed or --other?): {missing[:3]}"
         )
-    pairs_of = {i["item_id"]: [(str(i["question"]), pair_text(p)) for p in i["passages"]] for i in items}
+    # one question and its passages' texts per item, as research.reranker_fit.score_pairs takes them
+    pairs_of = {i["item_id"]: (str(i["question"]), [pair_text(p) for p in i["passages"]]) for i in items}
 
     shipped_path = out / "shipped.jsonl"
     if not shipped_path.exists():
-        from mtrag_graph.models.cross_encoder import bundled_cross_encoder
+        from research.reranker_fit import score_pairs
 
-        model, tokenizer = load_model(bundled_cross_encoder())
+        model, tokenizer = shipped_model()
         started = time.time()
-        rows = [{"item_id": k, "scores": score(model, tokenizer, v)} for k, v in pairs_of.items()]
+        rows = [
+            {"item_id": k, "scores": score_pairs(model, tokenizer, q, texts)}
+            for k, (q, texts) in pairs_of.items()
+        ]
         shipped_path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        print(f"shipped cross-encoder: {sum(map(len, pairs_of.values()))} pairs in {time.time() - started:.0f} s",
+        print(f"shipped cross-encoder: {sum(len(texts) for _, texts in pairs_of.values())} pairs in {time.time() - started:.0f} s",
               file=sys.stderr)  # fmt: skip
     shipped = {
         json.loads(line)["item_id"]: json.loads(line)["scores"]
@@ -262,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
             found = hard_negatives(items, tasks, args.index, args.hard, args.hard_sample, args.seed)
             hard_path.write_text(json.dumps(found))
         hard = json.loads(hard_path.read_text())
+        from research.reranker_fit import score_pairs
+
         for fold in (0, 1):
             train_items = [i for i in items if fold_of(i["conversation_id"]) != fold]
             pairs = training_pairs(train_items, hard)
@@ -270,13 +249,12 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             started = time.time()
-            model = train(pairs, layers=args.layers, epochs=args.epochs, lr=args.lr, head_lr=args.head_lr,
-                          seed=args.seed)  # fmt: skip
+            model, tokenizer = train(pairs, layers=args.layers, epochs=args.epochs, lr=args.lr,
+                                     head_lr=args.head_lr, seed=args.seed)  # fmt: skip
             print(f"fold {fold}: trained in {time.time() - started:.0f} s", file=sys.stderr)
-            _, tokenizer = load_model(None)
             for item in items:
                 if fold_of(item["conversation_id"]) == fold:
-                    trained[item["item_id"]] = score(model, tokenizer, pairs_of[item["item_id"]])
+                    trained[item["item_id"]] = score_pairs(model, tokenizer, *pairs_of[item["item_id"]])
         trained_path.write_text(
             "".join(json.dumps({"item_id": k, "scores": v}) + "\n" for k, v in trained.items())
         )

@@ -191,16 +191,45 @@ def evaluate(
     return out
 
 
+def trained_prefixes(train_layers: int) -> list[str]:
+    """The parameter-name prefixes trained: the top ``train_layers`` encoder layers, the pooler, the head."""
+    layers = int(classifier_config()["num_hidden_layers"])
+    return [
+        *(f"bert.encoder.layer.{i}." for i in range(layers - train_layers, 6)),
+        "bert.pooler.",
+        "classifier.",
+    ]
+
+
+def fresh_cross_encoder(train_layers: int) -> tuple[Any, Any]:
+    """The bundled MiniLM as a one-logit ``BertForSequenceClassification`` with a fresh head, only its top
+    ``train_layers`` encoder layers, the pooler and the head left trainable; and its tokenizer."""
+    tokenizer = AutoTokenizer.from_pretrained(str(minilm_path()))
+    config = BertConfig(**classifier_config())
+    model = BertForSequenceClassification(config)
+    missing, unexpected = model.load_state_dict(base_state_dict(), strict=False)
+    assert not unexpected and set(missing) <= {"classifier.weight", "classifier.bias"}, (missing, unexpected)
+    prefixes = trained_prefixes(train_layers)
+    for name, param in model.named_parameters():
+        param.requires_grad = any(name.startswith(p) for p in prefixes)
+    return model, tokenizer
+
+
+def optimiser_of(model: Any, lr: float, head_lr: float) -> Any:
+    """AdamW over the trainable parameters: the fresh head and the pooler at ``head_lr``, the pretrained
+    layers at ``lr``."""
+    head = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("bert.encoder.")]
+    layers = [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("bert.encoder.")]
+    return torch.optim.AdamW(
+        [{"params": layers, "lr": lr}, {"params": head, "lr": head_lr}], weight_decay=0.01
+    )
+
+
 def train(
     model: Any, tokenizer: Any, data: list[tuple[str, list[str]]], *, epochs: int, lr: float, head_lr: float,
     batch_groups: int, seed: int,
 ) -> list[float]:  # fmt: skip
-    # the fresh head and the pooler learn at ``head_lr``, the pretrained layers at ``lr``
-    head = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("bert.encoder.")]
-    layers = [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("bert.encoder.")]
-    optimiser = torch.optim.AdamW(
-        [{"params": layers, "lr": lr}, {"params": head, "lr": head_lr}], weight_decay=0.01
-    )
+    optimiser = optimiser_of(model, lr, head_lr)
     steps = epochs * ((len(data) + batch_groups - 1) // batch_groups)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimiser, lambda step: min(1.0, (step + 1) / max(1, steps // 10)) * max(0.0, 1 - step / steps)
@@ -260,18 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     passages = corpus(data)
     train_groups = groups(by_split["train"], pool, passages, args.negatives, random.Random(args.seed))
 
-    tokenizer = AutoTokenizer.from_pretrained(str(minilm_path()))
-    config = BertConfig(**classifier_config())
-    model = BertForSequenceClassification(config)
-    missing, unexpected = model.load_state_dict(base_state_dict(), strict=False)
-    assert not unexpected and set(missing) <= {"classifier.weight", "classifier.bias"}, (missing, unexpected)
-    trained_prefixes = [
-        *(f"bert.encoder.layer.{i}." for i in range(config.num_hidden_layers - args.train_layers, 6)),
-        "bert.pooler.", "classifier.",
-    ]  # fmt: skip
-    for name, param in model.named_parameters():
-        param.requires_grad = any(name.startswith(p) for p in trained_prefixes)
-
+    model, tokenizer = fresh_cross_encoder(args.train_layers)
     started = time.time()
     losses = train(
         model, tokenizer, train_groups, epochs=args.epochs, lr=args.lr, head_lr=args.head_lr,
@@ -313,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         "queries": {s: len(v) for s, v in by_split.items()},
         "training groups": len(train_groups),
         "negatives": f"{args.negatives} a group, from the hybrid top {DEPTH} not judged relevant",
-        "trained tensors": trained_prefixes,
+        "trained tensors": trained_prefixes(args.train_layers),
         "max_length": MAX_LENGTH,
         "epochs loss": losses,
         "training seconds": seconds,
