@@ -47,6 +47,40 @@ _TIME_WORDS = frozenset(
     "time times moment day days week weeks weekend month months year years season morning evening night".split()
 )
 _NOT_A_NOUN = STOPWORDS | _TIME_WORDS | {"means", "mean", "be", "been"}
+# "Is this different from ...", "Are these better than ...", "Was this caused by ...": the demonstrative
+# is the subject and the word after it the predicate, not a noun it points with
+_PREDICATE = re.compile(r"\b(?:is|are|was|were|isn't|aren't)\s+$", re.IGNORECASE)
+_PREPOSITION_AFTER = re.compile(r"\s+(?:from|than|to|by)\b", re.IGNORECASE)
+# a list of three or more short items ("temp, humidity and wind"; "Spain, Italy, Portugal and Greece"):
+# what a later "these/those <noun>" stands for
+_ITEM = r"[\w-]+(?: [\w-]+){0,2}"
+_LIST = re.compile(rf"\b({_ITEM}), ({_ITEM}),? (?:and|or) ([\w-]+)")
+
+
+def _lists(text: str, *, names: bool) -> bool:
+    """Whether ``text`` lists three or more things, no item opening with a closed-class word ("cool, it
+    forms thunderstorms and ..." lists nothing); with ``names``, every item a capitalised name (an
+    answer's "local, state, or federal" is no set a user then points at)."""
+    for match in _LIST.finditer(text):
+        items = [item.split()[-1] if i == 0 else item.split()[0] for i, item in enumerate(match.groups())]
+        if any(item.lower() in STOPWORDS for item in items):
+            continue
+        if not names or all(item[:1].isupper() for item in items):
+            return True
+    return False
+
+
+def _points_with(history: Sequence[dict[str, str]], question: str, match: re.Match[str]) -> bool:
+    """Whether a "this/these/those <word>" match of the question points at a thing with its word. Not
+    when the demonstrative is a copula's subject and the word its predicate ("Is this different from
+    text to speech?"), nor for "these/those" when the last exchange listed three or more things, which
+    they stand for: the user's own list ("temp, humidity and wind ... those elements"), or an answer's list
+    of names ("Spain, Italy, Portugal and Greece ... those countries")."""
+    if _PREDICATE.search(question[: match.start()]) and _PREPOSITION_AFTER.match(question, match.end()):
+        return False
+    if match.group(1).lower() == "this":
+        return True
+    return not any(_lists(turn["text"], names=turn.get("speaker") != "user") for turn in history[-2:])
 
 
 def _unnamed_possessive(question: str, named: set[str]) -> str | None:
@@ -62,7 +96,7 @@ def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> st
     named = _named(history)
     for match in _DEMONSTRATIVE.finditer(question):
         noun = match.group(2)
-        if noun.lower() not in _NOT_A_NOUN and stem(noun) not in named:
+        if noun.lower() not in _NOT_A_NOUN and stem(noun) not in named and _points_with(history, question, match):
             return f"{match.group(1)} {noun}"
     possessive = _unnamed_possessive(question, named)
     if possessive is not None:
@@ -148,7 +182,11 @@ def orphan_first_turn(history: Sequence[dict[str, str]], question: str) -> str |
     text = question.strip()
     for match in _DEMONSTRATIVE.finditer(text):
         noun = match.group(2).lower()
-        if noun not in _NOT_A_NOUN and stem(noun) not in {stem(w) for w in words(text[: match.start()])}:
+        if (
+            noun not in _NOT_A_NOUN
+            and stem(noun) not in {stem(w) for w in words(text[: match.start()])}
+            and _points_with(history, text, match)
+        ):
             return match.group(0)
     pronoun = _PRONOUN.search(text)
     if pronoun is None or _resolved_in_turn(text, pronoun) or _WEATHER_IT.search(text):
@@ -179,7 +217,7 @@ def untied_pointer(history: Sequence[dict[str, str]], question: str) -> str | No
         if not after or after[0] in _NOT_A_NOUN or after[0].endswith("ly"):
             continue
         verb = after[0].endswith("s") and not after[0].endswith(("ss", "us", "is"))
-        if verb and match.group(1).lower() == "this":
+        if verb and match.group(1).lower() == "this" or not _points_with(history, question, match):
             continue
         if stem(after[0]) not in named | {stem(w) for w in words(question[: match.start()])}:
             return f"{match.group(1)} {after[0]}"

@@ -92,6 +92,27 @@ def test_unresolved_reference_uses_no_list_of_nouns():
     assert unresolved_reference([], "Tell me about a specific lighthouse.") == "a specific lighthouse"
 
 
+def test_a_demonstrative_that_is_a_subject_or_stands_for_a_list_points_at_nothing_unnamed():
+    # MTRAG-UN tuning false alarms: "this" the subject of "is ... different from"; "those" the user's own list
+    speech = [{"speaker": "user", "text": "what is Speech to Text service?"},
+              {"speaker": "agent", "text": "It transcribes the human voice."}]  # fmt: skip
+    assert unresolved_reference(speech, "Is this different from text to speech one?") is None
+    assert unresolved_reference(speech, "Is this dialect different in Spain?") == "this dialect"
+    fire = [{"speaker": "user", "text": "Is there any threshold combination of temp, humidity and wind?"},
+            {"speaker": "agent", "text": "I do not have that information."}]  # fmt: skip
+    question = "No, I meant if there is any point of those elements that trigger wildfire."
+    assert unresolved_reference(fire, question) is None
+    assert underspecified.untied_pointer(fire, question) is None
+    euro = [{"speaker": "user", "text": "Why could the woes of some EU states end the Euro?"},
+            {"speaker": "agent", "text": "Because Spain, Italy, Portugal and Greece will have to default."}]  # fmt: skip
+    assert underspecified.untied_pointer(euro, "But those countries are no longer in recession.") is None
+    # an answer's list of common words, or words that list nothing, is no set the user points at
+    rain = [{"speaker": "user", "text": "What makes a storm?"},
+            {"speaker": "agent", "text": "As the air gets cool, it forms thunderstorms and heavy rain; local, "
+                                         "state, or federal agencies warn."}]  # fmt: skip
+    assert underspecified.untied_pointer(rain, "Can those cyclones reach us?") == "those cyclones"
+
+
 def test_a_turn_without_an_unresolved_reference_costs_no_model_call():
     model = judge()
     GRAPH.invoke(
