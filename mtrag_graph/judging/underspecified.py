@@ -96,7 +96,11 @@ def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> st
     named = _named(history)
     for match in _DEMONSTRATIVE.finditer(question):
         noun = match.group(2)
-        if noun.lower() not in _NOT_A_NOUN and stem(noun) not in named and _points_with(history, question, match):
+        if (
+            noun.lower() not in _NOT_A_NOUN
+            and stem(noun) not in named
+            and _points_with(history, question, match)
+        ):
             return f"{match.group(1)} {noun}"
     possessive = _unnamed_possessive(question, named)
     if possessive is not None:
