@@ -36,11 +36,19 @@ from mtrag_graph.text import STOPWORDS, stem, words
 # "this/that/these/those <word>" or "the <word>'s" points at one particular thing; when that word
 # does not occur in the last exchange, nothing in the conversation says which one.
 # "that" is left out: it is mostly a relative pronoun or conjunction ("sources that affect ...")
-_DEMONSTRATIVE = re.compile(r"\b(this|these|those)\s+([a-z][\w-]*)", re.IGNORECASE)
+# "this type of violence" points with "violence"
+_DEMONSTRATIVE = re.compile(
+    r"\b(this|these|those)\s+(?:(?:type|kind|sort)s?\s+of\s+)?([a-z][\w-]*)", re.IGNORECASE
+)
+# the readings the no-passage model was fitted on (its ``unresolved_reference`` feature): "this type",
+# and one-word possessives only
+_DEMONSTRATIVE_AS_FITTED = re.compile(r"\b(this|these|those)\s+([a-z][\w-]*)", re.IGNORECASE)
 # a third-person pronoun on a first turn points at something nobody has named yet
 _NAMES_ONE = re.compile(r"(?<=[a-z,] )[A-Z]")  # a capitalised word inside the sentence
 _PRONOUN = re.compile(r"\b(it|its|he|him|his|she|her|they|them|their)\b", re.IGNORECASE)
-_POSSESSIVE = re.compile(r"\bthe\s+([a-z][\w-]*)'s\b", re.IGNORECASE)
+# "the hurricane's", "the police department's" (the head is the last word)
+_POSSESSIVE = re.compile(r"\bthe\s+(?:[a-z][\w-]*\s+)?([a-z][\w-]*)'s\b", re.IGNORECASE)
+_POSSESSIVE_AS_FITTED = re.compile(r"\bthe\s+([a-z][\w-]*)'s\b", re.IGNORECASE)
 _A_SPECIFIC = re.compile(r"\ba specific\s+[a-z]+", re.IGNORECASE)
 # "this week", "these days": a demonstrative of time points at now, not at a thing to choose
 _TIME_WORDS = frozenset(
@@ -83,26 +91,31 @@ def _points_with(history: Sequence[dict[str, str]], question: str, match: re.Mat
     return not any(_lists(turn["text"], names=turn.get("speaker") != "user") for turn in history[-2:])
 
 
-def _unnamed_possessive(question: str, named: set[str]) -> str | None:
+def _unnamed_possessive(question: str, named: set[str], pattern: re.Pattern[str] = _POSSESSIVE) -> str | None:
     """The question's first "the <noun>'s" whose noun is not among the ``named`` stems, or None."""
-    for match in _POSSESSIVE.finditer(question):
+    for match in pattern.finditer(question):
         if stem(match.group(1)) not in named:
             return match.group(0)
     return None
 
 
-def unresolved_reference(history: Sequence[dict[str, str]], question: str) -> str | None:
-    """A phrase of the question that points at one thing the conversation never names, or None."""
+def unresolved_reference(
+    history: Sequence[dict[str, str]], question: str, *, as_fitted: bool = False
+) -> str | None:
+    """A phrase of the question that points at one thing the conversation never names, or None.
+    ``as_fitted``: as the no-passage model's feature was computed when it was fitted ("this type of
+    violence" read as "this type"; no "the police department's")."""
     named = _named(history)
-    for match in _DEMONSTRATIVE.finditer(question):
+    demonstrative = _DEMONSTRATIVE_AS_FITTED if as_fitted else _DEMONSTRATIVE
+    for match in demonstrative.finditer(question):
         noun = match.group(2)
         if (
             noun.lower() not in _NOT_A_NOUN
             and stem(noun) not in named
             and _points_with(history, question, match)
         ):
-            return f"{match.group(1)} {noun}"
-    possessive = _unnamed_possessive(question, named)
+            return match.group(0)
+    possessive = _unnamed_possessive(question, named, _POSSESSIVE_AS_FITTED if as_fitted else _POSSESSIVE)
     if possessive is not None:
         return possessive
     found = _A_SPECIFIC.search(question)
@@ -217,7 +230,7 @@ def untied_pointer(history: Sequence[dict[str, str]], question: str) -> str | No
     for match in _DEMONSTRATIVE.finditer(question):
         if _NAMES_ONE.search(question[: match.start()]) or '"' in question[: match.start()]:
             continue
-        after = words(question[match.end(1) :])[:1]
+        after = words(question[match.start(2) :])[:1]
         if not after or after[0] in _NOT_A_NOUN or after[0].endswith("ly"):
             continue
         verb = after[0].endswith("s") and not after[0].endswith(("ss", "us", "is"))
@@ -681,7 +694,7 @@ def reference_features(history: Sequence[dict[str, str]], question: str) -> dict
         "number": float(any(c.isdigit() for c in question)),
         "pronoun": float(untied),
         "pronoun_first_turn": float(untied and not history),
-        "unresolved_reference": float(unresolved_reference(history, question) is not None),
+        "unresolved_reference": float(unresolved_reference(history, question, as_fitted=True) is not None),
         "unresolved_definite": float(bool(unresolved_definite(history, question))),
         "unresolved_person": float(bool(history) and unresolved_person(history, question) is not None),
         "new_words": (sum(c not in history_stems for c in content) / len(content)) if content else 0.0,

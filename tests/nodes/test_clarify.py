@@ -113,6 +113,20 @@ def test_a_demonstrative_that_is_a_subject_or_stands_for_a_list_points_at_nothin
     assert underspecified.untied_pointer(rain, "Can those cyclones reach us?") == "those cyclones"
 
 
+def test_a_kind_of_thing_and_a_compound_possessive_point_with_their_head_noun():
+    bills = [{"speaker": "user", "text": "For all type of bills where should I learn?"},
+             {"speaker": "agent", "text": "Contact the Consumer Affairs Branch."}]  # fmt: skip
+    question = "Who can file a restraining order for this type of violence?"
+    assert unresolved_reference(bills, question) == "this type of violence"
+    assert unresolved_reference(bills, "Who pays for this type of bill?") is None
+    parks = [{"speaker": "user", "text": "Are the Sonoma parks nice?"}, {"speaker": "agent", "text": "Yes."}]
+    question = "What does the police department's Explorer program offer?"
+    assert unresolved_reference(parks, question) == "the police department's"
+    # the no-passage model's feature is read as it was fitted
+    assert unresolved_reference(parks, question, as_fitted=True) is None
+    assert unresolved_reference(bills, "Who can file one for this type of violence?", as_fitted=True) is None
+
+
 def test_a_turn_without_an_unresolved_reference_costs_no_model_call():
     model = judge()
     GRAPH.invoke(
