@@ -177,3 +177,39 @@ def sensible_options(
     readable = [option for option in options if not _RUN_TOGETHER.search(option)]
     similarities = option_similarities(readable, question, embed)
     return [option for option, similarity in zip(readable, similarities, strict=True) if similarity >= least]
+
+
+_POINTING_DETERMINER = re.compile(r"\b(?:the|this|these|those)\s+", re.IGNORECASE)
+MIN_KIND_LETTERS = 3
+
+
+def phrase_heads(question: str) -> list[str]:
+    """The heads of the question's noun phrases after "the/this/these/those", as written, in order, each
+    once: "the story of this novel" -> ["story", "novel"]; past a possessive, the phrase it opens ("the
+    animal's breed" -> "breed", "the Grey's Anatomy season" -> "season"). Not a head that is not a word
+    of at least ``MIN_KIND_LETTERS`` letters ("the U.S." -> "U")."""
+    heads = []
+    for match in _POINTING_DETERMINER.finditer(question):
+        phrase = noun_phrase(question, match.end())
+        if phrase and re.search(r"['\u2019]s$", phrase[-1]):
+            owner = re.search(re.escape(phrase[-1]), question[match.end() :])
+            owned = noun_phrase(question, match.end() + owner.end()) if owner else []
+            phrase = owned or phrase
+        head = re.sub(r"['\u2019]s$", "", phrase[-1]) if phrase else ""
+        if len(head) >= MIN_KIND_LETTERS and head.isalpha() and head.lower() not in STOPWORDS:
+            heads.append(head)
+    return list(dict.fromkeys(heads))
+
+
+def kind_of_options(question: str, options: Sequence[str], embed: Embed) -> str | None:
+    """Which of the user's nouns (``phrase_heads``) the options are of: the head whose mean cosine with
+    the options is highest ("the story of this novel" over "The Tell-Tale Heart", "The Long Walk", ...
+    -> "novel"), so that a question without a kind from the signals still names the user's word ("Which
+    novel do you mean: ...?", not "Which one"). None when the question has no such noun (one embedding
+    call when it has two or more)."""
+    heads = phrase_heads(question)
+    if len(heads) <= 1:
+        return heads[0] if heads else None
+    vectors = embed([*heads, *options])
+    means = (vectors[: len(heads)] @ vectors[len(heads) :].T).mean(axis=1)
+    return heads[int(np.argmax(means))]

@@ -25,7 +25,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mtrag_graph.context import Context
-from mtrag_graph.judging.clarify_options import sensible_options
+from mtrag_graph.judging.clarify_options import kind_of_options, sensible_options
 from mtrag_graph.judging.underspecified import (
     is_underspecified,
     kind_and_names,
@@ -90,6 +90,8 @@ def clarifying_question(state: Mapping[str, Any], context: Context, decided_by: 
         kind, options = offered
         kept = sensible_options(options, question, get_embedder(context.embedder).embed)
         if len(kept) >= 2:  # "Which SDK do you mean: Server-side SDK, Client-side SDK or Admin SDK?"
+            if kind == "one":  # titles, no kind from the signals: the user's noun they are of, if any
+                kind = kind_of_options(question, kept, get_embedder(context.embedder).embed) or kind
             return prompts.WHICH_OPTION.format(kind=kind, options=_options(kept))
         if kind != "one":  # the readings are about something else: asked plainly, in the user's word
             return prompts.WHICH_NOUN.format(noun=kind)

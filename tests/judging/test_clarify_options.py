@@ -6,8 +6,10 @@ import numpy as np
 
 from mtrag_graph.judging.clarify_options import (
     OPTION_MIN_SIMILARITY,
+    kind_of_options,
     modifier_use,
     noun_phrase,
+    phrase_heads,
     sensible_options,
     user_noun,
 )
@@ -65,7 +67,11 @@ def test_a_noun_before_its_verb_a_compound_or_the_end_still_offers_readings():
     assert modifier_use("What is the key of the national anthem?", "key") is False
 
 
-TOPICS = {"crypto": {"session", "diffie", "hellman", "secret", "encryption"}, "music": {"anthem", "song"}}
+TOPICS = {
+    "crypto": {"session", "diffie", "hellman", "secret", "encryption"},
+    "music": {"anthem", "song"},
+    "books": {"novel", "heart", "walk", "darkness"},
+}
 
 
 def topic_embed(texts):
@@ -97,3 +103,17 @@ def test_an_option_whose_words_ran_together_in_the_passage_is_dropped():
 
 def test_the_shipped_threshold_is_a_cosine_between_nothing_and_sameness():
     assert 0.0 < OPTION_MIN_SIMILARITY < 1.0
+
+
+def test_the_nouns_a_question_points_with_are_its_phrases_heads_past_a_possessive():
+    assert phrase_heads("Briefly narrate the story of this novel.") == ["story", "novel"]
+    assert phrase_heads("What is the origin of the animal's breed?") == ["origin", "breed"]
+    assert phrase_heads("When did the Grey's Anatomy season premiere?") == ["season"]
+    assert phrase_heads("How did the U.S. state derive its name?") == []  # "U": no word
+
+
+def test_titles_without_a_kind_are_named_by_the_users_noun_nearest_them():
+    titles = ["The Tell-Tale Heart", "The Long Walk", "The Left Hand of Darkness"]
+    assert kind_of_options("Briefly narrate the story of this novel.", titles, topic_embed) == "novel"
+    assert kind_of_options("When was the famous basketball player born?", titles, topic_embed) == "player"
+    assert kind_of_options("How is it taxed?", titles, topic_embed) is None
