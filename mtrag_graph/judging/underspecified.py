@@ -861,6 +861,9 @@ def _underspecified_over_documents(
     return False, ["documents: no unresolved noun with names in two documents"]
 
 
+_KIND_OF = re.compile(r"\b(type|kind|sort)s?\s+of\s+", re.IGNORECASE)
+
+
 def kind_and_names(
     history: Sequence[dict[str, str]],
     question: str,
@@ -875,11 +878,13 @@ def kind_and_names(
     the passages' titles."""
     phrase = unresolved_reference(history, question)
     nouns = [phrase.split()[-1].removesuffix("'s")] if phrase and " " in phrase else []
+    # "this type of violence": the question asks which type ("Which type of violence do you mean: ...?")
+    kind_of = _KIND_OF.search(phrase) if phrase else None
     for noun in [*nouns, *unresolved_definite(history, question)]:
         for word in dict.fromkeys([user_noun(question, noun), as_written(question, noun)]):
             names = alternatives(word, passages)
             if len(names) >= 2:
-                return word, names
+                return (f"{kind_of.group(1)} of {word}" if kind_of and noun == nouns[0] else word), names
     found = several_named(history, question, passages) if several else None
     if found is not None:  # "Which series do you mean: ...?" over the things that carry "series"
         heads = [_TITLE_HEAD.split(title)[0] for title in found[2]]

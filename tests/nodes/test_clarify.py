@@ -125,6 +125,12 @@ def test_a_kind_of_thing_and_a_compound_possessive_point_with_their_head_noun():
     # the no-passage model's feature is read as it was fitted
     assert unresolved_reference(parks, question, as_fitted=True) is None
     assert unresolved_reference(bills, "Who can file one for this type of violence?", as_fitted=True) is None
+    orders = [{"document_id": str(i), "title": t, "text": f"{t} protect people."}
+              for i, t in enumerate(["Domestic Violence", "Workplace Violence Restraining Orders"])]  # fmt: skip
+    question = "Who can file a restraining order for this type of violence?"
+    assert underspecified.kind_and_names(bills, question, orders) == (
+        "type of violence", ["Domestic Violence", "Workplace Violence Restraining Orders"]
+    )
 
 
 def test_a_turn_without_an_unresolved_reference_costs_no_model_call():
