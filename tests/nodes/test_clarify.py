@@ -129,7 +129,8 @@ def test_a_kind_of_thing_and_a_compound_possessive_point_with_their_head_noun():
               for i, t in enumerate(["Domestic Violence", "Workplace Violence Restraining Orders"])]  # fmt: skip
     question = "Who can file a restraining order for this type of violence?"
     assert underspecified.kind_and_names(bills, question, orders) == (
-        "type of violence", ["Domestic Violence", "Workplace Violence Restraining Orders"]
+        "type of violence",
+        ["Domestic Violence", "Workplace Violence Restraining Orders"],
     )
 
 
