@@ -41,6 +41,7 @@ _DETERMINERS = frozenset("the this that these those a an".split())
 # verbs among the stopwords: a subject noun phrase before one has ended ("does the storm drain have ...")
 _VERB_STOPWORDS = _AUXILIARIES | frozenset("be been being am have has had get got do done".split())
 _PHRASE_TOKEN = re.compile(r"[A-Za-z][\w-]*(?:['\u2019]s\b)?|\S")
+OWNS = re.compile(r"['\u2019]s$")  # a possessive's "'s" (or "\u2019s") ending a word
 # adverbs and participles end the phrase before them: "really", "recently", "invented", "located",
 # "available"; the closed lists, "still", "together", "born", "made"
 _NOT_A_HEAD = re.compile(r"(?:\w{2}ly|\w{2}[^e]ed)$", re.IGNORECASE)
@@ -89,7 +90,7 @@ def noun_phrase(question: str, start: int) -> list[str]:
             ended_by = lower
             break
         run.append(token)
-        if re.search(r"['\u2019]s$", token):
+        if OWNS.search(token):
             ended_by = "'s"
             break
         if len(run) == MAX_PHRASE_WORDS:
@@ -123,7 +124,7 @@ def user_noun(question: str, noun: str) -> str:
     start = _phrase_start(question, noun)
     phrase = noun_phrase(question, start) if start is not None else []
     head = phrase[-1] if phrase else as_written(question, noun)
-    return re.sub(r"['\u2019]s$", "", head)
+    return OWNS.sub("", head)
 
 
 def as_written(question: str, word: str) -> str:
@@ -191,11 +192,11 @@ def phrase_heads(question: str) -> list[str]:
     heads = []
     for match in _POINTING_DETERMINER.finditer(question):
         phrase = noun_phrase(question, match.end())
-        if phrase and re.search(r"['\u2019]s$", phrase[-1]):
+        if phrase and OWNS.search(phrase[-1]):
             owner = re.search(re.escape(phrase[-1]), question[match.end() :])
             owned = noun_phrase(question, match.end() + owner.end()) if owner else []
             phrase = owned or phrase
-        head = re.sub(r"['\u2019]s$", "", phrase[-1]) if phrase else ""
+        head = OWNS.sub("", phrase[-1]) if phrase else ""
         if len(head) >= MIN_KIND_LETTERS and head.isalpha() and head.lower() not in STOPWORDS:
             heads.append(head)
     return list(dict.fromkeys(heads))

@@ -21,6 +21,7 @@ from typing import Any, get_args
 from mtrag_graph.context import Context
 from mtrag_graph.judging.clarify_no_passages import load_no_passage_model
 from mtrag_graph.judging.clarify_options import (
+    OWNS,
     as_written,
     modifier_use,
     noun_phrase,
@@ -37,8 +38,9 @@ from mtrag_graph.text import STOPWORDS, stem, words
 # does not occur in the last exchange, nothing in the conversation says which one.
 # "that" is left out: it is mostly a relative pronoun or conjunction ("sources that affect ...")
 # "this type of violence" points with "violence"
+_KINDS = "type|kind|sort"
 _DEMONSTRATIVE = re.compile(
-    r"\b(this|these|those)\s+(?:(?:type|kind|sort)s?\s+of\s+)?([a-z][\w-]*)", re.IGNORECASE
+    rf"\b(this|these|those)\s+(?:(?:{_KINDS})s?\s+of\s+)?([a-z][\w-]*)", re.IGNORECASE
 )
 # the readings the no-passage model was fitted on (its ``unresolved_reference`` feature): "this type",
 # and one-word possessives only
@@ -66,8 +68,8 @@ _LIST = re.compile(rf"\b({_ITEM}), ({_ITEM}),? (?:and|or) ([\w-]+)")
 
 
 def _lists(text: str, *, names: bool) -> bool:
-    """Whether ``text`` lists three or more things, no item opening with a closed-class word ("cool, it
-    forms thunderstorms and ..." lists nothing); with ``names``, every item a capitalised name (an
+    """Whether ``text`` lists three or more things, no item's word beside a separator a closed-class word
+    (the first item's last word, the others' first: "cool, it forms thunderstorms and ..." lists nothing); with ``names``, every item a capitalised name (an
     answer's "local, state, or federal" is no set a user then points at)."""
     for match in _LIST.finditer(text):
         items = [item.split()[-1] if i == 0 else item.split()[0] for i, item in enumerate(match.groups())]
@@ -234,7 +236,7 @@ def untied_pointer(history: Sequence[dict[str, str]], question: str) -> str | No
         if not after or after[0] in _NOT_A_NOUN or after[0].endswith("ly"):
             continue
         verb = after[0].endswith("s") and not after[0].endswith(("ss", "us", "is"))
-        if verb and match.group(1).lower() == "this" or not _points_with(history, question, match):
+        if (verb and match.group(1).lower() == "this") or not _points_with(history, question, match):
             continue
         if stem(after[0]) not in named | {stem(w) for w in words(question[: match.start()])}:
             return f"{match.group(1)} {after[0]}"
@@ -397,7 +399,7 @@ def several_named(
         phrase = noun_phrase(question, match.end())
         if not phrase or phrase[0].lower() in _NOT_A_NOUN or phrase[0].lower() in _RANKING:
             continue
-        head = re.sub(r"['\u2019]s$", "", phrase[-1])
+        head = OWNS.sub("", phrase[-1])
         if head.lower() in _NOT_A_NOUN or len(head) < 3:
             continue
         content = [stem(w.lower().removesuffix("'s")) for w in phrase if w.lower() not in STOPWORDS]
@@ -706,7 +708,7 @@ def reference_features(history: Sequence[dict[str, str]], question: str) -> dict
 # come before the noun). Not "the": all 11 of MTRAG's natural reference turns it would fire on with "the"
 # too are ANSWERABLE turns about a thing the conversation had settled ("the basin", "the breed")
 _POINTER = re.compile(
-    r"\b(?:this|that|these|those)\s+(?:(?:type|kind|sort)s?\s+of\s+)?([a-z][a-z-]{2,})(?:\s+([a-z][a-z-]{2,}))?\b"
+    rf"\b(?:this|that|these|those)\s+(?:(?:{_KINDS})s?\s+of\s+)?([a-z][a-z-]{{2,}})(?:\s+([a-z][a-z-]{{2,}}))?\b"
 )
 
 
@@ -861,7 +863,7 @@ def _underspecified_over_documents(
     return False, ["documents: no unresolved noun with names in two documents"]
 
 
-_KIND_OF = re.compile(r"\b(type|kind|sort)s?\s+of\s+", re.IGNORECASE)
+_KIND_OF = re.compile(rf"\b({_KINDS})s?\s+of\s+", re.IGNORECASE)
 
 
 def kind_and_names(
