@@ -34,7 +34,7 @@ from typing import Any
 DATA = Path(__file__).resolve().parent.parent / "data" / "real_documents"
 MANIFEST = DATA / "manifest.json"
 QUESTIONS = DATA / "questions.jsonl"
-SPLITS = ("tuning", "report", "fresh")
+SPLITS = ("tuning", "report", "fresh", "held")  # held: written 2026-12-04, read once
 KINDS = (
     "pdf-latex",
     "pdf-dblatex",
