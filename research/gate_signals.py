@@ -10,8 +10,12 @@ cross-validation grouped by conversation: AUC, and at the threshold that turns a
 turned away.
 
     python -m research.gate_signals --data $MTRAG_DATA --index indexes/mini -o runs/gate-signals
+    python -m research.gate_signals --data $MTRAG_DATA --index indexes/mini -o runs/gate-signals-ce --cross-encoder
 
-Only the tuning split (``tasks/mtrag_reference.jsonl``) is read.
+Only the tuning split (``tasks/mtrag_reference.jsonl``) is read. ``--cross-encoder`` adds the bundled
+cross-encoder's scores of the question against each passage (``models.cross_encoder``, through FlagEmbedding)
+and keeps only the conversations the cross-encoder was not trained on (``research.reranker_fit.split_of``
+not ``train``, about 30%), so its scores are not those of pairs it learnt.
 """
 
 from __future__ import annotations
@@ -104,19 +108,37 @@ def signals(question: str, passages: Sequence[dict[str, Any]], context: Context)
     }
 
 
-def build(data: str, index: str, other: int, seed: int) -> list[dict[str, Any]]:
+def cross_encoder_signals(question: str, passages: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """The bundled cross-encoder's 0-1 scores of the question against each passage: best, mean, second."""
+    from mtrag_graph.models.embeddings import get_reranker  # loads torch and FlagEmbedding
+
+    texts = [f"{p.get('title') or ''}\n{p.get('text', '')}".strip() for p in passages]
+    scores = sorted(get_reranker("cross-encoder").score(question, texts), reverse=True)
+    return {"ce_max": scores[0], "ce_mean": float(np.mean(scores)),
+            "ce_second": scores[1] if len(scores) > 1 else scores[0]}  # fmt: skip
+
+
+def build(data: str, index: str, other: int, seed: int, cross_encoder: bool = False) -> list[dict[str, Any]]:
     tasks = load_split(data, "tuning")
     items = gate_items(tasks, index_retriever(index), other_conversation=other, seed=seed)
+    if cross_encoder:
+        from research.reranker_fit import split_of
+
+        items = [i for i in items if split_of(str(i["conversation_id"])) != "train"]
     context = Context()
     rows = []
     for n, item in enumerate(items):
+        question, passages = str(item["question"]), item.get("passages") or []
+        features = signals(question, passages, context)
+        if cross_encoder and features:
+            features |= cross_encoder_signals(question, passages)
         rows.append(
             {
                 "item_id": item["item_id"],
                 "conversation_id": item["conversation_id"],
                 "kind": item["kind"],
                 "label": bool(item["label"]),
-                "features": signals(str(item["question"]), item.get("passages") or [], context),
+                "features": features,
             }
         )
         if n % 100 == 0:
@@ -181,6 +203,11 @@ FEATURE_SETS: dict[str, Sequence[str]] = {
         "missing_words",
     ),
 }
+CROSS_ENCODER_SETS: dict[str, Sequence[str]] = {
+    "cross-encoder alone": ("ce_max", "ce_mean", "ce_second"),
+    "shipped four + cross-encoder": (*CURRENT, "ce_max", "ce_mean", "ce_second"),
+    "shipped four + cross-encoder best": (*CURRENT, "ce_max"),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -192,6 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--other", type=int, default=300, help="answerable turns moved onto other passages")
     parser.add_argument("--max-positive-loss", type=float, default=0.02)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--cross-encoder", action="store_true",
+        help="add the bundled cross-encoder's scores; only conversations it was not trained on",
+    )  # fmt: skip
     parser.add_argument("-o", "--out", required=True, help="a folder: signals.jsonl and table.md")
     args = parser.parse_args(argv)
     out = Path(args.out)
@@ -200,9 +231,12 @@ def main(argv: list[str] | None = None) -> int:
     if table_rows.exists():
         rows = [json.loads(line) for line in table_rows.read_text().splitlines()]
     else:
-        rows = build(args.data, args.index, args.other, args.seed)
+        rows = build(args.data, args.index, args.other, args.seed, args.cross_encoder)
         table_rows.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    table = compare(rows, FEATURE_SETS, args.max_positive_loss)
+    sets = dict(FEATURE_SETS)
+    if all("ce_max" in r["features"] for r in rows):
+        sets |= CROSS_ENCODER_SETS
+    table = compare(rows, sets, args.max_positive_loss)
     (out / "table.md").write_text(table + "\n")
     print(table)
     return 0

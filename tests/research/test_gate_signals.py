@@ -1,9 +1,12 @@
-"""The gate-signal replay: its signals on made-up passages, and its grouped comparison (no model)."""
+"""The gate-signal replay: its signals on made-up passages, its grouped comparison (no model), and the
+cross-encoder's signals on the shipped weights."""
 
 import random
 
+import pytest
+
 from mtrag_graph.context import Context
-from research.gate_signals import FEATURE_SETS, compare, signals
+from research.gate_signals import CROSS_ENCODER_SETS, FEATURE_SETS, compare, cross_encoder_signals, signals
 
 CONTEXT = Context(embedder="hashing:64")
 
@@ -36,3 +39,17 @@ def test_compare_reports_each_feature_set_by_kind():
     line = table.splitlines()[-1]
     assert line.startswith("| shipped four | 1.000 |")
     assert "/40 | " in line and line.endswith("/40 |")
+
+
+@pytest.mark.slow
+def test_cross_encoder_signals_on_the_shipped_weights():
+    # the real bundled cross-encoder, through FlagEmbedding: the passage holding the answer scores higher
+    held = cross_encoder_signals("When was the Eiffel Tower completed?", [PASSAGE, OTHER])
+    missing = cross_encoder_signals("When was the Eiffel Tower completed?", [OTHER])
+    assert held["ce_max"] > missing["ce_max"]
+    assert held["ce_max"] >= held["ce_mean"] >= 0.0 and held["ce_second"] <= held["ce_max"]
+    assert missing["ce_second"] == missing["ce_max"]  # one passage: its score twice
+    assert set(CROSS_ENCODER_SETS["shipped four + cross-encoder"]) >= {
+        "ce_max",
+        *FEATURE_SETS["shipped four"],
+    }
