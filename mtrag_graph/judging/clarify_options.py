@@ -40,7 +40,8 @@ _ASKING_HOW = frozenset("when where why how".split())
 _DETERMINERS = frozenset("the this that these those a an".split())
 # verbs among the stopwords: a subject noun phrase before one has ended ("does the storm drain have ...")
 _VERB_STOPWORDS = _AUXILIARIES | frozenset("be been being am have has had get got do done".split())
-_PHRASE_TOKEN = re.compile(r"[A-Za-z][\w-]*(?:['\u2019]s\b)?|\S")
+_PHRASE_TOKEN = re.compile(r"(?:[A-Z]\.){2,}|[A-Za-z][\w-]*(?:['\u2019]s\b)?|\S")  # "U.S." one token
+_RELATIVE = ("that", "which", "who", "whom", "whose")  # a relative clause follows the head
 OWNS = re.compile(r"['\u2019]s$")  # a possessive's "'s" (or "\u2019s") ending a word
 # adverbs and participles end the phrase before them: "really", "recently", "invented", "located",
 # "available"; the closed lists, "still", "together", "born", "made"
@@ -97,7 +98,7 @@ def noun_phrase(question: str, start: int) -> list[str]:
             break
     if (
         len(run) > 1
-        and ended_by not in ("of", "'s")
+        and ended_by not in ("of", "'s", *_RELATIVE)  # "the state that ..." keeps its head
         and ended_by not in _VERB_STOPWORDS | _ENDS_A_PHRASE  # the verb or predicate is that word
         and _verb_follows(question[:start])
     ):

@@ -109,7 +109,12 @@ def test_the_nouns_a_question_points_with_are_its_phrases_heads_past_a_possessiv
     assert phrase_heads("Briefly narrate the story of this novel.") == ["story", "novel"]
     assert phrase_heads("What is the origin of the animal's breed?") == ["origin", "breed"]
     assert phrase_heads("When did the Grey's Anatomy season premiere?") == ["season"]
-    assert phrase_heads("How did the U.S. state derive its name?") == []  # "U": no word
+    # an initialism is one word of its phrase, and a relative clause ends the phrase after its head
+    assert phrase_heads("How did the U.S. state derive its name?") == ["state"]
+    assert phrase_heads("How did the U.S. state that has no border derive its name?") == ["state"]
+    assert phrase_heads("Where does the team that won play?") == ["team"]
+    assert phrase_heads("Tell me about the U.S.") == []  # no word of letters alone
+    assert phrase_heads("When did the show air?") == ["show"]  # the verb after the subject still dropped
 
 
 def test_titles_without_a_kind_are_named_by_the_users_noun_nearest_them():
