@@ -17,6 +17,11 @@ outcome:
 - ``asked_back``: a clarifying question instead of the answer.
 
     python -m benchmarks.reference_writer TASKS.jsonl -o runs/refwriter-NAME [--sample N] [--preset P]
+    python -m benchmarks.reference_writer runs/rd-tuning/tasks.jsonl -o RUN --retrieve --index INDEX_DIR
+
+``--retrieve``: the passages are retrieved from ``--index`` for every task, as in full RAG, so tasks without
+reference passages are run too (a real-documents run's ``tasks.jsonl``, whose reference answers are the
+set's; its index is the run's ``~/.cache/mtrag-graph/real-documents/index-SPLIT``).
 
 Resumable (the records file is appended to); ``--score-only`` prints the table of what is there. The
 reply cache (``MTRAG_LLM_CACHE=FILE``) makes a rerun after a change to the acceptance layer cost only the
@@ -96,16 +101,20 @@ def _is_cut_of(reference: str, body: str) -> bool:
     return True
 
 
-def eligible(task: Mapping[str, Any]) -> bool:
+def eligible(task: Mapping[str, Any], retrieve: bool = False) -> bool:
+    """An answerable or partial task with a reference answer, and reference passages unless retrieved."""
     label = (task.get("answerability") or task.get("Answerability") or [""])[0]
     targets = task.get("targets") or []
-    return label in ANSWERED and bool(task.get("contexts")) and bool(targets and targets[0].get("text"))
+    passages = retrieve or bool(task.get("contexts"))
+    return label in ANSWERED and passages and bool(targets and targets[0].get("text"))
 
 
-def sample_tasks(tasks: Iterable[Mapping[str, Any]], size: int | None) -> list[dict[str, Any]]:
+def sample_tasks(
+    tasks: Iterable[Mapping[str, Any]], size: int | None, retrieve: bool = False
+) -> list[dict[str, Any]]:
     """The eligible tasks; with ``size``, that many picked by a hash of the task id (the same ones every
     run, spread over the conversations and domains), in file order."""
-    rows = [dict(t) for t in tasks if eligible(t)]
+    rows = [dict(t) for t in tasks if eligible(t, retrieve)]
     if size is None or size >= len(rows):
         return rows
     ranked = sorted(rows, key=lambda t: hashlib.sha256(str(t["task_id"]).encode()).hexdigest())
@@ -146,12 +155,13 @@ def changes_of(state: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_task(graph: Any, task: dict[str, Any], base: Any) -> dict[str, Any]:
+def run_task(graph: Any, task: dict[str, Any], base: Any, retrieve: bool = False) -> dict[str, Any]:
     from mtrag_graph.nodes.finish import reply_kind
 
     reference = reference_of(task)
     started = time.perf_counter()
-    state = graph.invoke({"task": task}, context=writer_context(base, reference))
+    inputs = {"task": task, "retrieve": True} if retrieve else {"task": task}
+    state = graph.invoke(inputs, context=writer_context(base, reference))
     reply = str(state["messages"][-1].content)
     kind = reply_kind(state)
     return {
@@ -233,7 +243,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="only the first N of the chosen tasks")
     parser.add_argument("--preset", default=None, help="a preset instead of the default pipeline")
     parser.add_argument("--score-only", action="store_true", help="print the table of what is recorded")
+    parser.add_argument(
+        "--retrieve", action="store_true", help="retrieve every task's passages from --index (full RAG)"
+    )
+    parser.add_argument("--index", default=None, help="the index --retrieve searches")
     args = parser.parse_args(argv)
+    if args.retrieve and not args.index:
+        parser.error("--retrieve needs --index (the index its passages come from)")
 
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
@@ -250,8 +266,10 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as error:
             print(f"error: {args.tasks}: {error}", file=sys.stderr)
             return 2
-        tasks = sample_tasks(rows, args.sample)[: args.limit]
+        tasks = sample_tasks(rows, args.sample, args.retrieve)[: args.limit]
         base = Context.from_preset(args.preset)
+        if args.retrieve:
+            base = dataclasses.replace(base, index_dir=args.index)
         graph = build_graph(output="state")
         done = {r["task_id"] for r in read_records(records_path)}
         with records_path.open("a", encoding="utf-8") as handle:
@@ -259,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
                 if task["task_id"] in done:
                     continue
                 try:
-                    record = run_task(graph, task, base)
+                    record = run_task(graph, task, base, args.retrieve)
                 except Exception as failure:  # noqa: BLE001 - one task's crash must not end the run
                     record = {"task_id": task["task_id"], "outcome": "failed", "changes": {},
                               "reference": reference_of(task), "reply": f"{type(failure).__name__}: {failure}"}  # fmt: skip

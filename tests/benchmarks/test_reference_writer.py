@@ -8,6 +8,7 @@ import pytest
 
 from benchmarks import reference_writer as rw
 from mtrag_graph.graph import build_graph
+from mtrag_graph.retrieval.index import build_index
 from mtrag_graph.testing import fake_context, make_task
 
 REFERENCE = "Yes, I have. Depending on your household income, you may qualify for discounted water services."
@@ -67,3 +68,25 @@ def test_the_table_counts_outcomes_and_declines_by_reason(tmp_path):
     table = rw.table(rw.read_records(path))
     assert "| **whole or whole+quote** | **1 of 2** | **50.0%** |" in table
     assert "Declined by reason: verdict 1" in table
+
+
+def test_with_retrieve_tasks_without_passages_run_on_the_index_passages(tmp_path):
+    corpus = tmp_path / "docs.jsonl"
+    rows = [{"_id": "p-bees", "title": "Bees", "text": "Bees perform a waggle dance to show where flowers are."},
+            {"_id": "p-tea", "title": "Tea", "text": "Tea is a drink made from leaves."}]  # fmt: skip
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    build_index(corpus, tmp_path / "index", embedder="hashing:256", show_progress=False)
+    task = {"task_id": "bees-1<::>1", "answerability": ["ANSWERABLE"],
+            "input": [{"speaker": "user", "text": "How do bees show where flowers are?"}],
+            "targets": [{"text": "Bees perform a waggle dance to show where flowers are."}]}  # fmt: skip
+    assert rw.sample_tasks([task], None) == []  # no reference passages: not run without --retrieve
+    assert rw.sample_tasks([task], None, retrieve=True) == [task]
+    base = fake_context(grounding="facts", index_dir=str(tmp_path / "index"), top_k=1, generate=["never"])
+    record = rw.run_task(build_graph(output="state"), task, base, retrieve=True)
+    assert record["outcome"] == "whole" and not base.generate_model.calls
+
+
+def test_retrieve_without_an_index_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        rw.main([str(tmp_path / "tasks.jsonl"), "-o", str(tmp_path / "run"), "--retrieve"])
+    assert "--retrieve needs --index" in capsys.readouterr().err
