@@ -234,7 +234,7 @@ def test_gate_yes_generates_the_answer():
 
 
 def test_bad_answer_is_retried_once_with_a_stricter_prompt_then_accepted():
-    context = fake_context(generate=["Waggle", "Bees perform the waggle dance to show direction."])
+    context = fake_context(generate=["Bees find flowers.", "Bees perform the waggle dance to show direction."])
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert state["retries"] == 1
     assert state["answer"] == "Bees perform the waggle dance to show direction."
@@ -242,23 +242,23 @@ def test_bad_answer_is_retried_once_with_a_stricter_prompt_then_accepted():
 
 
 def test_bad_answer_after_the_retry_abstains():
-    context = fake_context(generate=["Waggle", "Dance"])
+    context = fake_context(generate=["Bees find flowers.", "Bees find flowers."])
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert (state["abstain_reason"], state["verdict"]["why"]) == ("verdict", "failed_retry")
     assert state["answer"] == context.idk_answer
     assert len(context.generate_model.calls) == 2
     # both drafts stay in the route with their problems and what became of them
     assert [(d["draft"], d["outcome"]) for d in state["rejected_drafts"]] == [
-        ("Waggle", "problems"),
-        ("Dance", "failed_retry"),
+        ("Bees find flowers.", "problems"),
+        ("Bees find flowers.", "failed_retry"),
     ]
-    assert "too short" in state["rejected_drafts"][0]["problems"]
+    assert "restates the question" in state["rejected_drafts"][0]["problems"]
 
 
 def test_a_taken_draft_is_no_rejected_draft():
-    context = fake_context(generate=["Waggle", "Bees perform the waggle dance to show direction."])
+    context = fake_context(generate=["Bees find flowers.", "Bees perform the waggle dance to show direction."])
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
-    assert [d["draft"] for d in state["rejected_drafts"]] == ["Waggle"]
+    assert [d["draft"] for d in state["rejected_drafts"]] == ["Bees find flowers."]
     context = fake_context(generate=["Bees use the waggle dance to show where flowers are."])
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert not state.get("rejected_drafts")
@@ -267,7 +267,7 @@ def test_a_taken_draft_is_no_rejected_draft():
 def test_a_retry_that_gives_the_instruction_back_abstains():
     # the retry's own words given back (fresh commander-7 turn 2) are no answer, however long
     echo = "The specific facts from the documents above which answer the question: how do bees find flowers?"
-    context = fake_context(generate=["Waggle", echo])
+    context = fake_context(generate=["Bees find flowers.", echo])
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert (state["abstain_reason"], state["verdict"]["why"]) == ("verdict", "failed_retry")
     assert state["answer"] == context.idk_answer

@@ -61,10 +61,10 @@ def test_a_thread_answers_with_a_cited_message_and_keeps_the_conversation_for_th
 
 def test_each_run_of_a_thread_starts_its_decisions_afresh():
     graph = build_graph(checkpointer=InMemorySaver(), output="state")
-    context = fake_context(generate=["Waggle", ANSWER])  # a draft too short, then the answer
+    context = fake_context(generate=["Bees talk.", ANSWER])  # a draft restating the question, then the answer
     first = ask(graph, "How do bees talk?", contexts=BEES, context=context)
     assert first["gate"] == "yes" and first["kept_passages"] and first["standalone_question"]
-    assert [d["draft"] for d in first["rejected_drafts"]] == ["Waggle"]
+    assert [d["draft"] for d in first["rejected_drafts"]] == ["Bees talk."]
     second = ask(graph, "And ants?", contexts=[], context=context)  # no passages: "I don't know"
     assert second["abstain_reason"] == "no_evidence" and second["messages"][-1].content == IDK
     for key in ("gate", "kept_passages", "standalone_question", "draft", "grounding", "rejected_drafts"):

@@ -78,7 +78,6 @@ FAILED_RETRY = "failed_retry"  # the draft had a problem, and so had the retry
 UNSUPPORTED = "unsupported"  # none of the answer's claims is backed by the passages
 UNSURE = "unsure"  # the writer would decline too often (the decline probability)
 MISSING_CAP = 6  # the combiner's missing_facts signal counts facts found nowhere up to this
-MIN_ANSWER_WORDS = 3  # a shorter answer (not a yes or no) is "too short"
 # the probability a verdict on a yes/no quote needs to count as the model's reading (the signal)
 YES_NO_MIN_CONFIDENCE = 0.9
 
@@ -131,7 +130,7 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
         return {"answer": answer or context.idk_answer, "answer_problems": []}
     agent_turns = [t["text"] for t in state.get("history") or [] if t.get("speaker") == "agent"]
     previous = agent_turns[-1] if agent_turns else ""
-    problems = answer_problems(answer, state["question"], truncated, MIN_ANSWER_WORDS, previous)
+    problems = answer_problems(answer, state["question"], truncated, previous)
     asked = f"{state['question']} {question_for_answering(state)}"
     if previous and REPEATS_PREVIOUS not in problems and repeats_values(answer, previous, asked):
         problems.append(REPEATS_PREVIOUS)

@@ -53,7 +53,7 @@ def generate_candidate(state: CandidateBranch, runtime: Runtime[Context]) -> dic
         raw = str(reply.content)
         text = clean_answer(candidate.finish(raw))
         entry.update(raw=raw, finish_reason=(reply.response_metadata or {}).get("finish_reason"))
-        unusable = set(answer_problems(text, state["question"], False, 1)) & UNUSABLE
+        unusable = set(answer_problems(text, state["question"], False)) & UNUSABLE
         if unusable:
             entry["error"] = f"unusable reply ({', '.join(sorted(unusable))}): {raw[:REPLY_EXCERPT_CHARS]!r}"
         else:

@@ -29,7 +29,7 @@ class AcceptSettings:
     check_answers: bool = setting(
         True,
         stage="accept",
-        description="Ask once more for a bad draft (empty, too short, restates the question, cut off, ...), "
+        description="Ask once more for a bad draft (empty, restates the question, cut off, ...), "
         "then decline; False: every draft but a decline is taken as it is.",
     )
     max_generate_retries: int = setting(

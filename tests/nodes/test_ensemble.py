@@ -205,9 +205,9 @@ def test_a_judge_that_misses_a_candidate_falls_back_to_the_prior_order():
 
 
 def test_a_bad_chosen_answer_is_retried_with_the_chosen_candidates_model():
-    context = ensemble_context(["Waggle", "Dance"])
+    context = ensemble_context(["Bees find flowers.", "Bees find flowers."])
     retry_model = context.candidates[0].model
-    retry_model.responses = ["Waggle", "Bees perform the waggle dance to show direction."]
+    retry_model.responses = ["Bees find flowers.", "Bees perform the waggle dance to show direction."]
     state = run(context)
     assert state["retries"] == 1
     assert state["answer"] == "Bees perform the waggle dance to show direction."

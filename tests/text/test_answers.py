@@ -33,21 +33,24 @@ def test_clean_answer(raw, clean):
 
 
 def test_a_good_answer_has_no_problems():
-    assert answer_problems("Bees perform a round dance.", "What do bees do?", False, 3) == []
+    assert answer_problems("Bees perform a round dance.", "What do bees do?", False) == []
 
 
 def test_empty_answer_is_bad():
-    assert answer_problems("   ", "What?", False, 3) == ["empty answer"]
+    assert answer_problems("   ", "What?", False) == ["empty answer"]
 
 
-def test_too_short_answer_is_bad_but_yes_no_is_fine():
-    assert "too short" in answer_problems("Round dance.", "What do bees do?", False, 3)
-    assert answer_problems("Yes.", "Is it free?", False, 3) == []
+def test_a_short_answer_is_no_problem():
+    # what people write to a question about a document: no length floor (the reference writer's
+    # real-documents tuning split lost 8 of 51 such answers to one)
+    assert answer_problems("Round dance.", "What do bees do?", False) == []
+    assert answer_problems("make.", "Which command builds zstd?", False) == []
+    assert answer_problems("Yes.", "Is it free?", False) == []
 
 
 def test_restating_the_question_is_bad():
     assert "restates the question" in answer_problems(
-        "How do bees find flowers?", "How do bees find flowers?", False, 3
+        "How do bees find flowers?", "How do bees find flowers?", False
     )
 
 
@@ -56,27 +59,27 @@ def test_a_short_answer_that_adds_a_value_is_no_restatement():
     question = "In the quick start's example backup script, how many monthly archives does prune keep?"
     assert (
         answer_problems(
-            "The quick start's example backup script keeps 6 monthly archives.", question, False, 3
+            "The quick start's example backup script keeps 6 monthly archives.", question, False
         )
         == []
     )
     assert "restates the question" in answer_problems(
-        "The quick start's example backup script keeps monthly archives.", question, False, 3
+        "The quick start's example backup script keeps monthly archives.", question, False
     )
     flags = "Which flags does Commander's version option use by default?"
     assert answer_problems("The default option flags for Commander's version option are `-V` and `--version`.",
-                           flags, False, 3) == []  # fmt: skip
+                           flags, False) == []  # fmt: skip
     assert lead_restates("The default option flags for Commander's version option are the flags.", flags)
     # the question's own name in quotes adds nothing (real-documents 4ti2-7 turn 1)
     assert "restates the question" in answer_problems(
-        "The 4ti2 team suggested the name '4ti2'.", "Who suggested the name 4ti2?", False, 3
+        "The 4ti2 team suggested the name '4ti2'.", "Who suggested the name 4ti2?", False
     )
 
 
 def test_an_answer_the_token_limit_cut_off_is_bad_and_a_missing_full_stop_alone_is_not():
-    assert "cut off mid-sentence" in answer_problems("Bees find flowers by using their", "How?", True, 3)
+    assert "cut off mid-sentence" in answer_problems("Bees find flowers by using their", "How?", True)
     # people end answers without a full stop (MTRAG reference answers): no cut
-    assert "cut off mid-sentence" not in answer_problems("Bees find flowers by dancing", "How?", False, 3)
+    assert "cut off mid-sentence" not in answer_problems("Bees find flowers by dancing", "How?", False)
 
 
 def test_a_plural_or_one_letter_is_no_missing_name():
@@ -96,38 +99,38 @@ def test_a_plural_or_one_letter_is_no_missing_name():
 
 def test_how_many_without_a_quantity_is_bad():
     problems = answer_problems(
-        "It depends on the hive and the season.", "How many bees live in a hive?", False, 3
+        "It depends on the hive and the season.", "How many bees live in a hive?", False
     )
     assert "no quantity in an answer to a how-many question" in problems
     assert (
-        answer_problems("About 50,000 bees live in a hive.", "How many bees live in a hive?", False, 3) == []
+        answer_problems("About 50,000 bees live in a hive.", "How many bees live in a hive?", False) == []
     )
 
 
 def test_a_place_number_is_no_quantity_and_a_how_long_question_wants_one():
     memory = "How much memory does zstd need to decompress a file?"
     command = "According to Document 2, the `zstd -D dictionaryName FILE` command loads a dictionary."
-    assert "no quantity in an answer to a how-many question" in answer_problems(command, memory, False, 3)
+    assert "no quantity in an answer to a how-many question" in answer_problems(command, memory, False)
     assert "no quantity in an answer to a how-many question" in answer_problems(
-        "The benchmark runs until it is stopped [2].", "How long does the benchmark run?", False, 3
+        "The benchmark runs until it is stopped [2].", "How long does the benchmark run?", False
     )
-    assert answer_problems("By default it runs for three seconds.", "How long does it run?", False, 3) == []
-    assert answer_problems("Prune runs daily from cron.", "How often does prune run?", False, 3) == []
-    assert answer_problems("It needs 128 MB (Document 2).", memory, False, 3) == []
+    assert answer_problems("By default it runs for three seconds.", "How long does it run?", False) == []
+    assert answer_problems("Prune runs daily from cron.", "How often does prune run?", False) == []
+    assert answer_problems("It needs 128 MB (Document 2).", memory, False) == []
 
 
 def test_an_answer_opening_with_this_for_a_thing_it_never_names_is_bad():
     question = "How do I get the full help shown after a usage error?"
     bad = "This method allows you to customize the behavior of the help display."
     assert "it opens with 'this' or 'that' for something it never names" in answer_problems(
-        bad, question, False, 3
+        bad, question, False
     )
-    assert answer_problems("This option shows the help.", "What does the help option do?", False, 3) == []
-    assert answer_problems("Call showHelpAfterError(); this shows the full help.", question, False, 3) == []
+    assert answer_problems("This option shows the help.", "What does the help option do?", False) == []
+    assert answer_problems("Call showHelpAfterError(); this shows the full help.", question, False) == []
 
 
 def test_prompt_echo_is_bad():
-    assert answer_problems("Documents: [Document 1] ...", "What?", False, 3) == ["echoes the prompt"]
+    assert answer_problems("Documents: [Document 1] ...", "What?", False) == ["echoes the prompt"]
 
 
 RETRY = (
@@ -206,7 +209,7 @@ def test_only_a_wh_questions_answer_loses_a_leading_yes_or_no(question, dropped)
 def test_a_wh_answer_whose_first_sentence_only_restates_the_question_is_retried():
     question = "What encryption does Borg use for the data?"
     hollow = "Borg uses encryption for the data. The main goal of Borg is to provide secure backups."
-    assert answer_problems(hollow, question, False, 3) == [LEAD_RESTATES]
+    assert answer_problems(hollow, question, False) == [LEAD_RESTATES]
     assert not lead_restates("Borg uses 256-bit AES for the data.", question)  # a number added
     assert not lead_restates("Borg encrypts the data with AES and HMAC.", question)  # words added
     assert not lead_restates("Seller pays 3%.", "Seller pay 3%?")  # a yes/no question may be restated
