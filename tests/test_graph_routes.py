@@ -234,7 +234,9 @@ def test_gate_yes_generates_the_answer():
 
 
 def test_bad_answer_is_retried_once_with_a_stricter_prompt_then_accepted():
-    context = fake_context(generate=["Bees find flowers.", "Bees perform the waggle dance to show direction."])
+    context = fake_context(
+        generate=["Bees find flowers.", "Bees perform the waggle dance to show direction."]
+    )
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert state["retries"] == 1
     assert state["answer"] == "Bees perform the waggle dance to show direction."
@@ -256,7 +258,9 @@ def test_bad_answer_after_the_retry_abstains():
 
 
 def test_a_taken_draft_is_no_rejected_draft():
-    context = fake_context(generate=["Bees find flowers.", "Bees perform the waggle dance to show direction."])
+    context = fake_context(
+        generate=["Bees find flowers.", "Bees perform the waggle dance to show direction."]
+    )
     state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
     assert [d["draft"] for d in state["rejected_drafts"]] == ["Bees find flowers."]
     context = fake_context(generate=["Bees use the waggle dance to show where flowers are."])

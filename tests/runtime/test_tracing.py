@@ -41,7 +41,9 @@ def test_each_node_is_a_named_run_in_order_with_its_decisions(tmp_path):
 
 
 def test_retries_are_recorded_on_the_accept_answer_run(tmp_path):
-    context = fake_context(generate=["They find flowers.", "Bees perform the waggle dance to show direction."])
+    context = fake_context(
+        generate=["They find flowers.", "Bees perform the waggle dance to show direction."]
+    )
     checks = [run for run in trace(tmp_path, context)["children"] if run["name"] == "accept_answer"]
     assert [run["metadata"].get("retries") for run in checks] == [1, None]
 

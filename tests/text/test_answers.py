@@ -58,9 +58,7 @@ def test_a_short_answer_that_adds_a_value_is_no_restatement():
     # real-documents borg-4 turn 1 and commander-1 turn 1: right answers once declined as restatements
     question = "In the quick start's example backup script, how many monthly archives does prune keep?"
     assert (
-        answer_problems(
-            "The quick start's example backup script keeps 6 monthly archives.", question, False
-        )
+        answer_problems("The quick start's example backup script keeps 6 monthly archives.", question, False)
         == []
     )
     assert "restates the question" in answer_problems(
@@ -102,9 +100,7 @@ def test_how_many_without_a_quantity_is_bad():
         "It depends on the hive and the season.", "How many bees live in a hive?", False
     )
     assert "no quantity in an answer to a how-many question" in problems
-    assert (
-        answer_problems("About 50,000 bees live in a hive.", "How many bees live in a hive?", False) == []
-    )
+    assert answer_problems("About 50,000 bees live in a hive.", "How many bees live in a hive?", False) == []
 
 
 def test_a_place_number_is_no_quantity_and_a_how_long_question_wants_one():
