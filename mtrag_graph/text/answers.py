@@ -84,6 +84,8 @@ def drop_spurious_yes_no(answer: str, question: str) -> str:
     """
     if not _WH_QUESTION.match(question):
         return answer
+    if _YES_NO_QUESTION.match(question.partition(",")[2].strip()):
+        return answer  # "When I export my tabs, do encrypted tabs stay encrypted?": a yes/no main clause
     stripped = _LEADING_YES_NO.sub("", answer, count=1)
     return stripped[0].upper() + stripped[1:] if stripped and stripped != answer else answer
 

