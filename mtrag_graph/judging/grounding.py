@@ -24,7 +24,8 @@ from typing import Any
 from mtrag_graph.text import content_stems, refuses, sentence_spans, words
 from mtrag_graph.text.answers import strip_citations
 
-_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
+# a number starts after no letter or digit: "SHA256" holds none (it gave "56")
+_NUMBER = re.compile(r"(?<![A-Za-z\d])\d+(?:[.,]\d+)*")
 _CAPITALISED = re.compile(r"\b[A-Z][A-Za-z0-9&'-]*[A-Za-z0-9]\b|\b[A-Z]\b")
 _NUMBER_WORDS = {
     w: str(i)

@@ -9,6 +9,7 @@ from mtrag_graph.judging.grounding import (
     anchored_support,
     grounded_answer,
     keep_supported,
+    numbers_in,
     quantities_in,
     sentence_support,
     unsupported_facts,
@@ -44,6 +45,10 @@ def test_numbers_match_however_they_are_written():
     passages = ["The plan costs $1,000 a year and covers two users."]
     assert unsupported_facts("It costs 1000 dollars for 2 users.", passages) == []
     assert unsupported_facts("It costs 1200 dollars.", passages) == ["1200"]
+    # no number is read out of a word that holds digits ("SHA256" once gave "56", found nowhere)
+    crypto = ["Borg encrypts with 256-bit AES and checks integrity with HMAC-SHA256."]
+    assert unsupported_facts("256-bit AES, with HMAC-SHA256.", crypto) == []
+    assert numbers_in("HMAC-SHA256 and v1") == set()
 
 
 def test_quantities_are_numbers_with_their_units_however_they_are_written():
