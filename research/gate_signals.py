@@ -70,10 +70,15 @@ def _pairs(text: str, kept_words: set[str]) -> set[tuple[str, str]]:
     return set(zip(kept, kept[1:], strict=False))
 
 
+def passage_texts(passages: Sequence[dict[str, Any]]) -> list[str]:
+    """Each passage as the gate reads it (``answerability_gate.evidence_features``): title, then text."""
+    return [f"{p.get('title') or ''}\n{p.get('text', '')}".strip() for p in passages]
+
+
 def signals(question: str, passages: Sequence[dict[str, Any]], context: Context) -> dict[str, float]:
     """Every candidate signal of one (question, passages) item: the gate's own four
     (``answerability_gate.evidence_features``) and the candidates, on ``context.embedder``."""
-    texts = [f"{p.get('title') or ''}\n{p.get('text', '')}".strip() for p in passages]
+    texts = passage_texts(passages)
     if not texts:
         return {}
     shipped = evidence_features(question, list(passages), context)
@@ -112,7 +117,7 @@ def cross_encoder_signals(question: str, passages: Sequence[dict[str, Any]]) -> 
     """The bundled cross-encoder's 0-1 scores of the question against each passage: best, mean, second."""
     from mtrag_graph.models.embeddings import get_reranker  # loads torch and FlagEmbedding
 
-    texts = [f"{p.get('title') or ''}\n{p.get('text', '')}".strip() for p in passages]
+    texts = passage_texts(passages)
     scores = sorted(get_reranker("cross-encoder").score(question, texts), reverse=True)
     return {"ce_max": scores[0], "ce_mean": float(np.mean(scores)),
             "ce_second": scores[1] if len(scores) > 1 else scores[0]}  # fmt: skip

@@ -69,8 +69,9 @@ _LIST = re.compile(rf"\b({_ITEM}), ({_ITEM}),? (?:and|or) ([\w-]+)")
 
 def _lists(text: str, *, names: bool) -> bool:
     """Whether ``text`` lists three or more things, no item's word beside a separator a closed-class word
-    (the first item's last word, the others' first: "cool, it forms thunderstorms and ..." lists nothing); with ``names``, every item a capitalised name (an
-    answer's "local, state, or federal" is no set a user then points at)."""
+    (the first item's last word, the others' first: "cool, it forms thunderstorms and ..." lists
+    nothing); with ``names``, every item a capitalised name (an answer's "local, state, or federal" is no
+    set a user then points at)."""
     for match in _LIST.finditer(text):
         items = [item.split()[-1] if i == 0 else item.split()[0] for i, item in enumerate(match.groups())]
         if any(item.lower() in STOPWORDS for item in items):
