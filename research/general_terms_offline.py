@@ -2,10 +2,10 @@
 
 Reads a run: an MTRAG predictions file (``mtrag-graph answer``) or a real-documents run folder
 (``python -m benchmarks.real_documents``: ``predictions.jsonl`` and ``verdicts.jsonl``). For every answer
-the run gave (no decline, no question asked back) it applies ``text.answers.general_terms`` against the
-passages the answer was written from and counts the answers it fires on by class (MTRAG answerability;
+the run gave (no decline, no question asked back) it applies ``general_terms`` (below: the draft check's
+rule until 2026-12-06) against the passages the answer was written from and counts the answers it fires on by class (MTRAG answerability;
 real documents: right, wrong, unanswerable). With ``-o`` it writes the run with those answers replaced
-by the decline (``abstain_reason`` "general_terms"): what ``Context.general_terms`` gives when its retry
+by the decline (``abstain_reason`` "general_terms"): what the rule gave when its retry
 declines too, for ``mtrag-graph evaluate --compare``. The graph itself retries once first, so its figure
 comes from answering the fired tasks again (``--tasks`` writes them)::
 
@@ -16,18 +16,41 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from mtrag_graph.context import Context
 from mtrag_graph.tasks import answerability_of
-from mtrag_graph.text.answers import general_terms
 from research import decline_samples
 
 TASK_KEYS = ("predictions", "route", "status", "reference_contexts")
+
+# words a small model writes when it answers from what it knows in general rather than from the passages
+# ("The time it takes ... can vary depending on several factors ... In general, ..."; "you can consider
+# ..."); a passage that uses them itself ("typically 30 seconds") lets the answer repeat them. Not "it is
+# possible to ...": that is how a yes is worded ("It is possible to reverse or stretch an axis", right on
+# the real-documents fresh split). Read off MTRAG-UN dev Task C's answers; the product's draft check
+# used it until 2026-12-06 (benchmarks/results/answers.md: it fired on 75 of 777 MTRAG people's answers).
+_GENERAL_TERMS = re.compile(
+    r"\b(?:can vary|may vary|varies depending|vary depending"
+    r"|depending on (?:several|various|many|the specific|a number of)"
+    r"|(?:several|various|many|a number of) factors|in general|generally|typically|usually"
+    r"|it is (?:important|recommended|advisable|a good idea) to|you (?:can|may|should|might|could) (?:also )?consider"
+    r"|there are (?:several|many|various) (?:ways|options|steps)|some common)\b",
+    re.IGNORECASE,
+)
+
+
+def general_terms(answer: str, passages: Sequence[str]) -> list[str]:
+    """The general terms of ``answer`` ("can vary depending on several factors", "typically", "you can
+    consider") that none of ``passages`` uses: the marks of an answer written from what the model knows."""
+    used = " ".join(" ".join(p.split()).lower() for p in passages)
+    found = [" ".join(m.group(0).split()).lower() for m in _GENERAL_TERMS.finditer(answer)]
+    return sorted({term for term in found if term not in used})
 
 
 def read_run(run: Path) -> Iterator[tuple[dict[str, Any], str]] | None:

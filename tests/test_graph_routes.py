@@ -278,28 +278,6 @@ def test_a_retry_that_gives_the_instruction_back_abstains():
     assert "copies the answering instructions instead of answering" in state["answer_problems"]
 
 
-VAGUE = "Bees can vary how they find flowers depending on several factors."
-
-
-def test_an_answer_in_general_terms_is_retried_then_declined():
-    context = fake_context(
-        generate=[VAGUE, "In general, bees look around for flowers."], general_terms="always"
-    )
-    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
-    assert (state["abstain_reason"], state["verdict"]["why"]) == ("verdict", "failed_retry")
-    assert state["answer"] == context.idk_answer
-    assert "it answers in general terms the documents do not use" in state["answer_problems"]
-    assert "general terms" in str(context.generate_model.calls[1]["messages"][-1].content)
-
-
-@pytest.mark.parametrize("scope", ["off", "retrieved"])
-def test_an_answer_in_general_terms_from_given_passages_stands_unless_always(scope):
-    # by default only retrieved passages are checked: Task B's reference passages are the right ones
-    context = fake_context(generate=[VAGUE], general_terms=scope)
-    state = run(make_task(["How do bees find flowers?"], PASSAGES), context)
-    assert state["answer"] == VAGUE and state["retries"] == 0
-
-
 def test_generator_declining_twice_is_recorded_as_an_abstention():
     context = fake_context(
         generate=["I don't know the answer based on the provided documents."], first_draft="may_decline"
@@ -747,16 +725,15 @@ def test_the_rerank_node_passes_the_excerpt_options_on(shown_once):
     assert shown.count("How many copies can I keep") == (1 if shown_once else 2)
 
 
-def test_an_answer_in_general_terms_from_retrieved_passages_is_a_problem_by_default():
+def test_an_answer_in_general_terms_from_retrieved_passages_is_taken():
+    # "typically", "it is important to", "can vary": 75 of 777 MTRAG people's answers word themselves so
+    # over their own passages (research.detector_audit); the rule that retried and declined them is gone
     state = {
         "retrieve": True,  # full RAG: the passages were retrieved, not given
         "question": "How long does an update take?",
-        "draft": "An update can vary depending on several factors.",
+        "draft": "An update can vary in length; typically the worker nodes are updated one at a time.",
         "kept_passages": [{"document_id": "d", "text": "Worker nodes are updated one at a time."}],
         "gate": "yes",
     }
     outcome = check_draft(state, Context())
-    assert outcome["answer_problems"] == ["it answers in general terms the documents do not use"]
-    assert outcome["retry_reason"] == "problems"
-    given = check_draft({**state, "retrieve": False, "task": {"contexts": []}}, Context())
-    assert given["answer"] == state["draft"]
+    assert outcome == {"answer": state["draft"], "answer_problems": []}

@@ -190,7 +190,7 @@ def test_the_context_schema_offers_the_choices_of_every_choice_setting():
     schema = build_graph().get_context_jsonschema()["properties"]
     choices = choices_of(Context)
     # the settings whose descriptions name their values: each is typed as a choice
-    assert {"answer_question", "rewrite_retry_on", "grounding", "general_terms", "judge_method",
+    assert {"answer_question", "rewrite_retry_on", "grounding", "judge_method",
             "first_draft", "clarify_signals"} <= set(choices)  # fmt: skip
     for name, one_of in choices.items():
         offered = schema[name]["items"]["enum"] if one_of.many else schema[name]["enum"]

@@ -5,8 +5,7 @@
 the evidence, every signal's value:
 
 - the draft's own check (``check_draft``): a decline by the writer itself, and the detectors of a bad
-  draft (empty, cut off, restates the question, repeats the previous answer, echoes the prompt, answers
-  in general terms the passages do not use, ...): a draft with one is asked again once, then declined;
+  draft (empty, cut off, restates the question, repeats the previous answer, echoes the prompt, ...): a draft with one is asked again once, then declined;
 - sentence support against the passages (``judging.grounding``: numbers, names and technical tokens
   found verbatim, spacing, quote marks and code formatting aside; content-word support): a sentence the
   passages do not back stays uncited (``grounding="whole"``, the default) or is dropped (``"facts"``:
@@ -55,7 +54,6 @@ from mtrag_graph.state import ADVISORY_NO, RetryReason, retrieved_setting
 from mtrag_graph.text import declines
 from mtrag_graph.text.answers import (
     ECHOES_INSTRUCTION,
-    GENERAL_TERMS,
     REPEATS_PREVIOUS,
     answer_problems,
     answers_replaced,
@@ -63,7 +61,6 @@ from mtrag_graph.text.answers import (
     drop_about_documents,
     drop_spurious_yes_no,
     echoes_instruction,
-    general_terms,
     injected_payloads,
     repeats_injection,
     trim_to_sentence,
@@ -97,12 +94,6 @@ class Verdict:
     def record(self) -> dict[str, Any]:
         """The route's ``verdict``: the outcome, why, and the signals (the grounding goes apart)."""
         return {"outcome": self.outcome, "why": self.why, "signals": self.signals}
-
-
-def in_scope(scope: str, state: Mapping[str, Any]) -> bool:
-    """Does a check scoped ``"off"``, ``"retrieved"`` (retrieved passages only) or ``"always"`` apply to
-    this run?"""
-    return scope == "always" or (scope == "retrieved" and retrieved_setting(state))
 
 
 def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
@@ -150,8 +141,6 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
         problems.append("repeats an instruction found in a passage")
     if echoes_instruction(answer, instructions_shown(context), [state["question"], asked, *passage_texts]):
         problems.append(ECHOES_INSTRUCTION)
-    if in_scope(context.general_terms, state) and general_terms(answer, passage_texts):
-        problems.append(GENERAL_TERMS)
     if not problems:
         return {"answer": answer, "answer_problems": []}
     if retries < context.max_generate_retries:

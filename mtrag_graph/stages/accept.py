@@ -41,13 +41,6 @@ class AcceptSettings:
         description="A whole-answer decline after a gate 'yes' is asked once more, for the part the "
         "documents support.",
     )
-    general_terms: Literal["off", "retrieved", "always"] = setting(
-        "retrieved",
-        stage="accept",
-        description="A draft in general terms none of the passages uses ('can vary depending on several "
-        "factors', 'typically', 'you can consider') is a problem: asked once more, then declined; "
-        "'retrieved': with retrieved passages only; 'always'; 'off' (benchmarks/results/answers.md).",
-    )
     grounding: Literal["facts", "whole", "off"] = setting(
         "whole",
         stage="accept",

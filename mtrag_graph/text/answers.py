@@ -255,30 +255,6 @@ def opens_unnamed(answer: str, question: str) -> bool:
     return stem(word) not in {stem(w) for w in words(question)} and word not in ("is", "was", "means")
 
 
-GENERAL_TERMS = "it answers in general terms the documents do not use"
-# words a small model writes when it answers from what it knows in general rather than from the passages
-# ("The time it takes ... can vary depending on several factors ... In general, ..."; "you can consider
-# ..."); a passage that uses them itself ("typically 30 seconds") lets the answer repeat them. Not "it is
-# possible to ...": that is how a yes is worded ("It is possible to reverse or stretch an axis", right on
-# the real-documents fresh split). Read off MTRAG-UN dev Task C's answers (benchmarks/results/answers.md).
-_GENERAL_TERMS = re.compile(
-    r"\b(?:can vary|may vary|varies depending|vary depending"
-    r"|depending on (?:several|various|many|the specific|a number of)"
-    r"|(?:several|various|many|a number of) factors|in general|generally|typically|usually"
-    r"|it is (?:important|recommended|advisable|a good idea) to|you (?:can|may|should|might|could) (?:also )?consider"
-    r"|there are (?:several|many|various) (?:ways|options|steps)|some common)\b",
-    re.IGNORECASE,
-)
-
-
-def general_terms(answer: str, passages: Sequence[str]) -> list[str]:
-    """The general terms of ``answer`` ("can vary depending on several factors", "typically", "you can
-    consider") that none of ``passages`` uses: the marks of an answer written from what the model knows."""
-    used = " ".join(" ".join(p.split()).lower() for p in passages)
-    found = [" ".join(m.group(0).split()).lower() for m in _GENERAL_TERMS.finditer(answer)]
-    return sorted({term for term in found if term not in used})
-
-
 LEAD_RESTATES = "its first sentence restates the question without answering it"
 
 

@@ -139,7 +139,7 @@ def test_run_bench_reports_the_first_answer_token_beside_time_per_task(tmp_path)
 
 
 def test_with_retrieved_passages_nothing_is_shown_before_the_decline_probability_is_read(tmp_path):
-    stats = bench_one_streamed_task(tmp_path, sample_decline_threshold=0.05, general_terms="off")["ncl"]
+    stats = bench_one_streamed_task(tmp_path, sample_decline_threshold=0.05)["ncl"]
     assert stats["first_shown_p50"] <= stats["seconds_p50"]
 
 

@@ -36,3 +36,32 @@ def test_answers_in_general_terms_are_counted_declined_and_written_as_tasks(tmp_
     assert out[1:] == records[1:]
     fired = [json.loads(line) for line in tasks.read_text(encoding="utf-8").splitlines()]
     assert [t["task_id"] for t in fired] == ["vague<::>1"] and "predictions" not in fired[0]
+
+
+def test_general_terms_the_passages_do_not_use():
+    # MTRAG-UN dev Task C: an UNANSWERABLE turn answered from what the model knows in general
+    answer = (
+        "The time it takes to update worker nodes can vary depending on several factors. In general, "
+        "updating worker nodes can take several hours."
+    )
+    passages = ["Worker nodes are updated one at a time. Pods are rescheduled first."]
+    assert general_terms_offline.general_terms(answer, passages) == [
+        "can vary",
+        "depending on several",
+        "in general",
+    ]
+    assert general_terms_offline.general_terms("To save more, you can consider an IRA.", passages) == [
+        "you can consider"
+    ]
+
+
+def test_general_terms_a_passage_uses_may_be_repeated():
+    passages = ["The  snapshot interval is\ntypically 60 seconds."]
+    assert (
+        general_terms_offline.general_terms("The snapshot interval is typically 60 seconds.", passages) == []
+    )
+    assert (
+        general_terms_offline.general_terms("Borg uses 256-bit AES for the data.", passages) == []
+    )  # nothing general
+    assert general_terms_offline.general_terms("It usually runs nightly.", []) == ["usually"]
+    assert general_terms_offline.general_terms("Its usual place is the top.", []) == []  # a whole word only

@@ -11,7 +11,6 @@ from mtrag_graph.text.answers import (
     clean_answer,
     drop_spurious_yes_no,
     echoes_instruction,
-    general_terms,
     is_yes_no_question,
     lead_restates,
     trim_to_sentence,
@@ -213,22 +212,3 @@ def test_a_wh_answer_whose_first_sentence_only_restates_the_question_is_retried(
     assert not lead_restates("Borg uses 256-bit AES for the data.", question)  # a number added
     assert not lead_restates("Borg encrypts the data with AES and HMAC.", question)  # words added
     assert not lead_restates("Seller pays 3%.", "Seller pay 3%?")  # a yes/no question may be restated
-
-
-def test_general_terms_the_passages_do_not_use():
-    # MTRAG-UN dev Task C: an UNANSWERABLE turn answered from what the model knows in general
-    answer = (
-        "The time it takes to update worker nodes can vary depending on several factors. In general, "
-        "updating worker nodes can take several hours."
-    )
-    passages = ["Worker nodes are updated one at a time. Pods are rescheduled first."]
-    assert general_terms(answer, passages) == ["can vary", "depending on several", "in general"]
-    assert general_terms("To save more, you can consider an IRA.", passages) == ["you can consider"]
-
-
-def test_general_terms_a_passage_uses_may_be_repeated():
-    passages = ["The  snapshot interval is\ntypically 60 seconds."]
-    assert general_terms("The snapshot interval is typically 60 seconds.", passages) == []
-    assert general_terms("Borg uses 256-bit AES for the data.", passages) == []  # nothing general
-    assert general_terms("It usually runs nightly.", []) == ["usually"]
-    assert general_terms("Its usual place is the top.", []) == []  # a whole word only
