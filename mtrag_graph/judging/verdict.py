@@ -50,7 +50,7 @@ from mtrag_graph.prompts.build import (
     question_for_answering,
     sample_messages,
 )
-from mtrag_graph.state import ADVISORY_NO, RetryReason, retrieved_setting
+from mtrag_graph.state import RetryReason, retrieved_setting
 from mtrag_graph.text import declines
 from mtrag_graph.text.answers import (
     ECHOES_INSTRUCTION,
@@ -243,13 +243,11 @@ def quote_yes_no(state: Mapping[str, Any], context: Context, answer: str) -> tup
 
 
 def decline_checked(state: Mapping[str, Any], context: Context) -> bool:
-    """Whether the decline probability is read: ``Context.sample_decline_threshold`` set, and the passages
-    retrieved or the gate's "no" over given ones only advisory (``gate_declines="retrieved"``). With the
-    reference passages of a benchmark task (MTRAG-UN dev Task B) it only declined answerable turns
-    (benchmarks/results/answers.md)."""
-    if context.sample_decline_threshold is None:
-        return False
-    return retrieved_setting(state) or state.get("gate") == ADVISORY_NO
+    """Whether the decline probability is read: with retrieved passages, ``Context.sample_decline_threshold``
+    set. With the reference passages of a benchmark task (MTRAG-UN dev Task B) it only declined answerable
+    turns (benchmarks/results/answers.md); after the gate's advisory "no" over given passages it declined
+    none of six moved answers (docs/verdict.md)."""
+    return context.sample_decline_threshold is not None and retrieved_setting(state)
 
 
 def read_decline_probability(state: Mapping[str, Any], context: Context) -> float | None:

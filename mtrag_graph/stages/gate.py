@@ -31,8 +31,7 @@ class GateSettings:
         stage="gate",
         description="Where the gate's 'no' declines: 'always'; 'retrieved': with retrieved passages only, "
         "passages given with the task or the messages go on to the writer and the verdict, the gate's "
-        "'no' recorded (gate 'advisory_no', its evidence in the route) and the verdict reading the "
-        "decline probability there as with retrieved passages (sample_decline_threshold).",
+        "'no' recorded (gate 'advisory_no', its evidence in the route).",
     )
     gate_classifier: str | None = setting(
         "default",

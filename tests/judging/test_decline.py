@@ -110,12 +110,12 @@ def test_a_short_sample_naming_the_command_and_its_option_agrees_with_the_full_c
     assert sample_disagreements(answer, [sample]) == []
 
 
-def _probability_verdict(p_decline: float, retrieved: bool = True, gate: str = "yes") -> Verdict:
+def _probability_verdict(p_decline: float, retrieved: bool = True) -> Verdict:
     """The verdict on a backed answer whose decline prompt puts ``p_decline`` on a decline (threshold 0.1)."""
     answer = "Bees dance to show where the flowers are, 300 metres away."
     model = FirstTokenModel(responses=["unused"], first_tokens=[("I", p_decline), ("3", 1 - p_decline)])
     context = fake_context(generate_model=model, grounding="facts", sample_decline_threshold=0.1)
-    state = {"draft": answer, "question": "How far are the flowers?", "history": [], "gate": gate,
+    state = {"draft": answer, "question": "How far are the flowers?", "history": [], "gate": "yes",
              "retrieve": retrieved, "kept_passages": [{"document_id": "d1", "text": answer}]}  # fmt: skip
     return verdict(state, context)
 
@@ -130,12 +130,6 @@ def test_an_answer_whose_decline_prompt_leans_to_a_decline_is_a_decline():
 def test_the_decline_probability_is_read_with_retrieved_passages_only():
     decided = _probability_verdict(0.2, retrieved=False)
     assert decided.outcome == "keep" and "p_decline" not in decided.signals
-
-
-def test_after_an_advisory_gate_no_over_given_passages_the_decline_probability_decides():
-    decided = _probability_verdict(0.2, retrieved=False, gate="advisory_no")
-    assert (decided.outcome, decided.why) == ("decline", UNSURE)
-    assert _probability_verdict(0.05, retrieved=False, gate="advisory_no").outcome == "keep"
 
 
 def test_the_numbers_of_a_numbered_list_are_no_facts():
