@@ -48,7 +48,7 @@ DETECTORS: dict[str, tuple[str, str, Any]] = {
 
 def switch_off(names: list[str]) -> list[Callable[[], None]]:
     """Replace each named detector; returns the undo of each (tests put them back)."""
-    undo = []
+    undo: list[Callable[[], None]] = []
     for name in names:
         if name not in DETECTORS:
             raise SystemExit(
