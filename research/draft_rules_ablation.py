@@ -21,6 +21,7 @@ question), ``lead_restates`` (its first sentence does), ``no_quantity`` (no numb
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import runpy
 import sys
@@ -60,7 +61,7 @@ def switch_off(names: list[str]) -> list[Callable[[], None]]:
             raise SystemExit(f"draft_rules_ablation: {module_name} has no {attribute} (the code moved)")
         original = getattr(module, attribute)
         setattr(module, attribute, replacement)
-        undo.append(lambda m=module, a=attribute, o=original: setattr(m, a, o))
+        undo.append(functools.partial(setattr, module, attribute, original))
     return undo
 
 
