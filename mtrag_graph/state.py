@@ -264,10 +264,6 @@ def needs_retrieval(state: Mapping[str, Any]) -> bool:
     return state.get("passages") is None or bool(state.get("retrieve"))
 
 
-# the gate said "no" over passages given with the task, and Context.gate_declines="retrieved" let the run go on
-ADVISORY_NO = "advisory_no"
-
-
 def retrieved_setting(state: Mapping[str, Any]) -> bool:
     """The passages were retrieved (full RAG, MTRAG Task C), not given with the task or the
     conversation (Task B)."""

@@ -1,16 +1,16 @@
 """How often the draft's own check (``judging.verdict.check_draft``) finds a problem in answers people wrote.
 
 Every detector of a bad draft (restates the question, no quantity, repeats the previous answer, opens
-with a pointer to nothing, general terms, ...) is a rule: a people's answer it fires on is asked again
-and then declined (``failed_retry``), and a strong writer's answer like it would be too. No model is
-called: each reference answer is checked as the draft of its own turn, with its conversation and its
-reference passages (``general_terms`` read over them as if retrieved, so the Task C scope is counted).
+with a pointer to nothing, ...) is a rule: a people's answer it fires on is asked again and then
+declined (``failed_retry``), and a strong writer's answer like it would be too. No model is called:
+each reference answer is checked as the draft of its own turn, with its conversation and its reference
+passages.
 
     python -m research.detector_audit --data $MTRAG_DATA [--split tuning|report] [--documents] [--examples 3]
 
 ``tuning``: MTRAG's reference tasks and the MTRAG-UN tuning slice (answerable and partial turns);
 ``report``: the MTRAG-UN dev slice (read once). ``--documents`` adds the real-documents tuning split's
-reference answers (no passages, so no general-terms count there).
+reference answers (no passages).
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from typing import Any
 
 from mtrag_graph.context import Context
 from mtrag_graph.judging.verdict import check_draft
-from mtrag_graph.measure.decisions.sets import load_tasks
+from mtrag_graph.measure.decisions.sets import ANSWERED, load_tasks
+from mtrag_graph.prompts.build import DECLINED_DESPITE_EVIDENCE
+from mtrag_graph.state import RetryReason
 from mtrag_graph.tasks import answerability_of, parse_task
 
-ANSWERED = ("ANSWERABLE", "PARTIAL")
 SETS = {
     "tuning": ("tasks/mtrag_reference.jsonl", "tasks/mtragun_tuning.jsonl"),
     "report": ("tasks/mtragun_dev.jsonl",),
@@ -47,7 +48,6 @@ def draft_state(raw: dict[str, Any]) -> dict[str, Any] | None:
         "question": task.question,
         "history": [turn.model_dump() for turn in task.history],
         "kept_passages": [dict(p) for p in task.passages or []],
-        "retrieve": True,  # the retrieved-passages scope: general_terms is read too
         "gate": "yes",
         "retries": 0,
     }
@@ -59,9 +59,9 @@ def problems_of(states: Iterable[dict[str, Any]], context: Context) -> list[tupl
     for state in states:
         checked = check_draft(state, context)
         problems = list(checked.get("answer_problems") or [])
-        if checked.get("declined") or checked.get("retry_reason") == "declined":
-            problems = ["declines", *problems]
-        found.append((state, [p for p in problems if p != "the documents were judged to hold the answer"]))
+        if checked.get("declined") or checked.get("retry_reason") == RetryReason.DECLINED:
+            problems = ["declines", *(p for p in problems if p != DECLINED_DESPITE_EVIDENCE)]
+        found.append((state, problems))
     return found
 
 
@@ -80,26 +80,19 @@ def table(name: str, found: list[tuple[dict[str, Any], list[str]]], examples: in
     return [*lines, ""]
 
 
+def answered_states(raws: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The draft states of the answerable and partial tasks that have a reference answer."""
+    return [s for raw in raws if answerability_of(raw) in ANSWERED and (s := draft_state(raw)) is not None]
+
+
 def mtrag_states(path: Path) -> list[dict[str, Any]]:
-    return [
-        s
-        for raw in load_tasks(path)
-        if answerability_of(raw) in ANSWERED and (s := draft_state(raw)) is not None
-    ]
+    return answered_states(load_tasks(path))
 
 
 def document_states() -> list[dict[str, Any]]:
     from benchmarks.real_documents.data import load_set, split_tasks
 
-    tasks = split_tasks(load_set(), "tuning")
-    states = []
-    for raw in tasks:
-        if answerability_of(raw) != "ANSWERABLE":
-            continue
-        state = draft_state(raw)
-        if state is not None:
-            states.append({**state, "kept_passages": [], "retrieve": False})
-    return states
+    return answered_states(split_tasks(load_set(), "tuning"))
 
 
 def main(argv: list[str] | None = None) -> int:

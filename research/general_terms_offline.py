@@ -3,8 +3,8 @@
 Reads a run: an MTRAG predictions file (``mtrag-graph answer``) or a real-documents run folder
 (``python -m benchmarks.real_documents``: ``predictions.jsonl`` and ``verdicts.jsonl``). For every answer
 the run gave (no decline, no question asked back) it applies ``general_terms`` (below: the draft check's
-rule until 2026-12-06) against the passages the answer was written from and counts the answers it fires on by class (MTRAG answerability;
-real documents: right, wrong, unanswerable). With ``-o`` it writes the run with those answers replaced
+rule until 2026-12-06) against the passages the answer was written from and counts the answers it fires
+on by class (MTRAG answerability; real documents: right, wrong, unanswerable). With ``-o`` it writes the run with those answers replaced
 by the decline (``abstain_reason`` "general_terms"): what the rule gave when its retry
 declines too, for ``mtrag-graph evaluate --compare``. The graph itself retries once first, so its figure
 comes from answering the fired tasks again (``--tasks`` writes them)::

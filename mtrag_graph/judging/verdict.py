@@ -5,7 +5,8 @@
 the evidence, every signal's value:
 
 - the draft's own check (``check_draft``): a decline by the writer itself, and the detectors of a bad
-  draft (empty, cut off, restates the question, repeats the previous answer, echoes the prompt, ...): a draft with one is asked again once, then declined;
+  draft (empty, cut off, restates the question, repeats the previous answer, echoes the prompt, ...): a
+  draft with one is asked again once, then declined;
 - sentence support against the passages (``judging.grounding``: numbers, names and technical tokens
   found verbatim, spacing, quote marks and code formatting aside; content-word support): a sentence the
   passages do not back stays uncited (``grounding="whole"``, the default) or is dropped (``"facts"``:

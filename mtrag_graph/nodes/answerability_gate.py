@@ -40,7 +40,7 @@ from mtrag_graph.models.logprobs import score_choice
 from mtrag_graph.nodekit.wrapper import guarded
 from mtrag_graph.prompts.build import decline_messages, gate_messages, question_for_answering
 from mtrag_graph.settings import data_file_text
-from mtrag_graph.state import ADVISORY_NO, AbstainReason, State, retrieved_setting
+from mtrag_graph.state import AbstainReason, State, retrieved_setting
 from mtrag_graph.text import content_words
 
 FEATURES = ("logit_p_yes", "cos_max", "cos_mean", "overlap_max", "overlap_all")
@@ -139,6 +139,9 @@ def gate_decision(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     result["gate"] = decision
     return result
 
+
+# the gate said "no" over passages given with the task, and Context.gate_declines="retrieved" let the run go on
+ADVISORY_NO = "advisory_no"
 
 # what the decision rests on, kept in gate_evidence when there (the decision benchmark reads them all)
 EVIDENCE_KEYS = ("p_yes", "score", "features", "gate_argmax", "raw", "p_decline")
