@@ -14,7 +14,11 @@ outcome:
 - ``turned_over``: the reference leads with yes (no) and the reply with no (yes);
 - ``rewritten``: anything else that is an answer;
 - ``declined``: the run abstained (by its reason);
-- ``asked_back``: a clarifying question instead of the answer.
+- ``asked_back``: a clarifying question instead of the answer;
+- ``asked_back_as_people``: a clarifying question where the people's answer opens with one too ("Can you be
+  more specific about which novel you are looking for?": one turn of the dev slice, none of MTRAG's 777 or
+  the tuning slice's 36); the pipeline did what people did, so it is no answer spoiled, and the table
+  counts it apart from ``asked_back``.
 
     python -m benchmarks.reference_writer TASKS.jsonl -o runs/refwriter-NAME [--sample N] [--preset P]
     python -m benchmarks.reference_writer runs/rd-tuning/tasks.jsonl -o RUN --retrieve --index INDEX_DIR
@@ -44,7 +48,10 @@ from pathlib import Path
 from typing import Any
 
 ANSWERED = ("ANSWERABLE", "PARTIAL")
-OUTCOMES = ("whole", "whole+quote", "cut", "turned_over", "rewritten", "declined", "asked_back", "failed")
+OUTCOMES = (
+    "whole", "whole+quote", "cut", "turned_over", "rewritten", "declined", "asked_back",
+    "asked_back_as_people", "failed",
+)  # fmt: skip
 # what the acceptance layer adds when it quotes a passage (judging.yes_no.QUOTE, judging.commands)
 QUOTE_OPENER = "The document says:"
 _LEADING_YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
@@ -74,7 +81,7 @@ def outcome_of(reference: str, reply: str, kind: str) -> str:
     """The outcome of one task: the reply (``kind``: ``answer``, ``abstention`` or ``clarifying_question``,
     as ``nodes.finish.reply_kind`` says) against the ``reference`` the writer returned."""
     if kind == "clarifying_question":
-        return "asked_back"
+        return "asked_back_as_people" if asks_back(reference) else "asked_back"
     if kind == "abstention":
         return "declined"
     ref, got = squeeze(reference), squeeze(reply)
@@ -89,6 +96,12 @@ def outcome_of(reference: str, reply: str, kind: str) -> str:
     if body and len(body) < len(ref) and _is_cut_of(ref, body):
         return "cut"
     return "rewritten"
+
+
+def asks_back(reference: str) -> bool:
+    """Does the people's answer open with a question to the user (its first sentence ends with "?")?"""
+    pieces = _pieces(reference)
+    return bool(pieces) and pieces[0].endswith("?")
 
 
 def _is_cut_of(reference: str, body: str) -> bool:

@@ -39,6 +39,17 @@ def test_each_reply_gets_one_outcome(reply, kind, outcome):
     assert rw.outcome_of(REFERENCE, reply, kind) == outcome
 
 
+def test_a_question_back_where_people_asked_back_too_is_counted_apart():
+    asked = "Can you be more specific about which novel you are looking for?"
+    assert rw.outcome_of(asked, "Which novel do you mean: Dune or Emma?", "clarifying_question") == (
+        "asked_back_as_people"
+    )
+    ending = "Dune is a novel. Would you like to know more?"  # an offer at the end is no question back
+    assert rw.outcome_of(ending, "Which novel do you mean?", "clarifying_question") == "asked_back"
+    table = rw.table([{"outcome": "asked_back_as_people", "changes": {}}, {"outcome": "whole", "changes": {}}])
+    assert "| asked_back_as_people | 1 | 50.0% |" in table and "| asked_back | 0 | 0.0% |" in table
+
+
 def test_only_answerable_tasks_with_passages_and_a_reference_are_run_and_the_sample_is_stable():
     def task(i, label="ANSWERABLE", contexts=True):
         return {"task_id": f"c{i}<::>1", "answerability": [label], "targets": [{"text": "An answer."}],
