@@ -165,6 +165,8 @@ def changes_of(state: Mapping[str, Any]) -> dict[str, Any]:
         "yes_no": (grounding.get("yes_no") or {}).get("outcome"),
         "command_quote": bool(grounding.get("command_quote")),
         "verdict": state.get("verdict"),
+        "gate": state.get("gate"),
+        "gate_score": (state.get("gate_evidence") or {}).get("score"),
     }
 
 
