@@ -17,6 +17,7 @@ from mtrag_graph.nodes.rewrite import clean_rewrite, needs_another_rewrite, rewr
 from mtrag_graph.state import RelationClass
 from mtrag_graph.tasks import TaskError
 from mtrag_graph.testing import fake_context, make_task
+from mtrag_graph.text.answers import LEAD_RESTATES, RESTATES
 
 PASSAGES = [
     "Bees use the waggle dance to show the direction of flowers.",
@@ -254,7 +255,7 @@ def test_bad_answer_after_the_retry_abstains():
         ("Bees find flowers.", "problems"),
         ("Bees find flowers.", "failed_retry"),
     ]
-    assert "restates the question" in state["rejected_drafts"][0]["problems"]
+    assert state["rejected_drafts"][0]["problems"] == [LEAD_RESTATES]  # "How ...?" answered in its own words
 
 
 def test_a_taken_draft_is_no_rejected_draft():
@@ -737,3 +738,17 @@ def test_an_answer_in_general_terms_from_retrieved_passages_is_taken():
     }
     outcome = check_draft(state, Context())
     assert outcome == {"answer": state["draft"], "answer_problems": []}
+
+
+def test_an_answer_in_the_questions_words_is_asked_again_over_retrieved_passages_only():
+    # over passages the caller gave, a short answer in the question's words is mostly right (MTRAG tuning
+    # sample: "Yes, Britain was relying on Southern cotton."); over retrieved ones mostly a guess
+    state = {
+        "question": "Was Britain relying on Southern cotton?",
+        "draft": "Yes, Britain was relying on Southern cotton.",
+        "kept_passages": [{"document_id": "d", "text": "Britain imported most of its cotton from the South."}],
+        "gate": "yes",
+    }
+    assert check_draft(state, Context()) == {"answer": state["draft"], "answer_problems": []}
+    retried = check_draft({**state, "retrieve": True}, Context())
+    assert retried["answer_problems"] == [RESTATES] and retried["retries"] == 1

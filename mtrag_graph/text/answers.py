@@ -176,9 +176,15 @@ def _runs(tokens: Sequence[str]) -> set[tuple[str, ...]]:
     return {tuple(tokens[i : i + ECHO_RUN_WORDS]) for i in range(len(tokens) - ECHO_RUN_WORDS + 1)}
 
 
-def answer_problems(answer: str, question: str, truncated: bool, previous_answer: str = "") -> list[str]:
+RESTATES = "restates the question"
+
+
+def answer_problems(
+    answer: str, question: str, truncated: bool, previous_answer: str = "", *, restatement: bool = True
+) -> list[str]:
     """Why ``answer`` is a bad answer to ``question`` (empty list: it is acceptable); ``previous_answer``:
-    the agent's last turn, which a follow-up's answer must not repeat."""
+    the agent's last turn, which a follow-up's answer must not repeat. ``restatement``: an answer made of
+    the question's own words is a problem (the verdict asks it only over retrieved passages)."""
     answer_words = words(answer)
     if not answer_words:
         return ["empty answer"]
@@ -189,10 +195,10 @@ def answer_problems(answer: str, question: str, truncated: bool, previous_answer
     # the "too short" rule, under three words; the bundled writer wrote no such draft there)
     problems = []
     question_words = words(question)
-    if question_words and len(answer_words) <= len(question_words) + RESTATEMENT_EXTRA_WORDS:
+    if restatement and question_words and len(answer_words) <= len(question_words) + RESTATEMENT_EXTRA_WORDS:
         overlap = len(set(answer_words) & set(question_words)) / max(len(set(answer_words)), 1)
         if overlap >= RESTATEMENT_OVERLAP and not adds_values(answer, question):
-            problems.append("restates the question")
+            problems.append(RESTATES)
     # cut off: the writer ran out of tokens mid-sentence (finish reason "length", nothing to trim back to);
     # a missing full stop alone is no cut (9 of 400 MTRAG reference answers end without one, and each was
     # asked again and then declined)
@@ -200,7 +206,7 @@ def answer_problems(answer: str, question: str, truncated: bool, previous_answer
         problems.append("cut off mid-sentence")
     if asks_quantity(question) and not states_quantity(answer):
         problems.append(NO_QUANTITY)
-    if "restates the question" not in problems and lead_restates(answer, question):
+    if RESTATES not in problems and lead_restates(answer, question):
         problems.append(LEAD_RESTATES)
     if opens_unnamed(answer, question):
         problems.append(OPENS_UNNAMED)
