@@ -746,7 +746,9 @@ def test_an_answer_in_the_questions_words_is_asked_again_over_retrieved_passages
     state = {
         "question": "Was Britain relying on Southern cotton?",
         "draft": "Yes, Britain was relying on Southern cotton.",
-        "kept_passages": [{"document_id": "d", "text": "Britain imported most of its cotton from the South."}],
+        "kept_passages": [
+            {"document_id": "d", "text": "Britain imported most of its cotton from the South."}
+        ],
         "gate": "yes",
     }
     assert check_draft(state, Context()) == {"answer": state["draft"], "answer_problems": []}

@@ -46,7 +46,9 @@ def test_a_question_back_where_people_asked_back_too_is_counted_apart():
     )
     ending = "Dune is a novel. Would you like to know more?"  # an offer at the end is no question back
     assert rw.outcome_of(ending, "Which novel do you mean?", "clarifying_question") == "asked_back"
-    table = rw.table([{"outcome": "asked_back_as_people", "changes": {}}, {"outcome": "whole", "changes": {}}])
+    table = rw.table(
+        [{"outcome": "asked_back_as_people", "changes": {}}, {"outcome": "whole", "changes": {}}]
+    )
     assert "| asked_back_as_people | 1 | 50.0% |" in table and "| asked_back | 0 | 0.0% |" in table
 
 
