@@ -124,7 +124,7 @@ def check_draft(state: Mapping[str, Any], context: Context) -> dict[str, Any]:
     previous = agent_turns[-1] if agent_turns else ""
     # "restates the question" over retrieved passages only: over passages the caller gave, a short
     # answer in the question's words is mostly right ("Yes, Britain was relying on Southern cotton.";
-    # switched off there, HM3 +0.095 on the MTRAG tuning sample of 60, +0.016 on the MTRAG-UN tuning
+    # switched off there, HM3 +0.080 on the MTRAG tuning sample of 60, +0.016 on the MTRAG-UN tuning
     # slice's Task B), over retrieved ones mostly a guess (off: MTRAG-UN tuning Task C -0.057, 3 of 18
     # UNANSWERABLE answered; the real-documents tuning split 40 -> 39 right, 6 -> 8 invented)
     problems = answer_problems(
