@@ -52,7 +52,7 @@ from mtrag_graph.prompts.build import (
     sample_messages,
 )
 from mtrag_graph.state import RetryReason, retrieved_setting
-from mtrag_graph.text import declines
+from mtrag_graph.text import content_stems, declines
 from mtrag_graph.text.answers import (
     ECHOES_INSTRUCTION,
     REPEATS_PREVIOUS,
@@ -167,6 +167,9 @@ def instructions_shown(context: Context) -> tuple[str, ...]:
     )
 
 
+REPEAT_NEW_SHARE = 0.5  # a follow-up giving the values before again, with at most this share of new content stems
+
+
 def repeats_values(answer: str, previous: str, asked: str) -> bool:
     """Does a follow-up's ``answer`` give the earlier agent turn's values again? Every number and
     technical token it holds beyond those of the question (``asked``) is in ``previous``, and it holds
@@ -177,7 +180,16 @@ def repeats_values(answer: str, previous: str, asked: str) -> bool:
     whole-answer overlap (``text.answers.repeats_answer``) caught neither, each having words of its own.
     With names counted too it also took an MTRAG answer naming the services the turn before had named.
     A call is compared without its "()": a call in a code span ("`f()`") never equalled the same call
-    written bare, whose "()" the token pattern leaves out (the fresh split's commander-5 turn 2)."""
+    written bare, whose "()" the token pattern leaves out (the fresh split's commander-5 turn 2).
+
+    And it says little else: at most ``REPEAT_NEW_SHARE`` of its content stems are new to the answer before
+    and the question. The bundled writer's repeats on the tuning sets add 0.00 to 0.40 of new stems ("Lz4
+    decompresses at a speed of 1700 MB/s."); of the 22 MTRAG people's answers the values alone flag, 15 add
+    0.61 to 0.95 ("Sportspark offers a variety of sports programming ... aged 13 years or older ...")."""
+    stems = set(content_stems(answer))
+    known = set(content_stems(previous)) | set(content_stems(asked))
+    if stems and len(stems - known) > REPEAT_NEW_SHARE * len(stems):
+        return False
     numbers = facts_in(answer)[0] - facts_in(asked)[0]
     asked_key = verbatim_key(asked)
     tokens = [t for t in technical_tokens(answer) if not verbatim_pattern(t).search(asked_key)]

@@ -54,6 +54,7 @@ YES_NO_OPENERS = (
 )  # fmt: skip
 _YES_NO_QUESTION = re.compile(rf"^\W*({'|'.join(YES_NO_OPENERS)})\b", re.IGNORECASE)
 _LEADING_YES_NO = re.compile(r"^(yes|no)\s*[,.!:;]\s*(?=\S)", re.IGNORECASE)
+_QUESTION_END = re.compile(r"(?<=\?)\s+")
 _WH_QUESTION = re.compile(r"^\W*(?:what|which|who|whom|whose|where|when|why|how)\b", re.IGNORECASE)
 
 
@@ -80,12 +81,16 @@ def drop_spurious_yes_no(answer: str, question: str) -> str:
     Prompts that tell a small model to start yes/no answers with "Yes" or "No" make it open every
     answer that way ("No, Watson Assistant is a service ..." to "What is Watson Assistant?"). Any other
     question keeps its answer's yes or no: people answer "Michael Jordan earns $X a year?" with "Yes,
-    that's correct. ..." and "Can you tell me more about X?" with "Yes, ..." (MTRAG-UN reference answers).
+    that's correct. ..." and "Can you tell me more about X?" with "Yes, ..." (MTRAG-UN reference answers),
+    and a wh-question followed by a yes/no one ("What about HIV pandemic? did it kill many people?") with
+    "Yes, ..." (the two people's answers this rule took among MTRAG's 777 and the tuning slice's 36).
     """
     if not _WH_QUESTION.match(question):
         return answer
     if _YES_NO_QUESTION.match(question.partition(",")[2].strip()):
         return answer  # "When I export my tabs, do encrypted tabs stay encrypted?": a yes/no main clause
+    if any(_YES_NO_QUESTION.match(part) for part in _QUESTION_END.split(question.strip())[1:]):
+        return answer  # "What about pricing? Is there a free trial period to start?": a yes/no question too
     stripped = _LEADING_YES_NO.sub("", answer, count=1)
     return stripped[0].upper() + stripped[1:] if stripped and stripped != answer else answer
 
@@ -273,6 +278,8 @@ def lead_restates(answer: str, question: str) -> bool:
     opening = sentences(answer)
     if not opening or not _WH_QUESTION.match(question) or words(opening[0])[:1] in (["yes"], ["no"]):
         return False  # a yes or no is judged elsewhere (the yes/no quote)
+    if opening[0].rstrip().endswith(":") and len(opening) > 1:
+        return False  # it introduces what follows ("The two SAP HANA system types listed by SAP are:", a list)
     asked = {stem(w) for w in words(question)}
     added = [w for w in words(opening[0]) if w not in STOPWORDS and len(w) > 1 and stem(w) not in asked]
     return not added and not adds_values(opening[0], question)

@@ -154,6 +154,15 @@ def test_a_follow_up_giving_the_answer_befores_values_again_is_a_repeat():
     assert not repeats_values("The CMake project uses the `Release` build type.", "release.", "And cmake?")
 
 
+def test_a_follow_up_that_reuses_a_value_but_says_mostly_new_things_is_no_repeat():
+    # people's answers: 15 of the 22 MTRAG answers the values alone flagged add most of their words
+    before = "Membership is $30 a month; teens aged 13-17 pay $15."
+    asked = "What kind of sports programming does it offer for children?"
+    answer = "Children get pick-up basketball, indoor soccer and volleyball from Monday to Thursday, aged 13 or older."
+    assert not repeats_values(answer, before, asked)
+    assert repeats_values("Teens aged 13 pay the membership.", before, asked)
+
+
 def test_a_repeated_answer_is_asked_again_without_the_conversation_it_copied():
     drafts = ["Lz4 decompresses at a speed of 1700 MB/s.", "Lz4 decompresses at 4500 MB/s."]
     context = fake_context(generate=drafts, rewrite=["How fast does lz4 decompress?"])

@@ -169,6 +169,17 @@ def test_a_yes_no_opener_stays_on_a_yes_no_question():
     question = "When I export my tabs, do encrypted tabs stay encrypted in the export file?"
     assert drop_spurious_yes_no("No: tabs are always exported unencrypted.", question).startswith("No:")
     assert drop_spurious_yes_no("No, it is a service.", "What, in short, is it?") == "It is a service."
+    # a wh-question and then a yes/no one (the two people's answers the rule took on MTRAG and the tuning slice)
+    question = "What about pricing? Is there a free trial period to start?"
+    assert drop_spurious_yes_no("Yes, IBM Cloud offers a 30-day free trial.", question).startswith("Yes,")
+    assert drop_spurious_yes_no("Yes, it costs $5.", "What about pricing? And the fee?") == "It costs $5."
+
+
+def test_a_first_sentence_that_introduces_a_list_is_no_restatement():
+    question = "What are the two SAP HANA system types listed by SAP?"
+    listed = "The two SAP HANA system types listed by SAP are:\n1. Single-host system\n2. Multi-node system"
+    assert not lead_restates(listed, question)
+    assert lead_restates("The two SAP HANA system types are listed by SAP. It has more.", question)
 
 
 @pytest.mark.parametrize(
