@@ -167,7 +167,9 @@ def instructions_shown(context: Context) -> tuple[str, ...]:
     )
 
 
-REPEAT_NEW_SHARE = 0.5  # a follow-up giving the values before again, with at most this share of new content stems
+REPEAT_NEW_SHARE = (
+    0.5  # a follow-up giving the values before again, with at most this share of new content stems
+)
 
 
 def repeats_values(answer: str, previous: str, asked: str) -> bool:
