@@ -8,7 +8,8 @@ detector fired cost model calls.
 
     python -m research.draft_rules_ablation --off repeats_values,repeats_answer -- \\
         mtrag_graph answer TASKS -o runs/OUT.jsonl
-    python -m research.draft_rules_ablation --off all -- benchmarks.real_documents --split fresh -o runs/rd-X
+    python -m research.draft_rules_ablation --off all -- benchmarks.real_documents --split fresh -o runs/rd-X \\
+        --results runs/rd-X/results.md   # not the tracked benchmarks/results/documents.md
 
 Detectors (``--off``, comma-separated, or ``all``): ``repeats_values`` (a follow-up giving the answer
 before's values again), ``repeats_fragment`` (an elliptic turn answered with the question before's
