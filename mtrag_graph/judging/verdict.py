@@ -167,9 +167,8 @@ def instructions_shown(context: Context) -> tuple[str, ...]:
     )
 
 
-REPEAT_NEW_SHARE = (
-    0.5  # a follow-up giving the values before again, with at most this share of new content stems
-)
+# a follow-up giving the values before again is a repeat with at most this share of new content stems
+REPEAT_NEW_SHARE = 0.5
 
 
 def repeats_values(answer: str, previous: str, asked: str) -> bool:

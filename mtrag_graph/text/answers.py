@@ -279,9 +279,8 @@ def lead_restates(answer: str, question: str) -> bool:
     if not opening or not _WH_QUESTION.match(question) or words(opening[0])[:1] in (["yes"], ["no"]):
         return False  # a yes or no is judged elsewhere (the yes/no quote)
     if opening[0].rstrip().endswith(":") and len(opening) > 1:
-        return (
-            False  # it introduces what follows ("The two SAP HANA system types listed by SAP are:", a list)
-        )
+        # it introduces what follows ("The two SAP HANA system types listed by SAP are:", then a list)
+        return False
     asked = {stem(w) for w in words(question)}
     added = [w for w in words(opening[0]) if w not in STOPWORDS and len(w) > 1 and stem(w) not in asked]
     return not added and not adds_values(opening[0], question)
