@@ -10,7 +10,7 @@ passages.
 
 ``tuning``: MTRAG's reference tasks and the MTRAG-UN tuning slice (answerable and partial turns);
 ``report``: the MTRAG-UN dev slice (read once). ``--documents`` adds the real-documents tuning split's
-reference answers (no passages).
+reference answers (no passages), checked as drafts over retrieved passages, as the product writes them.
 """
 
 from __future__ import annotations
@@ -92,7 +92,8 @@ def mtrag_states(path: Path) -> list[dict[str, Any]]:
 def document_states() -> list[dict[str, Any]]:
     from benchmarks.real_documents.data import load_set, split_tasks
 
-    return answered_states(split_tasks(load_set(), "tuning"))
+    # over a user's documents the product retrieves the passages, and the draft check reads that setting
+    return [{**state, "retrieve": True} for state in answered_states(split_tasks(load_set(), "tuning"))]
 
 
 def main(argv: list[str] | None = None) -> int:
